@@ -1,0 +1,13 @@
+"""mlgp: Gaussian-process and probabilistic models for large-scale multi-label learning."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import (  # noqa: F401
+    DataFormatError,
+    DatasetNotFoundError,
+    MLGPError,
+    ShapeError,
+    TrainingDivergedError,
+)

@@ -1,0 +1,58 @@
+"""Exception types raised by mlgp.
+
+Every error the package raises on bad input derives from :class:`MLGPError`, so a
+caller can catch the package's own errors without catching TensorFlow's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "MLGPError",
+    "DataFormatError",
+    "DatasetNotFoundError",
+    "ShapeError",
+    "TrainingDivergedError",
+]
+
+
+class MLGPError(Exception):
+    """Base class of every error raised by mlgp on bad input or failed training."""
+
+
+class DataFormatError(MLGPError, ValueError):
+    """A data file does not follow its format.
+
+    Parameters
+    ----------
+    message
+        What is wrong.
+    path
+        The file, when the data came from one.
+    line
+        1-based line number in that file, when known.
+    """
+
+    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}"
+            if line is not None:
+                where += f", line {line}"
+            where += ": "
+        super().__init__(where + message)
+
+
+class DatasetNotFoundError(MLGPError, FileNotFoundError):
+    """A dataset's files are not in the data home."""
+
+
+class ShapeError(MLGPError, ValueError):
+    """Arrays passed together do not have matching or valid shapes or values."""
+
+
+class TrainingDivergedError(MLGPError, FloatingPointError):
+    """Training produced a non-finite loss or a failed Cholesky; the last good state was restored."""
