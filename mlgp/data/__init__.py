@@ -1,0 +1,37 @@
+"""Multi-label data: XC-format I/O, the benchmark dataset registry, statistics and
+synthetic problems. Uses numpy, scipy and pandas only (no TensorFlow)."""
+
+from __future__ import annotations
+
+from .registry import (
+    DATASETS,
+    Dataset,
+    DatasetInfo,
+    Split,
+    available,
+    data_home,
+    find_data_home,
+    load,
+)
+from .stats import statistics, statistics_table
+from .synthetic import default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
+from .xc import read_xc, write_xc
+
+__all__ = [
+    "DATASETS",
+    "Dataset",
+    "DatasetInfo",
+    "Split",
+    "available",
+    "data_home",
+    "default_problem",
+    "find_data_home",
+    "geneml_lowrank",
+    "load",
+    "lspc_toy",
+    "mlgpf_prior",
+    "read_xc",
+    "statistics",
+    "statistics_table",
+    "write_xc",
+]

@@ -1,0 +1,298 @@
+"""Reader and writer for the Extreme Classification (XC) repository text format.
+
+Format
+------
+Line 1 is ``N D K`` (points, features, labels). Each of the following ``N``
+lines is one point::
+
+    l1,l2,... f1:v1 f2:v2 ...
+
+with 0-based label indices separated by commas, then space-separated 0-based
+``feature:value`` pairs in strictly increasing feature order. A point without
+labels starts with a space; a point without non-zero features has only its
+label list. Files whose name ends in ``.gz`` are gzip-compressed.
+
+The reader is strict: anything that does not follow the format raises
+:class:`~mlgp.errors.DataFormatError` naming the file and the 1-based line.
+Nothing is silently dropped or renumbered, with one documented exception:
+feature values that are exactly zero are valid input, are checked like any
+other value, and are then removed from the sparse structure
+(``eliminate_zeros``), because a sparse matrix does not distinguish a stored
+zero from an absent entry. Trailing spaces, tabs and carriage returns at the end
+of a line are tolerated; one final newline at the end of the file is optional.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import DataFormatError, ShapeError
+
+__all__ = ["read_xc", "write_xc"]
+
+_INT = r"[0-9]+"
+_VALUE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_LINE_RE = re.compile(
+    rf"(?:{_INT}(?:,{_INT})*)?(?: +{_INT}:{_VALUE})*[ \t\r]*", re.ASCII
+)
+_VALUE_RE = re.compile(_VALUE, re.ASCII)
+# Longest index accepted before conversion (keeps int64 conversion overflow-free).
+_MAX_DIGITS = 18
+
+
+def _is_uint(tok: str) -> bool:
+    return tok.isascii() and tok.isdigit()
+
+
+def _read_text(path: Path) -> str:
+    """Return the file's text, decompressing ``.gz`` files; errors -> DataFormatError."""
+    try:
+        if path.name.endswith(".gz"):
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = path.read_bytes()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise DataFormatError(f"cannot decompress gzip data: {exc}", path) from exc
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        hint = ""
+        if raw[:2] == b"\x1f\x8b":
+            hint = " (the file is gzip-compressed; its name must end in .gz)"
+        raise DataFormatError(
+            f"non-ASCII byte {raw[exc.start]:#04x} at byte offset {exc.start}{hint}", path, line
+        ) from exc
+
+
+def _parse_header(line: str, path: Path) -> tuple[int, int, int]:
+    toks = line.split()
+    if len(toks) != 3 or not all(_is_uint(t) and len(t) <= _MAX_DIGITS for t in toks):
+        raise DataFormatError(
+            f"header must be 'N D K' (three non-negative integers), got {line[:80]!r}", path, 1
+        )
+    n, d, k = (int(t) for t in toks)
+    return n, d, k
+
+
+def _check_line(line: str, lineno: int, num_features: int, num_labels: int,
+                dtype: np.dtype, path: Path) -> None:
+    """Validate one data line strictly, raising DataFormatError on the first problem."""
+
+    def fail(msg: str) -> None:
+        raise DataFormatError(msg, path, lineno)
+
+    body = line.rstrip(" \t\r")
+    lab, sep, rest = body.partition(" ")
+    if lab:
+        seen: set[int] = set()
+        for tok in lab.split(","):
+            if not _is_uint(tok):
+                fail(f"malformed label list {lab[:80]!r}: labels must be comma-separated "
+                     "non-negative integers (a point without labels starts with a space)")
+            j = int(tok)
+            if j >= num_labels or len(tok) > _MAX_DIGITS:
+                fail(f"label index {tok} outside [0, {num_labels})")
+            if j in seen:
+                fail(f"duplicate label {j}")
+            seen.add(j)
+    last = -1
+    for tok in rest.split(" "):
+        if tok == "":
+            continue  # runs of spaces between pairs are allowed
+        if tok.count(":") != 1:
+            fail(f"malformed feature:value pair {tok[:80]!r}")
+        fs, vs = tok.split(":")
+        if not _is_uint(fs):
+            fail(f"malformed feature:value pair {tok[:80]!r}: feature index is not a "
+                 "non-negative integer")
+        f = int(fs)
+        if f >= num_features or len(fs) > _MAX_DIGITS:
+            fail(f"feature index {fs} outside [0, {num_features})")
+        if _VALUE_RE.fullmatch(vs) is None:
+            fail(f"non-numeric value {vs[:80]!r} for feature {f}")
+        v = dtype.type(float(vs))
+        if not np.isfinite(v):
+            fail(f"value {vs[:80]!r} for feature {f} is not finite in {dtype.name}")
+        if f == last:
+            fail(f"duplicate feature index {f}")
+        if f < last:
+            fail(f"feature indices out of order ({f} after {last}); they must be increasing")
+        last = f
+    if _LINE_RE.fullmatch(line) is None:  # anything the token checks above missed
+        fail(f"malformed line {line[:80]!r}")
+
+
+def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Read an XC-format file (``.txt`` or gzip-compressed ``.txt.gz``).
+
+    Parameters
+    ----------
+    path
+        The file. A name ending in ``.gz`` is read as gzip.
+    dtype
+        Floating dtype of the feature matrix.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, shape (N, D), ``dtype``
+        Features, sorted indices, exact zeros removed.
+    Y : scipy.sparse.csr_matrix, shape (N, K), int8
+        0/1 label matrix, sorted indices.
+
+    Raises
+    ------
+    DataFormatError
+        On any deviation from the format, naming the file and 1-based line.
+    """
+    path = Path(path)
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(f"dtype must be a floating dtype, got {dtype}")
+    text = _read_text(path)
+    if text.strip() == "":
+        raise DataFormatError("empty file (expected a header line 'N D K')", path, 1)
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline
+    n, d, k = _parse_header(lines[0], path)
+    data = lines[1:]
+    if len(data) != n:
+        where = len(data) + 2 if len(data) < n else n + 2
+        raise DataFormatError(
+            f"header says N={n} points but the file has {len(data)} data lines", path, where
+        )
+
+    def first_bad(row: int) -> None:
+        _check_line(data[row], row + 2, d, k, dtype, path)
+        raise DataFormatError("invalid line", path, row + 2)  # pragma: no cover (guard)
+
+    # Syntax, one compiled regex per line (C speed).
+    fullmatch = _LINE_RE.fullmatch
+    for i, line in enumerate(data):
+        if fullmatch(line) is None:
+            first_bad(i)
+
+    labs: list[str] = []
+    rests: list[str] = []
+    for line in data:
+        lab, _, rest = line.rstrip(" \t\r").partition(" ")
+        labs.append(lab)
+        rests.append(rest)
+
+    # Labels.
+    lab_counts = np.fromiter((s.count(",") + 1 if s else 0 for s in labs), np.int64, count=n)
+    lab_toks = ",".join(s for s in labs if s).split(",") if lab_counts.sum() else []
+    # Features.
+    feat_counts = np.fromiter((r.count(":") for r in rests), np.int64, count=n)
+    pair_toks = " ".join(rests).replace(":", " ").split()
+    if len(pair_toks) != 2 * int(feat_counts.sum()):  # cannot happen after the regex
+        raise DataFormatError("malformed feature:value pairs", path)  # pragma: no cover
+    idx_toks = pair_toks[0::2]
+    val_toks = pair_toks[1::2]
+
+    # Indices too long for int64: locate the first and report it (rare, slow path).
+    for toks, counts in ((lab_toks, lab_counts), (idx_toks, feat_counts)):
+        if toks and max(map(len, toks)) > _MAX_DIGITS:
+            pos = next(i for i, t in enumerate(toks) if len(t) > _MAX_DIGITS)
+            first_bad(int(np.searchsorted(np.cumsum(counts), pos, side="right")))
+
+    lab_idx = np.array(lab_toks, dtype=np.int64) if lab_toks else np.zeros(0, np.int64)
+    feat_idx = np.array(idx_toks, dtype=np.int64) if idx_toks else np.zeros(0, np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.array(val_toks, dtype=np.float64).astype(dtype) if val_toks \
+            else np.zeros(0, dtype)
+    lab_row = np.repeat(np.arange(n), lab_counts)
+    feat_row = np.repeat(np.arange(n), feat_counts)
+
+    bad_rows: list[np.ndarray] = []
+    bad_rows.append(lab_row[lab_idx >= k])
+    bad_rows.append(feat_row[feat_idx >= d])
+    bad_rows.append(feat_row[~np.isfinite(vals)])
+    if feat_idx.size > 1:
+        same = feat_row[1:] == feat_row[:-1]
+        bad_rows.append(feat_row[1:][same & (feat_idx[1:] <= feat_idx[:-1])])
+    order = np.lexsort((lab_idx, lab_row))
+    lab_row_s, lab_idx_s = lab_row[order], lab_idx[order]
+    if lab_idx_s.size > 1:
+        dup = (lab_row_s[1:] == lab_row_s[:-1]) & (lab_idx_s[1:] == lab_idx_s[:-1])
+        bad_rows.append(lab_row_s[1:][dup])
+    bad = np.concatenate(bad_rows)
+    if bad.size:
+        first_bad(int(bad.min()))
+
+    indptr_x = np.concatenate([[0], np.cumsum(feat_counts)])
+    X = sp.csr_matrix((vals, feat_idx, indptr_x), shape=(n, d), dtype=dtype)
+    X.eliminate_zeros()
+    X.has_sorted_indices = True
+    indptr_y = np.concatenate([[0], np.cumsum(lab_counts)])
+    Y = sp.csr_matrix((np.ones(lab_idx_s.size, np.int8), lab_idx_s, indptr_y),
+                      shape=(n, k), dtype=np.int8)
+    Y.has_sorted_indices = True
+    return X, Y
+
+
+def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
+    """Write features and labels in XC format (gzip when the name ends in ``.gz``).
+
+    Parameters
+    ----------
+    path
+        Output file.
+    X : array-like or sparse, shape (N, D)
+        Features; only non-zero entries are written, in increasing feature order.
+    Y : array-like or sparse, shape (N, K)
+        0/1 labels.
+    decimals
+        Decimals of each value (fixed-point). Values exactly representable with
+        this many decimals read back identically.
+
+    Raises
+    ------
+    ShapeError
+        When X and Y disagree on N, Y is not 0/1, or X has non-finite values.
+    """
+    path = Path(path)
+    if int(decimals) != decimals or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative integer, got {decimals}")
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    Y = sp.csr_matrix(Y, copy=True)
+    if X.shape[0] != Y.shape[0]:
+        raise ShapeError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    if not np.all(np.isfinite(X.data)):
+        raise ShapeError("X has non-finite values")
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    if Y.nnz and not np.all(Y.data == 1):
+        raise ShapeError("Y must contain only 0 and 1")
+    n, dfeat = X.shape
+    fmt = f"{{}}:{{:.{int(decimals)}f}}".format
+    out = [f"{n} {dfeat} {Y.shape[1]}"]
+    xi, xd, xp = X.indices.tolist(), X.data.tolist(), X.indptr.tolist()
+    yi, yp = Y.indices.tolist(), Y.indptr.tolist()
+    for r in range(n):
+        lab = ",".join(map(str, yi[yp[r]:yp[r + 1]]))
+        a, b = xp[r], xp[r + 1]
+        if a == b:
+            out.append(lab if lab else " ")
+        else:
+            out.append(lab + " " + " ".join(map(fmt, xi[a:b], xd[a:b])))
+    text = "\n".join(out) + "\n"
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "wb") as fh:
+            fh.write(text.encode("ascii"))
+    else:
+        with io.open(path, "w", encoding="ascii", newline="\n") as fh:
+            fh.write(text)
