@@ -1,0 +1,190 @@
+"""The small helper every script in ``experiments/`` shares.
+
+An :class:`Experiment` is a context manager that owns one results folder,
+``experiments/results/<name>/`` (or ``<name>/quick/`` in ``--quick`` mode; the root can be moved
+with the environment variable ``MLGP_RESULTS``). Inside it a script writes its tables (CSV and
+Markdown) and figures (PNG); on exit the helper records the settings, seeds, package versions,
+command line and wall time in ``run.json`` — also when the script fails, with the error.
+
+Published numbers are printed beside ours by :func:`compare_with_paper`, which adds ``paper`` and
+``difference`` columns to a long-form table.
+
+Example
+-------
+>>> parser = argparse.ArgumentParser()
+>>> add_argparse_args(parser)
+>>> args = parser.parse_args()
+>>> with Experiment("table7", quick=args.quick, settings={"epochs": 3}) as exp:
+...     exp.table("p_at_k", frame)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+__all__ = ["Experiment", "add_argparse_args", "compare_with_paper", "results_root", "versions"]
+
+_REPO = Path(__file__).resolve().parents[1]
+_PACKAGES = ("mlgp", "numpy", "scipy", "pandas", "scikit-learn", "tensorflow", "tensorflow-probability", "gpflow", "tf-keras")
+
+
+def results_root() -> Path:
+    """Folder that holds every script's results: ``$MLGP_RESULTS`` or ``experiments/results``."""
+    env = os.environ.get("MLGP_RESULTS")
+    return Path(env) if env else _REPO / "experiments" / "results"
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the packages a result depends on (``"-"`` when absent)."""
+    out = {"python": platform.python_version()}
+    for pkg in _PACKAGES:
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "-"
+    return out
+
+
+def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the options every experiment script shares: ``--quick``, ``--seeds``, ``--out``."""
+    parser.add_argument("--quick", action="store_true", help="tiny run for the CI smoke test")
+    parser.add_argument(
+        "--seeds",
+        type=lambda s: [int(v) for v in s.split(",") if v.strip()],
+        default=None,
+        help="comma-separated seeds, e.g. 0,1,2 (default: the script's own)",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
+    return parser
+
+
+def compare_with_paper(
+    ours: pd.DataFrame,
+    paper: pd.DataFrame,
+    on: Sequence[str],
+    value: str = "ours",
+) -> pd.DataFrame:
+    """Put published numbers beside ours.
+
+    Parameters
+    ----------
+    ours
+        Long-form table with the key columns ``on`` and a value column ``value``.
+    paper
+        Long-form table with the key columns ``on`` and a column ``paper``.
+    on
+        Key columns (e.g. ``["dataset", "metric", "k"]``).
+
+    Returns
+    -------
+    ``ours`` with ``paper`` (NaN where the paper gives no number) and ``difference = ours − paper``.
+    """
+    missing = [c for c in list(on) + [value] if c not in ours.columns]
+    if missing:
+        raise KeyError(f"compare_with_paper: our table lacks columns {missing}")
+    merged = ours.merge(paper[list(on) + ["paper"]], how="left", on=list(on))
+    merged["difference"] = merged[value] - merged["paper"]
+    return merged
+
+
+class Experiment:
+    """Results folder, bookkeeping and printing for one experiment script.
+
+    Parameters
+    ----------
+    name
+        Script name; results go to ``results_root()/name`` (``.../name/quick`` when ``quick``).
+    quick
+        Whether this is the CI smoke-test mode.
+    settings
+        Everything the run was configured with; stored in ``run.json``.
+    seeds
+        Random seeds used.
+    out
+        Explicit results folder (overrides the default).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        quick: bool = False,
+        settings: Mapping[str, Any] | None = None,
+        seeds: Sequence[int] | None = None,
+        out: Path | str | None = None,
+    ) -> None:
+        self.name = name
+        self.quick = quick
+        self.settings = dict(settings or {})
+        self.seeds = list(seeds or [])
+        base = Path(out) if out is not None else results_root() / name
+        self.folder = base / "quick" if (quick and out is None) else base
+        self.files: list[str] = []
+        self.notes: dict[str, Any] = {}
+        self._t0 = 0.0
+
+    def __enter__(self) -> "Experiment":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._t0 = time.perf_counter()
+        self._started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        print(f"[{self.name}] results in {self.folder}" + (" (quick mode)" if self.quick else ""), flush=True)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        wall = time.perf_counter() - self._t0
+        record = {
+            "script": self.name,
+            "quick": self.quick,
+            "started_utc": self._started,
+            "wall_seconds": round(wall, 3),
+            "settings": self.settings,
+            "seeds": self.seeds,
+            "versions": versions(),
+            "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+            "command": [Path(sys.argv[0]).name, *sys.argv[1:]],
+            "files": self.files,
+            "notes": self.notes,
+            "status": "ok" if exc_type is None else "failed",
+        }
+        if exc_type is not None:
+            record["error"] = "".join(traceback.format_exception(exc_type, exc, tb))[-4000:]
+        (self.folder / "run.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        print(f"[{self.name}] wall time {wall:.1f} s; run record {self.folder / 'run.json'}", flush=True)
+        return False
+
+    def table(self, name: str, frame: pd.DataFrame, floatfmt: str = ".2f", show: bool = True) -> Path:
+        """Write ``frame`` as ``<name>.csv`` and ``<name>.md`` and print it; returns the CSV path."""
+        csv = self.folder / f"{name}.csv"
+        frame.to_csv(csv, index=False)
+        md = frame.to_markdown(index=False, floatfmt=floatfmt)
+        (self.folder / f"{name}.md").write_text(md + "\n")
+        self.files += [csv.name, f"{name}.md"]
+        if show:
+            print(f"\n## {name}\n{md}\n", flush=True)
+        return csv
+
+    def figure(self, name: str, fig) -> Path:
+        """Save a matplotlib figure as ``<name>.png`` (150 dpi) and close it."""
+        import matplotlib.pyplot as plt
+
+        path = self.folder / f"{name}.png"
+        fig.savefig(path, dpi=150, bbox_inches="tight")
+        plt.close(fig)
+        self.files.append(path.name)
+        print(f"[{self.name}] figure {path}", flush=True)
+        return path
+
+    def note(self, key: str, value: Any) -> None:
+        """Record a free-form fact (e.g. a measured rate) in ``run.json``."""
+        self.notes[key] = value

@@ -1,0 +1,67 @@
+"""Checks on user data that run before any TensorFlow tracing, with messages that name the problem."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import ShapeError
+
+__all__ = ["check_features", "check_labels", "check_training_data"]
+
+
+def check_features(X, name: str = "X", num_features: int | None = None) -> sp.csr_matrix | np.ndarray:
+    """Return ``X`` as float64 CSR (sparse input) or a 2-D float64 array, after checking it.
+
+    Raises :class:`~mlgp.errors.ShapeError` for non-2-D input, no rows, a wrong number of columns or
+    non-finite values (with the first offending row).
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ShapeError(f"{name} must be 2-D (N, D), got shape {X.shape}")
+        data = X
+    if X.shape[0] == 0:
+        raise ShapeError(f"{name} has no rows (empty data)")
+    if X.shape[1] == 0:
+        raise ShapeError(f"{name} has no columns (D = 0)")
+    if num_features is not None and X.shape[1] != num_features:
+        raise ShapeError(f"{name} has {X.shape[1]} features but the model expects D = {num_features}")
+    bad = ~np.isfinite(data)
+    if bad.any():
+        if sp.issparse(X):
+            row = int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right") - 1)
+        else:
+            row = int(np.argwhere(bad)[0, 0])
+        raise ShapeError(f"{name} contains NaN or inf (first in row {row})")
+    return X
+
+
+def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: int | None = None) -> sp.csr_matrix:
+    """Return ``Y`` as a CSR 0/1 float64 matrix (N, K) after checking shape and values."""
+    Y = sp.csr_matrix(Y)
+    if Y.ndim != 2 or Y.shape[1] == 0:
+        raise ShapeError(f"{name} must be (N, K) with K ≥ 1, got shape {Y.shape}")
+    if num_points is not None and Y.shape[0] != num_points:
+        raise ShapeError(f"{name} has {Y.shape[0]} rows but the features have {num_points}: labels/features shape mismatch")
+    if num_labels is not None and Y.shape[1] != num_labels:
+        raise ShapeError(f"{name} has {Y.shape[1]} labels but the model expects K = {num_labels}")
+    Y.eliminate_zeros()
+    if Y.nnz and not np.all(Y.data == 1):
+        raise ShapeError(f"{name} must hold 0/1 labels; found values {np.unique(Y.data[Y.data != 1])[:5]}")
+    return sp.csr_matrix(Y, dtype=np.float64)
+
+
+def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: int | None = None):
+    """Check features (N, D), labels (N, K) and the sizes P, M together; returns (X, Y)."""
+    X = check_features(X)
+    Y = check_labels(Y, num_points=X.shape[0])
+    K = Y.shape[1]
+    if num_latent_gps is not None and not 1 <= int(num_latent_gps) <= K:
+        raise ShapeError(f"num_latent_gps P must be in [1, K={K}], got {num_latent_gps}")
+    if num_inducing is not None and not 1 <= int(num_inducing) <= X.shape[0]:
+        raise ShapeError(f"num_inducing M must be in [1, N={X.shape[0]}], got {num_inducing}")
+    return X, Y
