@@ -20,7 +20,10 @@ def check_features(X, name: str = "X", num_features: int | None = None) -> sp.cs
         X = sp.csr_matrix(X, dtype=np.float64)
         data = X.data
     else:
-        X = np.asarray(X, dtype=np.float64)
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ShapeError(f"{name} must be a numeric (N, D) array or sparse matrix: {err}") from None
         if X.ndim != 2:
             raise ShapeError(f"{name} must be 2-D (N, D), got shape {X.shape}")
         data = X
@@ -42,6 +45,13 @@ def check_features(X, name: str = "X", num_features: int | None = None) -> sp.cs
 
 def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: int | None = None) -> sp.csr_matrix:
     """Return ``Y`` as a CSR 0/1 float64 matrix (N, K) after checking shape and values."""
+    if not sp.issparse(Y):
+        try:
+            Y = np.asarray(Y, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise ShapeError(f"{name} must be a numeric (N, K) 0/1 array or sparse matrix: {err}") from None
+        if Y.ndim != 2:
+            raise ShapeError(f"{name} must be 2-D (N, K), got shape {Y.shape}")
     Y = sp.csr_matrix(Y)
     if Y.ndim != 2 or Y.shape[1] == 0:
         raise ShapeError(f"{name} must be (N, K) with K ≥ 1, got shape {Y.shape}")
@@ -60,6 +70,9 @@ def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: i
     X = check_features(X)
     Y = check_labels(Y, num_points=X.shape[0])
     K = Y.shape[1]
+    for name, value in (("num_latent_gps P", num_latent_gps), ("num_inducing M", num_inducing)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) or int(value) != value):
+            raise ShapeError(f"{name} must be a whole number, got {value!r}")
     if num_latent_gps is not None and not 1 <= int(num_latent_gps) <= K:
         raise ShapeError(f"num_latent_gps P must be in [1, K={K}], got {num_latent_gps}")
     if num_inducing is not None and not 1 <= int(num_inducing) <= X.shape[0]:
