@@ -494,7 +494,7 @@ def precision_at_k(Y_true: Any, scores: Any, k: int) -> float:
 
 
 def ndcg_at_k(Y_true: Any, scores: Any, k: int) -> float:
-    """nDCG@k (pyxclib convention): mean over rows of DCG@k / IDCG(min(k, |y_i|)).
+    """nDCG@k (pyxclib convention): mean over rows of ``DCG@k / IDCG(min(k, |y_i|))``.
 
     Shapes as in :func:`precision_at_k`. Rows without labels contribute 0.
     """

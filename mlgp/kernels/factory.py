@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from gpflow.kernels import Kernel, Linear, SquaredExponential, Sum
 
+from ..errors import ShapeError
+
 __all__ = ["KERNEL_NAMES", "make_kernel"]
 
 _ALIASES = {
@@ -30,7 +32,7 @@ def canonical_kernel_name(name: str) -> str:
     """``"lr"`` → ``"linear"``, ``"se+lr"`` → ``"se+linear"`` …; raises ``ValueError`` otherwise."""
     key = str(name).lower().replace(" ", "")
     if key not in _ALIASES:
-        raise ValueError(f"unknown kernel {name!r}; choose one of {sorted(set(_ALIASES.values()))}")
+        raise ShapeError(f"unknown kernel {name!r}; choose one of {sorted(set(_ALIASES.values()))}")
     return _ALIASES[key]
 
 
@@ -60,7 +62,7 @@ def make_kernel(
     kind = canonical_kernel_name(name)
     D = int(num_features)
     if D < 1:
-        raise ValueError(f"num_features must be ≥ 1, got {num_features}")
+        raise ShapeError(f"num_features must be ≥ 1, got {num_features}")
     share = variance / 2.0 if kind == "se+linear" else variance
     parts: list[Kernel] = []
     if kind in ("se", "se+linear"):

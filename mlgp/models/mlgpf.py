@@ -152,6 +152,14 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         if isinstance(kernel, str):
             name = canonical_kernel_name(kernel)
             kernel = make_kernel(name, D)
+        if name == "linear" and M > D:
+            import warnings
+
+            warnings.warn(
+                f"linear kernel with M={M} inducing inputs in D={D} dimensions: K_ZZ has rank at most D "
+                "and is invertible only through jitter; use M ≤ D, or the 'se' / 'se+linear' kernels",
+                stacklevel=2,
+            )
         Z = random_inducing(X, M, seed) if fixed_inducing else kmeans_inducing(X, M, kmeans_iterations, seed)
         likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
         model = cls(
@@ -190,8 +198,12 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         return self.elbo(data)
 
     def training_loss(self, data) -> tf.Tensor:  # type: ignore[override]
-        """−ELBO on ``data`` (GPflow's ``training_loss_closure`` builds on this)."""
-        return -self.elbo(data)
+        """−(ELBO + log prior density of the parameters) on ``data``.
+
+        GPflow's ``training_loss_closure`` builds on this; the log prior is zero unless priors were
+        set on parameters (``model.likelihood.loadings.prior = ...``).
+        """
+        return -(self.elbo(data) + self.log_prior_density())
 
     def expected_log_likelihood(self, data) -> tf.Tensor:
         """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch."""
@@ -252,11 +264,14 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             (memory O(N top_k)); otherwise the dense (N, K) array.
         """
         X = check_features(X, num_features=self._num_features())
+        batch_size = _check_batch_size(batch_size)
         N = X.shape[0]
         if top_k is not None:
             from ..metrics import TopK, topk
 
             k = int(top_k)
+            if k != top_k or not 1 <= k <= self.num_labels:
+                raise ShapeError(f"top_k must be an integer in [1, K={self.num_labels}], got {top_k!r}")
             idx = np.empty((N, k), dtype=np.int64)
             val = np.empty((N, k), dtype=np.float64)
         else:
@@ -276,6 +291,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
         """Predictive label probabilities E_q[σ(f_k(x))], dense (N, K)."""
         X = check_features(X, num_features=self._num_features())
+        batch_size = _check_batch_size(batch_size)
         out = []
         for start in range(0, X.shape[0], int(batch_size)):
             xb = X[start : start + int(batch_size)]
@@ -347,6 +363,12 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             if name in params:
                 set_trainable(params[name], flag)
         return model
+
+
+def _check_batch_size(batch_size) -> int:
+    if isinstance(batch_size, bool) or int(batch_size) != batch_size or int(batch_size) < 1:
+        raise ShapeError(f"batch_size must be a positive integer, got {batch_size!r}")
+    return int(batch_size)
 
 
 def _parameters(module) -> dict:

@@ -221,6 +221,11 @@ def _build_optimizer(opt, variables, strategy) -> None:
     opt._mlgp_built = True
 
 
+def _log_prior(model) -> tf.Tensor:
+    """Log prior density of the parameters that have priors (0 when none has)."""
+    return model.log_prior_density() if hasattr(model, "log_prior_density") else tf.constant(0.0, default_float())
+
+
 def _make_step(model, opt, strategy, num_data: int):
     variables = model.trainable_variables
     if strategy is None:
@@ -229,9 +234,10 @@ def _make_step(model, opt, strategy, num_data: int):
         def step(xb, yb):
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(variables)
-                loss = -model.elbo((xb, yb))
+                elbo = model.elbo((xb, yb))
+                loss = -(elbo + _log_prior(model))
             opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            return -loss
+            return elbo
 
         return step
 
@@ -247,7 +253,7 @@ def _make_step(model, opt, strategy, num_data: int):
             ve = tf.reduce_sum(model.expected_log_likelihood((xb, yb)))
             kl = model.prior_kl()
             elbo = ve * tf.cast(num_data, ve.dtype) / global_batch - kl / replicas
-            loss = -elbo
+            loss = -(elbo + _log_prior(model) / replicas)
         opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return elbo
 
