@@ -1,0 +1,236 @@
+"""Benchmark: MLGPF training speed and memory against GPflow's stock multi-output route.
+
+For each configuration (P latent GPs, M inducing inputs) on Bibtex this prints
+
+* seconds per epoch of MLGPF's compiled training step (minibatch ELBO + gradient + Adam),
+* the same for GPflow's stock route — ``SVGP`` with ``LinearCoregionalization``,
+  ``SharedIndependentInducingVariables`` and a logistic ``Bernoulli`` likelihood — at equal P, M
+  and batch size, and the ratio stock / MLGPF measured in the same run,
+* peak resident memory of each (every measurement runs in its own child process, so the peak
+  belongs to that model alone),
+* achieved GFLOP/s of an MLGPF step (analytic FLOP count of the dominant dense operations, see
+  :func:`step_flops`) against a NumPy float64 matrix-multiply rate measured in the same run.
+
+Run ``python experiments/bench_mlgpf.py`` (full) or ``--quick`` (CI smoke test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve()
+
+
+def step_flops(B: int, D: int, M: int, P: int, K: int, kernel: str, n_gh: int = 10) -> float:
+    """Analytic FLOPs of one MLGPF training step (forward + backward ≈ 3 × forward).
+
+    Counts the dense linear algebra that dominates: K_uf (2BMD per kernel part), K_uu (2M²D per
+    part), the Cholesky of K_uu (M³/3), L⁻¹K_uf (M²B), the P variances (2PM²B), the P KL trace
+    solves (PM³) and log-determinants, the mixing Φh (4BKP) and the quadrature (≈ 6 B K n_gh).
+    """
+    parts = 2 if kernel == "se+linear" else 1
+    fwd = (
+        parts * (2 * B * M * D + 2 * M * M * D)
+        + M**3 / 3
+        + M * M * B
+        + 2 * B * M * P
+        + 2 * P * M * M * B
+        + P * M**3
+        + 4 * B * K * P
+        + 6 * B * K * n_gh
+    )
+    return 3.0 * fwd
+
+
+def numpy_matmul_rate(n: int = 2000, repeats: int = 5) -> float:
+    """Median GFLOP/s of a float64 ``n × n`` NumPy matrix product on this machine."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
+    a @ b  # warm-up
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        times.append(time.perf_counter() - t0)
+    return 2 * n**3 / float(np.median(times)) / 1e9
+
+
+def _load(quick: bool):
+    from sklearn.preprocessing import normalize
+
+    import mlgp.data
+
+    try:
+        ds = mlgp.data.load("bibtex")
+        X, Y = ds.train.X, ds.train.Y
+        name = "bibtex"
+    except mlgp.DatasetNotFoundError:
+        ds = mlgp.data.default_problem(seed=0)
+        X, Y = ds.train.X, ds.train.Y
+        name = ds.name
+    if quick:
+        X, Y = X[:400], Y[:400]
+    return name, normalize(X).astype(np.float64).tocsr(), Y.tocsr()
+
+
+def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool) -> dict:
+    """Time ``epochs`` epochs of one route in this process; return the figures as a dict."""
+    import gpflow
+    import tensorflow as tf
+    from gpflow.keras import tf_keras
+
+    from mlgp.models import MLGPF
+    from mlgp.training import MinibatchSampler
+
+    name, X, Y = _load(quick)
+    N, D = X.shape
+    K = Y.shape[1]
+    tf.random.set_seed(0)
+    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, seed=0)
+    opt = tf_keras.optimizers.Adam(0.005)
+    sampler = MinibatchSampler(X, Y, batch_size=batch_size, negatives=None, seed=0)
+
+    if route == "mlgpf":
+        loss_fn = model.training_loss
+        variables = model.trainable_variables
+
+        def batches():
+            yield from sampler.epoch()
+
+    else:
+        kernels = [gpflow.kernels.SquaredExponential(lengthscales=np.full(D, 0.7)) + gpflow.kernels.Linear(variance=np.ones(D)) for _ in range(P)]
+        W = model.likelihood.loadings.numpy()
+        kern = gpflow.kernels.LinearCoregionalization(kernels, W=W)
+        Z = model.inducing_variable.Z.numpy()
+        iv = gpflow.inducing_variables.SharedIndependentInducingVariables(gpflow.inducing_variables.InducingPoints(Z))
+        stock = gpflow.models.SVGP(
+            kern,
+            gpflow.likelihoods.Bernoulli(invlink=tf.sigmoid),
+            iv,
+            num_latent_gps=P,
+            q_mu=np.zeros((M, P)),
+            q_sqrt=np.tile(0.2 * np.eye(M)[None], (P, 1, 1)),
+            whiten=False,
+            num_data=N,
+        )
+        stock.likelihood.quadrature = gpflow.quadrature.NDiagGHQuadrature(1, 10)
+        loss_fn = stock.training_loss
+        variables = stock.trainable_variables
+        Yd = Y.toarray().astype(np.float64)
+        rng = np.random.default_rng(0)
+
+        def batches():
+            order = rng.permutation(N)
+            for s in range(0, N, batch_size):
+                rows = order[s : s + batch_size]
+                yield (tf.constant(X[rows].toarray()), tf.constant(Yd[rows]))
+
+    @tf.function
+    def step(batch):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(batch)
+        grads = tape.gradient(loss, variables)
+        opt.apply_gradients(zip(grads, variables))
+        return loss
+
+    # Warm-up: trace and run one step so that compilation is not timed.
+    step(next(iter(batches())))
+    epoch_seconds, steps = [], 0
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        steps = 0
+        for batch in batches():
+            step(batch).numpy()
+            steps += 1
+        epoch_seconds.append(time.perf_counter() - t0)
+    sec = float(np.median(epoch_seconds))
+    flops = step_flops(batch_size, D, M, P, K, "se+linear") * (N / batch_size)
+    return {
+        "route": route,
+        "dataset": name,
+        "N": N,
+        "D": D,
+        "K": K,
+        "P": P,
+        "M": M,
+        "batch_size": batch_size,
+        "steps_per_epoch": steps,
+        "seconds_per_epoch": sec,
+        "gflops_per_s": flops / sec / 1e9,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+    }
+
+
+def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool) -> dict:
+    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}"]
+    if quick:
+        cmd.append("--quick")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark worker {route} P={P} M={M} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    from mlgp.experiment import Experiment, add_argparse_args
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_argparse_args(parser)
+    parser.add_argument("--worker", choices=["mlgpf", "stock"], help=argparse.SUPPRESS)
+    parser.add_argument("--P", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--M", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--epochs", type=int, default=None, help="timed epochs per measurement")
+    parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick)))
+        return
+
+    import pandas as pd
+
+    configs = [(8, 16)] if args.quick else [(159, 400), (30, 100)]
+    batch_size = args.batch_size or (100 if args.quick else 500)
+    epochs = args.epochs or (1 if args.quick else 2)
+    settings = dict(configs=configs, batch_size=batch_size, timed_epochs=epochs, kernel="se+linear", dtype="float64")
+    with Experiment("bench_mlgpf", quick=args.quick, settings=settings, out=args.out) as exp:
+        rate = numpy_matmul_rate(500 if args.quick else 2000)
+        rows = []
+        for P, M in configs:
+            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick)
+            row = {
+                "P": P,
+                "M": M,
+                "batch": batch_size,
+                "mlgpf s/epoch": ours["seconds_per_epoch"],
+                "mlgpf peak MB": ours["peak_rss_mb"],
+                "mlgpf GFLOP/s": ours["gflops_per_s"],
+                "numpy matmul GFLOP/s": rate,
+                "fraction of matmul rate": ours["gflops_per_s"] / rate,
+            }
+            if not args.no_stock:
+                stock = run_child("stock", P, M, batch_size, epochs, args.quick)
+                row.update({
+                    "stock s/epoch": stock["seconds_per_epoch"],
+                    "stock peak MB": stock["peak_rss_mb"],
+                    "speed-up (stock/mlgpf)": stock["seconds_per_epoch"] / ours["seconds_per_epoch"],
+                })
+            row["dataset"] = ours["dataset"]
+            row["N"] = ours["N"]
+            rows.append(row)
+            print(pd.DataFrame([row]).to_string(index=False), flush=True)
+        exp.table("bench_mlgpf", pd.DataFrame(rows))
+
+
+if __name__ == "__main__":
+    main()

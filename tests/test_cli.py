@@ -1,0 +1,227 @@
+"""The ``mlgp`` command, run in-process: datasets, evaluate, demo, and its error handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import mlgp.data
+from mlgp.cli import load_scores, main
+from mlgp.metrics import TopK, evaluate, inverse_propensity, topk
+
+
+def _metric_lines(out: str) -> dict[str, list[float]]:
+    """The printed metric rows ``P 12.34 ...`` as {name: values}."""
+    rows = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("P", "nDCG", "PSP", "PSnDCG"):
+            rows[parts[0]] = [float(v) for v in parts[1:]]
+    return rows
+
+
+@pytest.fixture
+def no_data_home(monkeypatch):
+    monkeypatch.delenv("MLGP_DATA", raising=False)
+
+
+@pytest.fixture
+def with_data_home(monkeypatch, data_home: Path) -> Path:
+    monkeypatch.setenv("MLGP_DATA", str(data_home))
+    return data_home
+
+
+@pytest.fixture(scope="module")
+def emotions(data_home: Path):
+    return mlgp.data.load("emotions", data_home)
+
+
+# --------------------------------------------------------------------------- #
+# mlgp datasets
+# --------------------------------------------------------------------------- #
+def test_datasets_table(with_data_home: Path, capsys) -> None:
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert str(with_data_home) in out
+    for name in mlgp.data.available(with_data_home):
+        assert name in out
+    line = next(l for l in out.splitlines() if l.startswith("bibtex "))
+    # N_train N_test D K labels_per_point points_per_label
+    assert line.split()[1:5] == ["4880", "2515", "1836", "159"]
+    assert float(line.split()[5]) == pytest.approx(2.40, abs=0.005)
+
+
+def test_datasets_with_explicit_home_over_env(monkeypatch, data_home: Path, tmp_path: Path, capsys) -> None:
+    monkeypatch.setenv("MLGP_DATA", str(tmp_path))  # an empty folder
+    assert main(["datasets", "--data-home", str(data_home)]) == 0
+    assert "bibtex" in capsys.readouterr().out
+    assert main(["datasets"]) == 0  # the empty env home: says none found, lists the known names
+    out = capsys.readouterr().out
+    assert "No datasets found" in out and "bibtex" in out
+
+
+def test_datasets_without_data_home(no_data_home, capsys) -> None:
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert "MLGP_DATA" in out and "export MLGP_DATA=" in out
+    for name in mlgp.data.DATASETS:
+        assert name in out
+
+
+def test_datasets_missing_home_is_an_error(tmp_path: Path, capsys) -> None:
+    assert main(["datasets", "--data-home", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlgp: error: ") and "nowhere" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- #
+# mlgp evaluate
+# --------------------------------------------------------------------------- #
+def _expected(ds, scores, ks=(1, 3, 5)) -> pd.DataFrame:
+    w = inverse_propensity(ds.train.Y, 0.55, 1.5)
+    return evaluate(ds.test.Y, scores, ks=ks, inv_propensity=w, percent=True)
+
+
+def _check_printed(out: str, expected: pd.DataFrame) -> None:
+    rows = _metric_lines(out)
+    assert set(rows) == {"P", "nDCG", "PSP", "PSnDCG"}
+    for name, values in rows.items():
+        np.testing.assert_allclose(values, expected.loc[name].to_numpy(), atol=0.006)
+
+
+def test_evaluate_dense_npy_matches_metrics(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    rng = np.random.default_rng(0)
+    S = rng.standard_normal(emotions.test.Y.shape)
+    S[:, 0] += 1.0  # some signal in one label
+    path = tmp_path / "scores.npy"
+    np.save(path, S)
+    out_csv = tmp_path / "table.csv"
+    assert main(["evaluate", str(path), "--dataset", "emotions", "--csv", str(out_csv)]) == 0
+    out = capsys.readouterr().out
+    expected = _expected(emotions, S)
+    _check_printed(out, expected)
+    table = pd.read_csv(out_csv, index_col="metric")
+    assert list(table.columns) == ["@1", "@3", "@5"]
+    np.testing.assert_allclose(table.to_numpy(), expected.to_numpy(), rtol=1e-12)
+
+
+def test_evaluate_topk_and_sparse_npz(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    rng = np.random.default_rng(1)
+    S = rng.random(emotions.test.Y.shape)
+    t = topk(S, 5)
+    np.savez(tmp_path / "top.npz", indices=t.indices, scores=t.scores)
+    Ssp = sp.csr_matrix(np.where(S > 0.5, S, 0.0))
+    sp.save_npz(tmp_path / "sparse.npz", Ssp)
+    assert isinstance(load_scores(tmp_path / "top.npz"), TopK)
+    assert sp.issparse(load_scores(tmp_path / "sparse.npz"))
+
+    assert main(["evaluate", str(tmp_path / "top.npz"), "--dataset", "emotions"]) == 0
+    _check_printed(capsys.readouterr().out, _expected(emotions, t))
+    assert main(["evaluate", str(tmp_path / "sparse.npz"), "--dataset", "emotions", "--k", "2,1"]) == 0
+    out = capsys.readouterr().out
+    _check_printed(out, _expected(emotions, Ssp, ks=(1, 2)))
+    assert "@1" in out and "@2" in out and "@3" not in out
+
+
+def test_evaluate_train_split(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    # relevant labels scored by their propensity weight: the best achievable ranking for PSP too
+    w = inverse_propensity(emotions.train.Y, 0.55, 1.5)
+    Y = emotions.train.Y.toarray() * w[None, :]
+    np.save(tmp_path / "oracle.npy", Y)
+    assert main(["evaluate", str(tmp_path / "oracle.npy"), "--dataset", "emotions", "--split", "train", "--k", "1"]) == 0
+    rows = _metric_lines(capsys.readouterr().out)
+    assert rows["P"] == [100.0] and rows["nDCG"] == [100.0] and rows["PSP"] == [100.0]
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda p, n, k: np.save(p / "s.npy", np.zeros((n + 1, k))), "shape"),
+        (lambda p, n, k: np.save(p / "s.npy", np.zeros(n)), "2-D"),
+        (lambda p, n, k: (p / "s.npy").write_text("not numpy"), "cannot read"),
+        (lambda p, n, k: np.savez(p / "s.npz", foo=np.zeros((n, k))), "'indices' and 'scores'"),
+        (lambda p, n, k: np.savez(p / "s.npz", indices=np.zeros((n, 2), int), scores=np.zeros((n, 2))), "fewer than"),
+        (lambda p, n, k: (p / "s.csv").write_text("1,2"), "unsupported"),
+        (lambda p, n, k: None, "does not exist"),
+    ],
+    ids=["rows", "1-D", "garbage", "npz-keys", "short-topk", "csv", "missing"],
+)
+def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, capsys, make, message) -> None:
+    n, k = emotions.test.Y.shape
+    make(tmp_path, n, k)
+    files = sorted(tmp_path.glob("s.*"))
+    path = files[0] if files else tmp_path / "absent.npy"
+    assert main(["evaluate", str(path), "--dataset", "emotions"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("mlgp: error: ")
+    assert message in captured.err
+    assert "Traceback" not in captured.err
+    assert _metric_lines(captured.out) == {}
+
+
+def test_evaluate_unknown_dataset(with_data_home, tmp_path: Path, capsys) -> None:
+    np.save(tmp_path / "s.npy", np.zeros((3, 3)))
+    assert main(["evaluate", str(tmp_path / "s.npy"), "--dataset", "no_such_set"]) == 2
+    assert "no_such_set" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "x.npy", "--dataset", "bibtex", "--k", "0"])
+    assert exc.value.code == 2
+
+
+# --------------------------------------------------------------------------- #
+# mlgp demo
+# --------------------------------------------------------------------------- #
+def _check_demo_output(out: str) -> None:
+    assert "ELBO trace (1 epoch(s)" in out and "s per epoch" in out
+    assert "by their training frequency" in out
+    rows = _metric_lines(out)
+    assert set(rows) == {"P", "nDCG", "PSP", "PSnDCG"}
+    for values in rows.values():
+        assert len(values) == 3 and all(0.0 <= v <= 100.0 for v in values)
+
+
+def test_demo_quick_synthetic(no_data_home, capsys) -> None:
+    assert main(["demo", "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "data: synthetic" in out and "MLGP_DATA" in out
+    assert "P=8 latent GPs, M=20 inducing inputs" in out
+    assert "true utilities" in out
+    _check_demo_output(out)
+
+
+def test_demo_quick_bibtex(with_data_home: Path, tmp_path: Path, capsys) -> None:
+    saved = tmp_path / "top5.npz"
+    assert main(["demo", "--quick", "--save-scores", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert f"data: bibtex from {with_data_home}" in out
+    assert "using the first 300" in out
+    _check_demo_output(out)
+    # the saved ranking gives the printed numbers back through `mlgp evaluate`
+    printed = _metric_lines(out)
+    assert main(["evaluate", str(saved), "--dataset", "bibtex"]) == 0
+    again = _metric_lines(capsys.readouterr().out)
+    assert again == printed
+
+
+def test_demo_named_dataset_without_home_is_an_error(no_data_home, capsys) -> None:
+    assert main(["demo", "--quick", "--dataset", "bibtex"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlgp: error: ") and "MLGP_DATA" in err
+
+
+def test_demo_checks_the_output_file_before_training(no_data_home, tmp_path: Path, capsys) -> None:
+    assert main(["demo", "--quick", "--save-scores", str(tmp_path / "scores.npy")]) == 2
+    assert "must end in .npz" in capsys.readouterr().err
+    assert main(["demo", "--quick", "--save-scores", str(tmp_path / "no" / "s.npz")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and "ELBO" not in captured.out

@@ -1,0 +1,120 @@
+"""The documentation runs: every ``{code-cell}`` of ``docs/notebooks/*.md`` is executed, and so
+are the ```python examples of the pages in ``PAGES_RUN``.
+
+The notebooks are MyST-NB text notebooks (jupytext "md:myst" format). Their code cells are
+extracted with a small parser (no jupytext needed, so this runs under the ``test`` extra alone)
+and run in order in a fresh Python process with ``MPLBACKEND=Agg``, like a notebook kernel would:
+a cell whose last statement is an expression prints its value. When jupytext is installed, the
+parser is checked against it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((REPO / "docs" / "notebooks").glob("*.md"))
+#: Pages whose ```python examples are run as one script (the others' examples train for minutes).
+PAGES_RUN = [REPO / "docs" / "data_and_metrics.md"]
+
+_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def code_cells(text: str) -> list[str]:
+    """Sources of the ``{code-cell}`` blocks of a MyST-NB text notebook, in order.
+
+    Cell options — a leading ``---`` YAML block or ``:key: value`` lines — are removed; cells
+    tagged ``skip-execution`` are left out.
+    """
+    cells = []
+    for match in _CELL.finditer(text):
+        lines = match.group(1).split("\n")
+        options: list[str] = []
+        if lines and lines[0].strip() == "---":
+            end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+            options, lines = lines[1:end], lines[end + 1:]
+        else:
+            while lines and re.match(r"^:[\w-]+:", lines[0]):
+                options.append(lines.pop(0))
+        if any("skip-execution" in o for o in options):
+            continue
+        cells.append("\n".join(lines).strip("\n"))
+    return cells
+
+
+_PYTHON_BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks(text: str) -> list[str]:
+    """Sources of the ```python blocks of a Markdown page, in order."""
+    return [m.group(1).strip("\n") for m in _PYTHON_BLOCK.finditer(text)]
+
+
+_RUNNER = r"""
+import ast, json, sys
+cells = json.load(open(sys.argv[1]))
+namespace = {"__name__": "__main__"}
+for number, source in enumerate(cells, 1):
+    print(f"----- cell {number}", flush=True)
+    tree = ast.parse(source, filename=f"<cell {number}>")
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    exec(compile(tree, f"<cell {number}>", "exec"), namespace)
+    if last is not None:
+        value = eval(compile(last, f"<cell {number}>", "eval"), namespace)
+        if value is not None:
+            print(repr(value), flush=True)
+print("----- all cells ran", flush=True)
+"""
+
+
+def test_notebooks_exist() -> None:
+    assert NOTEBOOKS, "no notebooks under docs/notebooks"
+    for path in NOTEBOOKS:
+        assert code_cells(path.read_text(encoding="utf-8")), f"{path.name} has no code cells"
+
+
+def test_parser_agrees_with_jupytext() -> None:
+    jupytext = pytest.importorskip("jupytext")
+    for path in NOTEBOOKS:
+        nb = jupytext.read(path)
+        theirs = [c.source.strip("\n") for c in nb.cells if c.cell_type == "code"]
+        assert code_cells(path.read_text(encoding="utf-8")) == theirs, path.name
+
+
+def _run_cells(name: str, cells: list[str], data_home: Path, tmp_path: Path) -> None:
+    cells_file = tmp_path / "cells.json"
+    cells_file.write_text(json.dumps(cells))
+    env = dict(os.environ, MPLBACKEND="Agg", MLGP_DATA=str(data_home), TF_CPP_MIN_LOG_LEVEL="2")
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(cells_file)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, (
+        f"{name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    )
+    assert "----- all cells ran" in proc.stdout
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(notebook: Path, data_home: Path, tmp_path: Path) -> None:
+    _run_cells(notebook.name, code_cells(notebook.read_text(encoding="utf-8")), data_home, tmp_path)
+
+
+@pytest.mark.parametrize("page", PAGES_RUN, ids=[p.stem for p in PAGES_RUN])
+def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path) -> None:
+    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    assert blocks, f"{page.name} has no python examples"
+    _run_cells(page.name, blocks, data_home, tmp_path)
