@@ -30,17 +30,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dataset", default="bibtex")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
+    parser.add_argument("--learning-rate", type=float, default=0.005)
     args = parser.parse_args(argv)
     seed = (args.seeds or [0])[0]
     epochs = args.epochs or (2 if args.quick else 30)
     batch = args.batch_size or (200 if args.quick else 500)
-    settings = dict(dataset=args.dataset, epochs=epochs, batch_size=batch, kernel="se")
+    settings = dict(dataset=args.dataset, epochs=epochs, batch_size=batch, kernel="se", learning_rate=args.learning_rate, whiten=args.whiten)
     with Experiment("fig1_elbo_traces", quick=args.quick, settings=settings, seeds=[seed], out=args.out) as exp:
         ds = mlgp.data.load(args.dataset)
         traces = []
         for label, fixed in (("Z optimised", False), ("Z fixed", True)):
             kw = dict(num_latent_gps=8, num_inducing=20, max_train=300) if args.quick else {}
-            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, **kw)
+            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, learning_rate=args.learning_rate, whiten=args.whiten, **kw)
             tr = run.trace[["epoch", "elbo"]].copy()
             tr["inducing"] = label
             tr["test P@1"] = float(run.metrics.loc["P"].iloc[0])

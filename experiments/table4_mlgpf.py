@@ -43,11 +43,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--kernels", default="se+linear,se")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
+    parser.add_argument("--learning-rate", type=float, default=0.005)
     args = parser.parse_args(argv)
     seeds = args.seeds or [0]
     epochs = args.epochs or (1 if args.quick else 30)
     batch = args.batch_size or (200 if args.quick else 500)
-    settings = dict(datasets=args.datasets, kernels=args.kernels, epochs=epochs, batch_size=batch, learning_rate=0.005, negatives=None)
+    settings = dict(datasets=args.datasets, kernels=args.kernels, epochs=epochs, batch_size=batch, learning_rate=args.learning_rate, whiten=args.whiten, negatives=None)
     with Experiment("table4_mlgpf", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         frames, traces = [], []
         for name in args.datasets.split(","):
@@ -55,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
             for kernel in args.kernels.split(","):
                 for seed in seeds:
                     kw = dict(num_latent_gps=8, num_inducing=20, max_train=300) if args.quick else {}
-                    run = train_mlgpf(ds, kernel=kernel, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, **kw)
+                    run = train_mlgpf(ds, kernel=kernel, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, learning_rate=args.learning_rate, whiten=args.whiten, **kw)
                     frames.append(tidy(run, name, kernel, seed))
                     tr = run.trace.copy()
                     tr["dataset"], tr["kernel"], tr["seed"] = name, kernel, seed

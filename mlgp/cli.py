@@ -48,11 +48,11 @@ PROG = "mlgp"
 
 #: Settings of ``mlgp demo`` (P, M, epochs, batch size, kernel) per dataset; flags override them.
 DEMO_SETTINGS: dict[str, dict] = {
-    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=5, batch_size=500),
-    "synthetic": dict(kernel="se+linear", latent=10, inducing=50, epochs=100, batch_size=200),
+    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=10, batch_size=100, whiten=True),
+    "synthetic": dict(kernel="se+linear", latent=10, inducing=50, epochs=100, batch_size=200, whiten=False),
 }
 #: Settings for any other dataset named with ``--dataset``.
-DEMO_FALLBACK = dict(kernel="se+linear", latent=60, inducing=200, epochs=5, batch_size=500)
+DEMO_FALLBACK = dict(kernel="se+linear", latent=60, inducing=200, epochs=10, batch_size=100, whiten=True)
 #: ``--quick``: tiny sizes for smoke tests.
 DEMO_QUICK = dict(latent=8, inducing=20, epochs=1, max_train=300)
 
@@ -440,6 +440,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         num_inducing=settings["inducing"],
         epochs=settings["epochs"],
         batch_size=settings["batch_size"],
+        whiten=settings["whiten"],
         negatives=args.negatives,
         seed=args.seed,
         progress=progress,

@@ -65,6 +65,7 @@ def train_mlgpf(
     negatives: int | None = None,
     learning_rate: float = 0.005,
     fixed_inducing: bool = False,
+    whiten: bool = False,
     seed: int = 0,
     validate: bool = False,
     checkpoint_dir: str | None = None,
@@ -86,6 +87,8 @@ def train_mlgpf(
         Passed to :func:`mlgp.training.fit` (``negatives=None`` uses every label: exact bound).
     fixed_inducing
         The SE-F variant: Z fixed at random training points.
+    whiten
+        Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form.
     validate
         Track test P@1/3/5 in the trace every epoch.
     max_train
@@ -112,6 +115,7 @@ def train_mlgpf(
         num_latent_gps=P,
         num_inducing=M,
         fixed_inducing=fixed_inducing,
+        whiten=whiten,
         seed=seed,
     )
     t0 = time.perf_counter()
@@ -144,6 +148,7 @@ def train_mlgpf(
         negatives=negatives,
         learning_rate=learning_rate,
         fixed_inducing=fixed_inducing,
+        whiten=whiten,
         seed=seed,
         num_train=Xtr.shape[0],
     )
