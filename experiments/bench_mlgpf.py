@@ -110,7 +110,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
         kernels = [gpflow.kernels.SquaredExponential(lengthscales=np.full(D, 0.7)) + gpflow.kernels.Linear(variance=np.ones(D)) for _ in range(P)]
         W = model.likelihood.loadings.numpy()
         kern = gpflow.kernels.LinearCoregionalization(kernels, W=W)
-        Z = model.inducing_variable.Z.numpy()
+        Z = model.inducing_variable.inducing_variable.Z.numpy()
         iv = gpflow.inducing_variables.SharedIndependentInducingVariables(gpflow.inducing_variables.InducingPoints(Z))
         stock = gpflow.models.SVGP(
             kern,
