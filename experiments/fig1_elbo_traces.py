@@ -22,27 +22,23 @@ def main(argv: list[str] | None = None) -> None:
     import matplotlib.pyplot as plt
 
     import mlgp.data
-    from mlgp.experiment import Experiment, add_argparse_args
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
     parser.add_argument("--dataset", default="bibtex")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
-    parser.add_argument("--learning-rate", type=float, default=0.005)
+    add_training_args(parser)
     args = parser.parse_args(argv)
     seed = (args.seeds or [0])[0]
-    epochs = args.epochs or (2 if args.quick else 30)
-    batch = args.batch_size or (200 if args.quick else 500)
-    settings = dict(dataset=args.dataset, epochs=epochs, batch_size=batch, kernel="se", learning_rate=args.learning_rate, whiten=args.whiten)
+    train = training_options(args, quick_epochs=2)
+    settings = dict(dataset=args.dataset, kernel="se", **train)
     with Experiment("fig1_elbo_traces", quick=args.quick, settings=settings, seeds=[seed], out=args.out) as exp:
         ds = mlgp.data.load(args.dataset)
         traces = []
         for label, fixed in (("Z optimised", False), ("Z fixed", True)):
-            kw = dict(num_latent_gps=8, num_inducing=20, max_train=300) if args.quick else {}
-            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, learning_rate=args.learning_rate, whiten=args.whiten, **kw)
+            kw = QUICK_SIZES if args.quick else {}
+            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, seed=seed, progress=not args.quick, **train, **kw)
             tr = run.trace[["epoch", "elbo"]].copy()
             tr["inducing"] = label
             tr["test P@1"] = float(run.metrics.loc["P"].iloc[0])

@@ -34,30 +34,26 @@ def tidy(run, dataset: str, kernel: str, seed: int) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     import mlgp.data
-    from mlgp.experiment import Experiment, add_argparse_args
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
     parser.add_argument("--datasets", default="bibtex,delicious")
     parser.add_argument("--kernels", default="se+linear,se")
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--batch-size", type=int, default=None)
-    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
-    parser.add_argument("--learning-rate", type=float, default=0.005)
+    add_training_args(parser)
     args = parser.parse_args(argv)
     seeds = args.seeds or [0]
-    epochs = args.epochs or (1 if args.quick else 30)
-    batch = args.batch_size or (200 if args.quick else 500)
-    settings = dict(datasets=args.datasets, kernels=args.kernels, epochs=epochs, batch_size=batch, learning_rate=args.learning_rate, whiten=args.whiten, negatives=None)
+    train = training_options(args)
+    settings = dict(datasets=args.datasets, kernels=args.kernels, **train, negatives=None)
     with Experiment("table4_mlgpf", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         frames, traces = [], []
         for name in args.datasets.split(","):
             ds = mlgp.data.load(name)
             for kernel in args.kernels.split(","):
                 for seed in seeds:
-                    kw = dict(num_latent_gps=8, num_inducing=20, max_train=300) if args.quick else {}
-                    run = train_mlgpf(ds, kernel=kernel, epochs=epochs, batch_size=batch, seed=seed, progress=not args.quick, learning_rate=args.learning_rate, whiten=args.whiten, **kw)
+                    kw = QUICK_SIZES if args.quick else {}
+                    run = train_mlgpf(ds, kernel=kernel, seed=seed, progress=not args.quick, **train, **kw)
                     frames.append(tidy(run, name, kernel, seed))
                     tr = run.trace.copy()
                     tr["dataset"], tr["kernel"], tr["seed"] = name, kernel, seed

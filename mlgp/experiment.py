@@ -34,7 +34,19 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-__all__ = ["Experiment", "add_argparse_args", "compare_with_paper", "results_root", "versions"]
+__all__ = [
+    "QUICK_SIZES",
+    "Experiment",
+    "add_argparse_args",
+    "add_training_args",
+    "compare_with_paper",
+    "results_root",
+    "training_options",
+    "versions",
+]
+
+#: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).
+QUICK_SIZES = dict(num_latent_gps=8, num_inducing=20, max_train=300)
 
 _REPO = Path(__file__).resolve().parents[1]
 _PACKAGES = ("mlgp", "numpy", "scipy", "pandas", "scikit-learn", "tensorflow", "tensorflow-probability", "gpflow", "tf-keras")
@@ -68,6 +80,26 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
     return parser
+
+
+def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the MLGPF training options the scripts share: epochs, batch size, learning rate, whitening."""
+    parser.add_argument("--epochs", type=int, default=None, help="epochs per run (default: the script's own)")
+    parser.add_argument("--batch-size", type=int, default=None, help="points per minibatch (default: 500)")
+    parser.add_argument("--learning-rate", type=float, default=0.005, help="Adam step size (paper: 0.005)")
+    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
+    return parser
+
+
+def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
+    """``epochs``, ``batch_size``, ``learning_rate`` and ``whiten`` for :func:`mlgp.recipes.train_mlgpf`
+    from parsed :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
+    return dict(
+        epochs=args.epochs or (quick_epochs if args.quick else epochs),
+        batch_size=args.batch_size or (200 if args.quick else 500),
+        learning_rate=args.learning_rate,
+        whiten=bool(args.whiten),
+    )
 
 
 def compare_with_paper(
