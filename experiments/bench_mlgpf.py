@@ -82,8 +82,9 @@ def _load(quick: bool):
     return name, normalize(X).astype(np.float64).tocsr(), Y.tocsr()
 
 
-def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool) -> dict:
-    """Time ``epochs`` epochs of one route in this process; return the figures as a dict."""
+def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0) -> dict:
+    """Time ``epochs`` epochs of one route in this process (or, with ``steps`` > 0, ``steps`` single
+    full-size steps, scaled to an epoch as median step time × steps per epoch); return the figures."""
     import gpflow
     import tensorflow as tf
     from gpflow.keras import tf_keras
@@ -144,15 +145,26 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
 
     # Warm-up: trace and run one step so that compilation is not timed.
     step(next(iter(batches())))
-    epoch_seconds, steps = [], 0
-    for _ in range(epochs):
-        t0 = time.perf_counter()
-        steps = 0
+    steps_per_epoch = -(-N // batch_size)
+    if steps > 0:
+        step_seconds = []
         for batch in batches():
+            if len(step_seconds) == steps:
+                break
+            t0 = time.perf_counter()
             step(batch).numpy()
-            steps += 1
-        epoch_seconds.append(time.perf_counter() - t0)
-    sec = float(np.median(epoch_seconds))
+            step_seconds.append(time.perf_counter() - t0)
+        sec = float(np.median(step_seconds)) * steps_per_epoch
+        method = f"median of {len(step_seconds)} steps x {steps_per_epoch} steps/epoch"
+    else:
+        epoch_seconds = []
+        for _ in range(epochs):
+            t0 = time.perf_counter()
+            for batch in batches():
+                step(batch).numpy()
+            epoch_seconds.append(time.perf_counter() - t0)
+        sec = float(np.median(epoch_seconds))
+        method = f"median of {epochs} epochs"
     flops = step_flops(batch_size, D, M, P, K, "se+linear") * (N / batch_size)
     return {
         "route": route,
@@ -163,15 +175,16 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
         "P": P,
         "M": M,
         "batch_size": batch_size,
-        "steps_per_epoch": steps,
+        "steps_per_epoch": steps_per_epoch,
+        "timing": method,
         "seconds_per_epoch": sec,
         "gflops_per_s": flops / sec / 1e9,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
     }
 
 
-def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool) -> dict:
-    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}"]
+def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0) -> dict:
+    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}", f"--steps={steps}"]
     if quick:
         cmd.append("--quick")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
@@ -190,11 +203,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--M", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--epochs", type=int, default=None, help="timed epochs per measurement")
+    parser.add_argument("--steps", type=int, default=0, help="time this many single steps instead of whole epochs (seconds/epoch = median step x steps/epoch); GPflow's stock route at P=159, M=400 needs about 20 GB and minutes per step")
     parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
     args = parser.parse_args(argv)
 
     if args.worker:
-        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick)))
+        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps)))
         return
 
     import pandas as pd
@@ -202,16 +216,17 @@ def main(argv: list[str] | None = None) -> None:
     configs = [(8, 16)] if args.quick else [(159, 400), (30, 100)]
     batch_size = args.batch_size or (100 if args.quick else 500)
     epochs = args.epochs or (1 if args.quick else 2)
-    settings = dict(configs=configs, batch_size=batch_size, timed_epochs=epochs, kernel="se+linear", dtype="float64")
+    settings = dict(configs=configs, batch_size=batch_size, timed_epochs=epochs, timed_steps=args.steps, kernel="se+linear", dtype="float64")
     with Experiment("bench_mlgpf", quick=args.quick, settings=settings, out=args.out) as exp:
         rate = numpy_matmul_rate(500 if args.quick else 2000)
         rows = []
         for P, M in configs:
-            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick)
+            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps)
             row = {
                 "P": P,
                 "M": M,
                 "batch": batch_size,
+                "timing": ours["timing"],
                 "mlgpf s/epoch": ours["seconds_per_epoch"],
                 "mlgpf peak MB": ours["peak_rss_mb"],
                 "mlgpf GFLOP/s": ours["gflops_per_s"],
@@ -219,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
                 "fraction of matmul rate": ours["gflops_per_s"] / rate,
             }
             if not args.no_stock:
-                stock = run_child("stock", P, M, batch_size, epochs, args.quick)
+                stock = run_child("stock", P, M, batch_size, epochs, args.quick, args.steps)
                 row.update({
                     "stock s/epoch": stock["seconds_per_epoch"],
                     "stock peak MB": stock["peak_rss_mb"],
