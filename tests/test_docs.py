@@ -83,7 +83,7 @@ def test_notebooks_exist() -> None:
 
 
 def test_parser_agrees_with_jupytext() -> None:
-    jupytext = pytest.importorskip("jupytext")
+    import jupytext  # in the test extra
     for path in NOTEBOOKS:
         nb = jupytext.read(path)
         theirs = [c.source.strip("\n") for c in nb.cells if c.cell_type == "code"]
