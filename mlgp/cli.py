@@ -48,7 +48,7 @@ PROG = "mlgp"
 
 #: Settings of ``mlgp demo`` (P, M, epochs, batch size, kernel) per dataset; flags override them.
 DEMO_SETTINGS: dict[str, dict] = {
-    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=10, batch_size=100, whiten=True),
+    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=30, batch_size=100, whiten=True),
     "synthetic": dict(kernel="se+linear", latent=10, inducing=50, epochs=100, batch_size=200, whiten=False),
 }
 #: Settings for any other dataset named with ``--dataset``.
