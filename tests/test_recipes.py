@@ -1,0 +1,88 @@
+"""The training recipe and the experiment scripts' shared training options: bias initialisation,
+batch growth and per-epoch validation."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from mlgp.data import mlgpf_prior
+from mlgp.errors import ShapeError
+from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, training_options
+from mlgp.likelihoods import MultiLabelBernoulli
+from mlgp.models import MLGPF
+from mlgp.models.mlgpf import label_log_odds
+from mlgp.recipes import train_mlgpf
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return mlgpf_prior(num_train=80, num_test=30, num_features=4, num_labels=7, num_latent=2, seed=3)
+
+
+def test_label_log_odds_matches_a_direct_count():
+    Y = np.array([[1, 0, 0], [1, 0, 1], [0, 0, 1], [1, 0, 1]], dtype=float)
+    f = (np.array([3, 0, 3]) + 0.5) / 5.0
+    expected = np.log(f / (1 - f))
+    np.testing.assert_allclose(label_log_odds(Y), expected, rtol=1e-15)
+    np.testing.assert_allclose(label_log_odds(sp.csr_matrix(Y)), expected, rtol=1e-15)
+    assert np.all(np.isfinite(label_log_odds(np.zeros((5, 2)))))  # a label never seen stays finite
+
+
+def test_from_data_bias_initialisation(problem):
+    X, Y = problem.train.X, problem.train.Y
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, seed=5)
+    odds = MLGPF.from_data(X, Y, **kw)
+    np.testing.assert_allclose(odds.likelihood.bias.numpy(), label_log_odds(Y), rtol=1e-15)
+    assert odds.spec["bias_init"] == "log-odds"
+    rand = MLGPF.from_data(X, Y, bias_init="random", **kw)
+    # the authors' N(0, 1/P) draw, the same one MultiLabelBernoulli makes with that seed
+    reference = MultiLabelBernoulli(Y.shape[1], 2, seed=5)
+    np.testing.assert_array_equal(rand.likelihood.bias.numpy(), reference.bias.numpy())
+    np.testing.assert_array_equal(rand.likelihood.loadings.numpy(), odds.likelihood.loadings.numpy())
+    with pytest.raises(ShapeError, match="bias_init"):
+        MLGPF.from_data(X, Y, bias_init="zeros", **kw)
+
+
+def test_log_odds_start_fits_the_label_marginals_better(problem):
+    """At initialisation the data term with log-odds biases beats the random biases (labels ~27% on)."""
+    X, Y = problem.train.X, problem.train.Y
+    data = (X.toarray() if sp.issparse(X) else X, (Y.toarray() if sp.issparse(Y) else Y).astype(np.float64))
+    terms = {}
+    for init in ("log-odds", "random"):
+        model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, bias_init=init, q_mu_init=0.0, seed=1)
+        terms[init] = float(np.sum(model.expected_log_likelihood(data).numpy()))
+    assert terms["log-odds"] > terms["random"]
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    add_training_args(parser)
+    return parser.parse_args(argv)
+
+
+def test_training_options_parse_batch_growth_bias_and_validation(capsys):
+    opts = training_options(_parse(["--batch-growth", "paper", "--validate", "--bias-init", "random", "--whiten"]))
+    assert opts["batch_growth"] == PAPER_BATCH_GROWTH == (10, 20)
+    assert opts["validate"] is True and opts["bias_init"] == "random" and opts["whiten"] is True
+    opts = training_options(_parse(["--batch-growth", "5,50"]))
+    assert opts["batch_growth"] == (5, 50) and opts["validate"] is False and opts["bias_init"] == "log-odds"
+    assert training_options(_parse([]))["batch_growth"] is None
+    for bad in ("5", "a,b", "0,20", "5,-1", "1,2,3"):
+        with pytest.raises(SystemExit):
+            _parse(["--batch-growth", bad])
+        assert "--batch-growth" in capsys.readouterr().err
+
+
+def test_train_mlgpf_grows_the_batch_and_validates(problem):
+    run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=5, batch_size=20,
+                      batch_growth=(2, 15), validate=True, progress=False)
+    assert run.trace["batch_size"].tolist() == [20, 20, 35, 35, 50]
+    assert {"P@1", "P@3", "P@5"} <= set(run.trace.columns)
+    # the last epoch's validation P@1 is the test P@1 of the returned metric table
+    assert run.trace["P@1"].iloc[-1] == pytest.approx(run.metrics.loc["P"].iloc[0], abs=1e-9)
+    assert run.settings["batch_growth"] == (2, 15) and run.settings["bias_init"] == "log-odds"
