@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 __all__ = [
+    "PAPER_BATCH_GROWTH",
     "QUICK_SIZES",
     "Experiment",
     "add_argparse_args",
@@ -44,6 +45,9 @@ __all__ = [
     "training_options",
     "versions",
 ]
+
+#: The authors' batch schedule (their code's defaults): start at 100 points, add 20 every 10 epochs.
+PAPER_BATCH_GROWTH = (10, 20)
 
 #: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).
 QUICK_SIZES = dict(num_latent_gps=8, num_inducing=20, max_train=300)
@@ -83,22 +87,54 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
 
 
 def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the MLGPF training options the scripts share: epochs, batch size, learning rate, whitening."""
+    """Add the MLGPF training options the scripts share: epochs, batch size, learning rate, whitening,
+    batch growth and per-epoch validation."""
     parser.add_argument("--epochs", type=int, default=None, help="epochs per run (default: the script's own)")
     parser.add_argument("--batch-size", type=int, default=None, help="points per minibatch (default: 500)")
     parser.add_argument("--learning-rate", type=float, default=0.005, help="Adam step size (paper: 0.005)")
     parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
+    parser.add_argument(
+        "--batch-growth",
+        type=_batch_growth,
+        default=None,
+        metavar="EVERY,INC",
+        help="grow the batch by INC points every EVERY epochs; 'paper' is the authors' schedule 10,20 (default: fixed batch)",
+    )
+    parser.add_argument(
+        "--bias-init",
+        choices=("log-odds", "random"),
+        default="log-odds",
+        help="initial bias b: the labels' log-odds (default) or the authors' N(0, 1/P)",
+    )
+    parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
     return parser
 
 
+def _batch_growth(text: str) -> tuple[int, int]:
+    """Parse ``--batch-growth``: ``"paper"`` or ``"EVERY,INC"`` with EVERY ≥ 1 and INC ≥ 0."""
+    if text.strip().lower() == "paper":
+        return PAPER_BATCH_GROWTH
+    try:
+        every, inc = (int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'paper' or EVERY,INC (two integers), got {text!r}") from None
+    if every < 1 or inc < 0:
+        raise argparse.ArgumentTypeError(f"need EVERY ≥ 1 and INC ≥ 0, got {text!r}")
+    return every, inc
+
+
 def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
-    """``epochs``, ``batch_size``, ``learning_rate`` and ``whiten`` for :func:`mlgp.recipes.train_mlgpf`
+    """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init`` and ``validate`` for
+    :func:`mlgp.recipes.train_mlgpf`
     from parsed :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
     return dict(
         epochs=args.epochs or (quick_epochs if args.quick else epochs),
         batch_size=args.batch_size or (200 if args.quick else 500),
         learning_rate=args.learning_rate,
         whiten=bool(args.whiten),
+        batch_growth=getattr(args, "batch_growth", None),
+        bias_init=getattr(args, "bias_init", "log-odds"),
+        validate=bool(getattr(args, "validate", False)),
     )
 
 
