@@ -34,7 +34,7 @@ def tidy(run, dataset: str, kernel: str, seed: int) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -70,31 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         exp.table("table4_mlgpf", summary)
         traces = pd.concat(traces, ignore_index=True)
         exp.table("elbo_traces", traces)
-        _plot_traces(exp, traces)
-
-
-def _plot_traces(exp, traces: pd.DataFrame) -> None:
-    """ELBO per epoch of every run, and test P@1 per epoch when the runs were validated."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels = 2 if "P@1" in traces else 1
-    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 3.5), squeeze=False)
-    for (name, kernel, seed), g in traces.groupby(["dataset", "kernel", "seed"]):
-        label = f"{name} {kernel} (seed {seed})"
-        axes[0, 0].plot(g["epoch"], g["elbo"], label=label)
-        if panels == 2:
-            axes[0, 1].plot(g["epoch"], g["P@1"], label=label)
-    axes[0, 0].set_ylabel("ELBO estimate (mean over the epoch's steps)")
-    if panels == 2:
-        axes[0, 1].set_ylabel("test P@1 (%)")
-    for ax in axes[0]:
-        ax.set_xlabel("epoch")
-        ax.legend(fontsize="small")
-    fig.tight_layout()
-    exp.figure("elbo_traces", fig)
+        exp.figure("elbo_traces", plot_traces(traces, ["dataset", "kernel", "seed"], title="MLGPF training traces"))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ VARIANTS = {"LR": dict(kernel="linear"), "SE": dict(kernel="se"), "SE-F": dict(k
 
 def main(argv: list[str] | None = None) -> None:
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -46,32 +46,18 @@ def main(argv: list[str] | None = None) -> None:
                     rows.append(dict(dataset=name, variant=variant, seed=seed, **{f"P@{k}": float(v) for k, v in zip((1, 3, 5), p.values)}, train_s=run.seconds["train"]))
                     print(rows[-1], flush=True)
         df = pd.DataFrame(rows)
-        agg = df.groupby(["dataset", "variant"]).agg(["mean", "std", "count"])
+        agg = df.drop(columns="seed").groupby(["dataset", "variant"]).agg(["mean", "std"])
         agg.columns = [" ".join(c) for c in agg.columns]
+        agg.insert(0, "runs", df.groupby(["dataset", "variant"]).size())
+        agg.insert(1, "epochs", train["epochs"])
         exp.table("table7_runs", df)
         exp.table("table7_kernels", agg.reset_index())
         tr = pd.concat(traces, ignore_index=True)
         exp.table("elbo_traces", tr, show=False)
-        _plot_traces(exp, tr)
-
-
-def _plot_traces(exp, traces: pd.DataFrame) -> None:
-    """Fig. 1-style plot: ELBO per epoch of every variant (SE vs SE-F = Z optimised vs fixed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    for name, g in traces.groupby("dataset"):
-        fig, ax = plt.subplots(figsize=(5.5, 3.5))
-        for (variant, seed), h in g.groupby(["variant", "seed"]):
-            ax.plot(h["epoch"], h["elbo"], label=f"{variant} (seed {seed})")
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("ELBO estimate (mean over the epoch's steps)")
-        ax.set_title(f"MLGPF on {name}: LR, SE (Z optimised), SE-F (Z fixed)")
-        ax.legend()
-        fig.tight_layout()
-        exp.figure(f"elbo_traces_{name}", fig)
+        for name, g in tr.groupby("dataset"):
+            # Fig. 1-style: SE (Z optimised) against SE-F (Z fixed), beside LR
+            title = f"MLGPF on {name}: LR, SE (Z optimised), SE-F (Z fixed)"
+            exp.figure(f"elbo_traces_{name}", plot_traces(g, ["variant", "seed"], title=title))
 
 
 if __name__ == "__main__":

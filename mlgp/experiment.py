@@ -41,6 +41,7 @@ __all__ = [
     "add_argparse_args",
     "add_training_args",
     "compare_with_paper",
+    "plot_traces",
     "results_root",
     "training_options",
     "versions",
@@ -165,6 +166,49 @@ def compare_with_paper(
     merged = ours.merge(paper[list(on) + ["paper"]], how="left", on=list(on))
     merged["difference"] = merged[value] - merged["paper"]
     return merged
+
+
+def plot_traces(traces: pd.DataFrame, by: Sequence[str], title: str | None = None):
+    """Figure of per-epoch training traces: the ELBO, and test P@1 beside it when recorded.
+
+    Parameters
+    ----------
+    traces
+        Rows of :func:`mlgp.training.fit` traces (``epoch``, ``elbo``, optionally ``P@1``) stacked
+        with the columns ``by`` that name each run.
+    by
+        Columns whose values tell the runs apart (one line per run).
+    title
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with_p1 = "P@1" in traces and traces["P@1"].notna().any()
+    panels = 2 if with_p1 else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 3.6), squeeze=False)
+    for key, g in traces.groupby(list(by)):
+        key = key if isinstance(key, tuple) else (key,)
+        label = ", ".join(f"{c} {v}" if c == "seed" else str(v) for c, v in zip(by, key))
+        axes[0, 0].plot(g["epoch"], g["elbo"], label=label)
+        if with_p1:
+            axes[0, 1].plot(g["epoch"], g["P@1"], label=label)
+    axes[0, 0].set_ylabel("ELBO estimate (mean over the epoch's steps)")
+    if with_p1:
+        axes[0, 1].set_ylabel("test P@1 (%)")
+    for ax in axes[0]:
+        ax.set_xlabel("epoch")
+        ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
 
 
 class Experiment:
