@@ -70,6 +70,7 @@ def train_mlgpf(
     whiten: bool = False,
     batch_growth: tuple[int, int] | None = None,
     bias_init: str = "log-odds",
+    jit_compile: bool = True,
     seed: int = 0,
     validate: bool = False,
     checkpoint_dir: str | None = None,
@@ -99,6 +100,8 @@ def train_mlgpf(
     bias_init
         ``"log-odds"`` (label frequencies) or ``"random"`` (the authors' N(0, 1/P)); see
         :meth:`mlgp.models.MLGPF.from_data`.
+    jit_compile
+        Compile the training step with XLA (see :func:`mlgp.training.fit`).
     validate
         Track test P@1/3/5 in the trace every epoch.
     max_train
@@ -138,6 +141,7 @@ def train_mlgpf(
         negatives=negatives,
         learning_rate=learning_rate,
         batch_growth=batch_growth,
+        jit_compile=jit_compile,
         validation=(Xte, Yte) if validate else None,
         checkpoint_dir=checkpoint_dir,
         seed=seed,
@@ -163,6 +167,7 @@ def train_mlgpf(
         whiten=whiten,
         batch_growth=batch_growth,
         bias_init=bias_init,
+        jit_compile=jit_compile,
         seed=seed,
         num_train=Xtr.shape[0],
     )

@@ -325,3 +325,39 @@ def test_mirrored_strategy_step_equals_single_device_step():
     assert out["epoch_diff"] < 1e-8, out
     assert len(out["epoch_elbo"][0]) == 2 and np.all(np.isfinite(out["epoch_elbo"][0]))
     np.testing.assert_allclose(out["epoch_elbo"][0], out["epoch_elbo"][1], rtol=1e-10)
+
+
+def test_xla_compiled_step_matches_the_plain_step(problem):
+    """jit_compile=True trains to the same values (XLA may reorder sums: equal to 1e-9)."""
+    data = (problem.train.X, problem.train.Y)
+    for negatives in (None, 3):
+        kw = dict(epochs=3, batch_size=16, negatives=negatives, learning_rate=0.02, seed=2, progress=False)
+        plain, xla = build(problem), build(problem)
+        t_plain = fit(plain, data, **kw)
+        t_xla = fit(xla, data, jit_compile=True, **kw)
+        np.testing.assert_allclose(t_xla["elbo"], t_plain["elbo"], rtol=1e-9)
+        for a, b in zip(values(plain), values(xla)):
+            np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
+
+
+def test_xla_step_stops_on_divergence(problem):
+    """Under XLA a failed step gives a NaN bound instead of an error; fit still stops and restores."""
+    model = build(problem)
+    saved = {}
+
+    def inject_nan(epoch, m, row):
+        if epoch == 1:
+            saved["values"] = values(m)
+            q = m.q_mu.unconstrained_variable
+            bad = q.numpy().copy()
+            bad[0, 0] = np.nan
+            q.assign(bad)
+
+    with pytest.raises(TrainingDivergedError, match=r"ELBO became nan at epoch 2, step 1.*end of epoch 1"):
+        fit(model, (problem.train.X, problem.train.Y), epochs=3, batch_size=30, jit_compile=True,
+            callback=inject_nan, progress=False)
+    for a, b in zip(saved["values"], values(model)):
+        assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="jit_compile"):
+        fit(build(problem), (problem.train.X, problem.train.Y), epochs=1, jit_compile=True,
+            strategy=__import__("tensorflow").distribute.get_strategy(), progress=False)
