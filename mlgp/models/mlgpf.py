@@ -141,7 +141,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         bias_init
             ``"log-odds"`` (default): b_k = log(f_k / (1 − f_k)) with the smoothed training label
             frequency f_k = (n_k + ½) / (N + 1), so that training starts from the label marginals
-            (on Bibtex this saves about ten epochs of Adam at the paper's step size);
+            (on Bibtex, P = 60, M = 200, Adam at the paper's step size, it reaches a given test P@1
+            5–10 epochs sooner);
             ``"random"``: N(0, 1/P) entries, as in the authors' code.
         seed
             Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ (and b when random).
