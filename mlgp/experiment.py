@@ -281,7 +281,7 @@ class Experiment:
         frame.to_csv(csv, index=False)
         md = frame.to_markdown(index=False, floatfmt=floatfmt)
         (self.folder / f"{name}.md").write_text(md + "\n")
-        self.files += [csv.name, f"{name}.md"]
+        self.files += [f for f in (csv.name, f"{name}.md") if f not in self.files]
         if show:
             print(f"\n## {name}\n{md}\n", flush=True)
         return csv
@@ -293,7 +293,8 @@ class Experiment:
         path = self.folder / f"{name}.png"
         fig.savefig(path, dpi=150, bbox_inches="tight")
         plt.close(fig)
-        self.files.append(path.name)
+        if path.name not in self.files:
+            self.files.append(path.name)
         print(f"[{self.name}] figure {path}", flush=True)
         return path
 
