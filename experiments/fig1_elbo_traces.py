@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> None:
     import matplotlib.pyplot as plt
 
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -32,13 +32,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     seed = (args.seeds or [0])[0]
     train = training_options(args, quick_epochs=2)
-    settings = dict(dataset=args.dataset, kernel="se", **train)
+    settings = dict(dataset=args.dataset, kernel="se", **train, checkpoint_dir=args.checkpoint_dir)
     with Experiment("fig1_elbo_traces", quick=args.quick, settings=settings, seeds=[seed], out=args.out) as exp:
         ds = mlgp.data.load(args.dataset)
         traces = []
         for label, fixed in (("Z optimised", False), ("Z fixed", True)):
             kw = QUICK_SIZES if args.quick else {}
-            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, seed=seed, progress=not args.quick, **train, **kw)
+            ckpt = run_checkpoint_dir(args, args.dataset, "se", "fixed" if fixed else "optimised", f"seed{seed}")
+            run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **kw)
             tr = run.trace[["epoch", "elbo"]].copy()
             tr["inducing"] = label
             tr["test P@1"] = float(run.metrics.loc["P"].iloc[0])

@@ -34,7 +34,7 @@ def tidy(run, dataset: str, kernel: str, seed: int) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     seeds = args.seeds or [0]
     train = training_options(args)
-    settings = dict(datasets=args.datasets, kernels=args.kernels, **train, negatives=None)
+    settings = dict(datasets=args.datasets, kernels=args.kernels, **train, negatives=None, checkpoint_dir=args.checkpoint_dir)
     with Experiment("table4_mlgpf", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         frames, traces, empty_rows = [], [], {}
         for name in args.datasets.split(","):
@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
             for kernel in args.kernels.split(","):
                 for seed in seeds:
                     kw = QUICK_SIZES if args.quick else {}
-                    run = train_mlgpf(ds, kernel=kernel, seed=seed, progress=not args.quick, **train, **kw)
+                    ckpt = run_checkpoint_dir(args, name, kernel, f"seed{seed}")
+                    run = train_mlgpf(ds, kernel=kernel, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **kw)
                     frames.append(tidy(run, name, kernel, seed))
                     tr = run.trace.copy()
                     tr["dataset"], tr["kernel"], tr["seed"] = name, kernel, seed

@@ -118,12 +118,12 @@ def main(argv: list[str] | None = None) -> None:
 def train_all(args: argparse.Namespace) -> None:
     """Train every (dataset, variant, seed) and rewrite the tables after each run."""
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     seeds = args.seeds or [0]
     train = training_options(args)
-    settings = dict(datasets=args.datasets, variants=args.variants, **train)
+    settings = dict(datasets=args.datasets, variants=args.variants, **train, checkpoint_dir=args.checkpoint_dir)
     with Experiment("table7_kernels", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         rows, traces = [], []
         for name in args.datasets.split(","):
@@ -131,7 +131,8 @@ def train_all(args: argparse.Namespace) -> None:
             for variant in args.variants.split(","):
                 for seed in seeds:
                     kw = QUICK_SIZES if args.quick else {}
-                    run = train_mlgpf(ds, seed=seed, progress=not args.quick, **train, **VARIANTS[variant], **kw)
+                    ckpt = run_checkpoint_dir(args, name, variant, f"seed{seed}")
+                    run = train_mlgpf(ds, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **VARIANTS[variant], **kw)
                     p = run.metrics.loc["P"]
                     tr = run.trace.copy()
                     tr["dataset"], tr["variant"], tr["seed"] = name, variant, seed

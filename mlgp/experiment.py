@@ -43,6 +43,7 @@ __all__ = [
     "compare_with_paper",
     "plot_traces",
     "results_root",
+    "run_checkpoint_dir",
     "training_options",
     "versions",
 ]
@@ -108,7 +109,28 @@ def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="initial bias b: the labels' log-odds (default) or the authors' N(0, 1/P)",
     )
     parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
+    parser.add_argument(
+        "--checkpoint-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="checkpoint every run after each epoch in its own sub-folder of DIR and resume from it; "
+        "rerun with a larger --epochs to extend finished runs",
+    )
     return parser
+
+
+def run_checkpoint_dir(args: argparse.Namespace, *parts: object) -> Path | None:
+    """The checkpoint folder of one run, ``<--checkpoint-dir>/<part>_<part>…`` (None without the option).
+
+    ``parts`` name the run, e.g. ``("bibtex", "SE", "seed0")``; characters other than letters,
+    digits, ``-``, ``+`` and ``.`` become ``_``.
+    """
+    root = getattr(args, "checkpoint_dir", None)
+    if root is None:
+        return None
+    name = "_".join(str(p) for p in parts)
+    return Path(root) / "".join(c if c.isalnum() or c in "-+." else "_" for c in name)
 
 
 def _batch_growth(text: str) -> tuple[int, int]:

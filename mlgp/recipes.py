@@ -10,8 +10,10 @@ authors' choice), which on Bibtex reached a given test P@1 5–10 epochs sooner 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -104,6 +106,12 @@ def train_mlgpf(
         Compile the training step with XLA (see :func:`mlgp.training.fit`).
     validate
         Track test P@1/3/5 in the trace every epoch.
+    checkpoint_dir
+        Checkpoint after every epoch in this folder and resume from the latest checkpoint there
+        (see :func:`mlgp.training.fit`); ``epochs`` counts the restored ones, so a larger value
+        extends a finished run. The run's settings are kept beside the checkpoints in
+        ``settings.json``; resuming with different settings (other than ``epochs``, ``validate``
+        and ``jit_compile``) raises :class:`mlgp.errors.MLGPError`.
     max_train
         Use only the first ``max_train`` training points (for quick runs).
     """
@@ -111,6 +119,12 @@ def train_mlgpf(
     from mlgp.models import MLGPF
     from mlgp.training import fit
 
+    # everything that must match for a checkpointed run to be resumed (epochs may grow)
+    resumable_settings = dict(
+        dataset=dataset.name, kernel=kernel, batch_size=batch_size, negatives=negatives, learning_rate=learning_rate,
+        fixed_inducing=fixed_inducing, whiten=whiten, batch_growth=list(batch_growth) if batch_growth else None,
+        bias_init=bias_init, seed=seed,
+    )
     defaults = PAPER_SETTINGS.get(dataset.name, {})
     K = dataset.num_labels
     P = num_latent_gps or defaults.get("num_latent_gps", min(K, 30))
@@ -132,6 +146,8 @@ def train_mlgpf(
         bias_init=bias_init,
         seed=seed,
     )
+    if checkpoint_dir is not None:
+        _check_checkpoint_settings(Path(checkpoint_dir), dict(resumable_settings, num_train=Xtr.shape[0], num_latent_gps=P, num_inducing=M))
     t0 = time.perf_counter()
     trace = fit(
         model,
@@ -172,3 +188,19 @@ def train_mlgpf(
         num_train=Xtr.shape[0],
     )
     return MLGPFRun(model, trace, table, {"train": train_s, "predict": predict_s}, settings)
+
+
+def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
+    """Write ``settings.json`` in a new checkpoint folder; refuse to resume one made with other settings."""
+    from mlgp.errors import MLGPError
+
+    path = folder / "settings.json"
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        differ = {k: (saved.get(k), v) for k, v in settings.items() if saved.get(k) != v}
+        if differ:
+            text = ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in differ.items())
+            raise MLGPError(f"checkpoint folder {folder} holds a run with other settings ({text}); use another folder")
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n")

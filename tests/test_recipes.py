@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from mlgp.data import mlgpf_prior
-from mlgp.errors import ShapeError
-from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, training_options
+from mlgp.errors import MLGPError, ShapeError
+from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, run_checkpoint_dir, training_options
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
 from mlgp.models.mlgpf import label_log_odds
@@ -86,3 +86,34 @@ def test_train_mlgpf_grows_the_batch_and_validates(problem):
     # the last epoch's validation P@1 is the test P@1 of the returned metric table
     assert run.trace["P@1"].iloc[-1] == pytest.approx(run.metrics.loc["P"].iloc[0], abs=1e-9)
     assert run.settings["batch_growth"] == (2, 15) and run.settings["bias_init"] == "log-odds"
+
+
+def test_checkpointed_run_extends_to_the_uninterrupted_result(problem, tmp_path):
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, batch_size=20, batch_growth=(2, 15), validate=True, progress=False, jit_compile=False)
+    whole = train_mlgpf(problem, epochs=4, **kw)
+    ckpt = tmp_path / "run"
+    first = train_mlgpf(problem, epochs=2, checkpoint_dir=ckpt, **kw)
+    assert len(first.trace) == 2 and (ckpt / "settings.json").is_file()
+    extended = train_mlgpf(problem, epochs=4, checkpoint_dir=ckpt, **kw)
+    # two restored epochs plus two new ones: the same trace and predictions as one 4-epoch run
+    np.testing.assert_allclose(extended.trace["elbo"], whole.trace["elbo"], rtol=1e-9)
+    assert extended.trace["batch_size"].tolist() == [20, 20, 35, 35]
+    np.testing.assert_allclose(extended.metrics.to_numpy(), whole.metrics.to_numpy(), rtol=1e-9)
+    with pytest.raises(MLGPError, match="at epoch 4, past epochs=3"):
+        train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, **kw)
+
+
+def test_checkpoint_folder_refuses_other_settings(problem, tmp_path):
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, batch_size=20, progress=False, jit_compile=False, checkpoint_dir=tmp_path)
+    train_mlgpf(problem, epochs=1, **kw)
+    with pytest.raises(MLGPError, match="learning_rate: checkpoint 0.005, now 0.01"):
+        train_mlgpf(problem, epochs=2, learning_rate=0.01, **kw)
+    with pytest.raises(MLGPError, match="num_latent_gps"):
+        train_mlgpf(problem, epochs=2, **dict(kw, num_latent_gps=3))
+
+
+def test_run_checkpoint_dir_names_each_run(tmp_path):
+    assert run_checkpoint_dir(_parse([]), "bibtex", "SE", "seed0") is None
+    args = _parse(["--checkpoint-dir", str(tmp_path)])
+    assert run_checkpoint_dir(args, "bibtex", "se+linear", "seed0") == tmp_path / "bibtex_se+linear_seed0"
+    assert run_checkpoint_dir(args, "a b", "x/y") == tmp_path / "a_b_x_y"

@@ -154,6 +154,11 @@ def fit(
     state = lambda: list(variables) + list(opt.variables())  # noqa: E731
     good = _snapshot(state())
     start = int(epoch_var.numpy())
+    if start > epochs:
+        raise MLGPError(
+            f"the latest checkpoint in {checkpoint_dir} is at epoch {start}, past epochs={epochs}; "
+            "ask for at least that many epochs or use another checkpoint folder"
+        )
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
         # One random stream per epoch, so that a run resumed from a checkpoint draws the same
