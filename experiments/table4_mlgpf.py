@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
                     tr = run.trace.copy()
                     tr["dataset"], tr["kernel"], tr["seed"] = name, kernel, seed
                     traces.append(tr)
-                    print(f"{name} {kernel} seed={seed}: train {run.seconds['train']:.0f}s\n{run.metrics.round(2).to_string()}", flush=True)
+                    print(f"{name} {kernel} seed={seed}: train {run.seconds['epochs']:.0f}s over {len(run.trace)} epochs\n{run.metrics.round(2).to_string()}", flush=True)
         long = pd.concat(frames, ignore_index=True)
         summary = long.groupby(["dataset", "kernel", "metric", "k"])["ours"].agg(["mean", "std", "count"]).reset_index()
         pub = []

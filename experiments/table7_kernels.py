@@ -30,7 +30,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, variant): number of runs, epochs, and mean/std of P@1/3/5 and training seconds.
 
     ``std`` is the sample standard deviation over runs (NaN for a single run). ``epochs`` lists
-    the distinct epoch counts of the runs (e.g. ``"50"`` or ``"20/50"`` when they differ).
+    the distinct epoch counts of the runs (e.g. ``"50"`` or ``"20/50"`` when they differ); ``train_s``
+    is a run's training seconds summed over its epochs (also those of earlier, checkpointed sessions).
     """
     keys = ["dataset", "variant"]
     values = runs[["P@1", "P@3", "P@5", "train_s"]].groupby([runs[k] for k in keys])
@@ -138,7 +139,7 @@ def train_all(args: argparse.Namespace) -> None:
                     tr["dataset"], tr["variant"], tr["seed"] = name, variant, seed
                     traces.append(tr)
                     pk = {f"P@{k}": float(v) for k, v in zip((1, 3, 5), p.values)}
-                    rows.append(dict(dataset=name, variant=variant, seed=seed, epochs=train["epochs"], **pk, train_s=run.seconds["train"]))
+                    rows.append(dict(dataset=name, variant=variant, seed=seed, epochs=train["epochs"], **pk, train_s=run.seconds["epochs"]))
                     print(rows[-1], flush=True)
                     write_results(exp, pd.DataFrame(rows, columns=RUN_COLUMNS), pd.concat(traces, ignore_index=True))
 

@@ -40,7 +40,9 @@ class MLGPFRun:
         Test metric table from :func:`mlgp.metrics.evaluate` (percent; rows P, nDCG, PSP,
         PSnDCG; columns k = 1, 3, 5).
     seconds
-        Wall time of training (s) and of prediction (s).
+        ``train``: wall time of this call's training (s; validation included, restored epochs not);
+        ``epochs``: the per-epoch training seconds of the trace summed, restored epochs included
+        (what a run resumed from checkpoints cost in all); ``predict``: prediction (s).
     settings
         Everything the run was configured with.
     """
@@ -187,7 +189,7 @@ def train_mlgpf(
         seed=seed,
         num_train=Xtr.shape[0],
     )
-    return MLGPFRun(model, trace, table, {"train": train_s, "predict": predict_s}, settings)
+    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()) if len(trace) else 0.0, "predict": predict_s}, settings)
 
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:

@@ -99,6 +99,9 @@ def test_checkpointed_run_extends_to_the_uninterrupted_result(problem, tmp_path)
     np.testing.assert_allclose(extended.trace["elbo"], whole.trace["elbo"], rtol=1e-9)
     assert extended.trace["batch_size"].tolist() == [20, 20, 35, 35]
     np.testing.assert_allclose(extended.metrics.to_numpy(), whole.metrics.to_numpy(), rtol=1e-9)
+    # the restored epochs' seconds count in the run's training time
+    assert extended.seconds["epochs"] == pytest.approx(extended.trace["seconds"].sum())
+    assert extended.seconds["epochs"] > first.trace["seconds"].sum() > 0
     with pytest.raises(MLGPError, match="at epoch 4, past epochs=3"):
         train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, **kw)
 
