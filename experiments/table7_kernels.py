@@ -84,11 +84,9 @@ def collect(folders: list[Path], out: Path | None) -> None:
     if dup.any():
         raise ValueError(f"--collect: the same (dataset, variant, seed) appears in more than one run:\n{runs[dup]}")
     traces = pd.concat([p[1] for p in parts], ignore_index=True)
-    sources = [
-        dict(folder=str(f), settings=rec.get("settings"), command=rec.get("command"), wall_seconds=rec.get("wall_seconds"), status=rec.get("status"))
-        for f, (_, _, rec) in zip(folders, parts)
-    ]
+    sources = []
     for f, (_, _, rec) in zip(folders, parts):
+        sources.append(dict(folder=str(f), **{k: rec.get(k) for k in ("settings", "command", "wall_seconds", "status")}))
         if rec.get("status") != "ok":
             print(f"[table7_kernels] warning: {f} has no finished run record (status {rec.get('status', 'absent')}); using the runs it finished", flush=True)
     seeds = sorted(int(s) for s in runs["seed"].unique())

@@ -121,12 +121,6 @@ def train_mlgpf(
     from mlgp.models import MLGPF
     from mlgp.training import fit
 
-    # everything that must match for a checkpointed run to be resumed (epochs may grow)
-    resumable_settings = dict(
-        dataset=dataset.name, kernel=kernel, batch_size=batch_size, negatives=negatives, learning_rate=learning_rate,
-        fixed_inducing=fixed_inducing, whiten=whiten, batch_growth=list(batch_growth) if batch_growth else None,
-        bias_init=bias_init, seed=seed,
-    )
     defaults = PAPER_SETTINGS.get(dataset.name, {})
     K = dataset.num_labels
     P = num_latent_gps or defaults.get("num_latent_gps", min(K, 30))
@@ -136,6 +130,26 @@ def train_mlgpf(
         Xtr, Ytr = Xtr[:max_train], Ytr[:max_train]
     Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
     M = min(M, Xtr.shape[0])
+    settings = dict(
+        dataset=dataset.name,
+        kernel=kernel,
+        num_latent_gps=P,
+        num_inducing=M,
+        epochs=epochs,
+        batch_size=batch_size,
+        negatives=negatives,
+        learning_rate=learning_rate,
+        fixed_inducing=fixed_inducing,
+        whiten=whiten,
+        batch_growth=batch_growth,
+        bias_init=bias_init,
+        jit_compile=jit_compile,
+        seed=seed,
+        num_train=Xtr.shape[0],
+    )
+    if checkpoint_dir is not None:
+        # everything but the epoch count (which may grow) and how the step is compiled must match
+        _check_checkpoint_settings(Path(checkpoint_dir), {k: v for k, v in settings.items() if k not in ("epochs", "jit_compile")})
 
     model = MLGPF.from_data(
         Xtr,
@@ -148,8 +162,6 @@ def train_mlgpf(
         bias_init=bias_init,
         seed=seed,
     )
-    if checkpoint_dir is not None:
-        _check_checkpoint_settings(Path(checkpoint_dir), dict(resumable_settings, num_train=Xtr.shape[0], num_latent_gps=P, num_inducing=M))
     t0 = time.perf_counter()
     trace = fit(
         model,
@@ -172,24 +184,7 @@ def train_mlgpf(
     A, B = propensity_params(dataset.name)
     inv_prop = inverse_propensity(sp.csr_matrix(dataset.train.Y), a=A, b=B)
     table = evaluate(Yte, scores, ks=(1, 3, 5), inv_propensity=inv_prop, percent=True)
-    settings = dict(
-        dataset=dataset.name,
-        kernel=kernel,
-        num_latent_gps=P,
-        num_inducing=M,
-        epochs=epochs,
-        batch_size=batch_size,
-        negatives=negatives,
-        learning_rate=learning_rate,
-        fixed_inducing=fixed_inducing,
-        whiten=whiten,
-        batch_growth=batch_growth,
-        bias_init=bias_init,
-        jit_compile=jit_compile,
-        seed=seed,
-        num_train=Xtr.shape[0],
-    )
-    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()) if len(trace) else 0.0, "predict": predict_s}, settings)
+    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, settings)
 
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
@@ -197,6 +192,7 @@ def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     from mlgp.errors import MLGPError
 
     path = folder / "settings.json"
+    settings = json.loads(json.dumps(settings))  # as stored: tuples become lists
     if path.is_file():
         saved = json.loads(path.read_text())
         differ = {k: (saved.get(k), v) for k, v in settings.items() if saved.get(k) != v}
