@@ -120,3 +120,24 @@ def test_run_checkpoint_dir_names_each_run(tmp_path):
     args = _parse(["--checkpoint-dir", str(tmp_path)])
     assert run_checkpoint_dir(args, "bibtex", "se+linear", "seed0") == tmp_path / "bibtex_se+linear_seed0"
     assert run_checkpoint_dir(args, "a b", "x/y") == tmp_path / "a_b_x_y"
+
+
+@pytest.mark.parametrize("whiten", [False, True])
+def test_train_mlgpf_compiles_with_xla_only_for_whitened_models(problem, whiten, monkeypatch):
+    import mlgp.training
+
+    seen = {}
+    real_fit = mlgp.training.fit
+
+    def spy(*args, **kwargs):
+        seen["jit_compile"] = kwargs["jit_compile"]
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(mlgp.training, "fit", spy)
+    run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=40,
+                      whiten=whiten, progress=False)
+    assert seen["jit_compile"] is whiten and run.settings["jit_compile"] is whiten
+    # an explicit choice is kept
+    run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=40,
+                      whiten=whiten, jit_compile=not whiten, progress=False)
+    assert seen["jit_compile"] is (not whiten)

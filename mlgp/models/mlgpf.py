@@ -27,7 +27,7 @@ from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingV
 from gpflow.kernels import Kernel, SharedIndependent
 from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
-from ..variational import lower_triangular
+from ..variational import lower_triangular, shared_marginals
 
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..errors import DataFormatError, ShapeError
@@ -246,7 +246,14 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     # ----------------------------------------------------------------- predictions
     @inherit_check_shapes
     def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False):
-        """Marginals of the P latent GPs at dense ``Xnew`` (N, D): mean and variance (N, P)."""
+        """Marginals of the P latent GPs at dense ``Xnew`` (N, D): mean and variance (N, P).
+
+        Marginals (the default) use :func:`mlgp.variational.shared_marginals`, which shares the
+        projection K_ZZ⁻¹ K_Zx among the P functions; full covariances come from GPflow's
+        ``conditional``.
+        """
+        if not full_cov and not full_output_cov:
+            return shared_marginals(Xnew, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, white=self.whiten)
         mu, var = conditional(
             Xnew,
             self.inducing_variable,

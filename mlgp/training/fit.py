@@ -87,9 +87,11 @@ def fit(
         across its replicas.
     jit_compile
         Compile the training step with XLA (``tf.function(jit_compile=True)``): XLA fuses the
-        element-wise passes over the (P, M, M) Cholesky factors and Adam's update, which dominate a
-        step at the paper's sizes (Bibtex, P = 159, M = 400, batch 100: 1.03 s instead of 1.70 s per
-        step on a 2-core CPU). XLA does not raise on a failed Cholesky factorisation; the bound becomes
+        element-wise passes over the (P, M, M) Cholesky factors and Adam's update. It pays for
+        whitened models (Bibtex, P = 159, M = 400, batch 100, 2-core CPU: 0.53 s instead of 0.59 s per
+        step) and not for non-whitened ones, whose KL solves P triangular systems, which XLA's CPU
+        backend does slowly (2.0 s instead of 1.1 s); :func:`mlgp.recipes.train_mlgpf` chooses by
+        ``model.whiten``. XLA does not raise on a failed Cholesky factorisation; the bound becomes
         NaN instead, which stops training the same way. Not available with ``strategy``.
     progress
         Show a tqdm progress bar.
