@@ -2,7 +2,9 @@
 
 For each configuration (P latent GPs, M inducing inputs) on Bibtex this prints
 
-* seconds per epoch of MLGPF's compiled training step (minibatch ELBO + gradient + Adam),
+* seconds per epoch of MLGPF's compiled training step (minibatch ELBO + gradient + Adam), for the
+  paper's non-whitened q(u) with a plain ``tf.function`` step and, with ``--whiten``, for the
+  whitened q(u) with the XLA-compiled step that the experiment scripts train with,
 * the same for GPflow's stock route — ``SVGP`` with ``LinearCoregionalization``,
   ``SharedIndependentInducingVariables`` and a logistic ``Bernoulli`` likelihood — at equal P, M
   and batch size, and the ratio stock / MLGPF measured in the same run,
@@ -30,21 +32,22 @@ import numpy as np
 HERE = Path(__file__).resolve()
 
 
-def step_flops(B: int, D: int, M: int, P: int, K: int, kernel: str, n_gh: int = 10) -> float:
+def step_flops(B: int, D: int, M: int, P: int, K: int, kernel: str, n_gh: int = 10, whiten: bool = False) -> float:
     """Analytic FLOPs of one MLGPF training step (forward + backward ≈ 3 × forward).
 
     Counts the dense linear algebra that dominates: K_uf (2BMD per kernel part), K_uu (2M²D per
-    part), the Cholesky of K_uu (M³/3), L⁻¹K_uf (M²B), the P variances (2PM²B), the P KL trace
-    solves (PM³) and log-determinants, the mixing Φh (4BKP) and the quadrature (≈ 6 B K n_gh).
+    part), the Cholesky of K_uu (M³/3), L⁻¹K_uf (M²B, twice when not whitened), the P variances
+    (2PM²B), the P KL trace solves (PM³, not whitened only; whitened, the KL is O(PM²)), the mixing
+    Φh (4BKP) and the quadrature (≈ 6 B K n_gh).
     """
     parts = 2 if kernel == "se+linear" else 1
     fwd = (
         parts * (2 * B * M * D + 2 * M * M * D)
         + M**3 / 3
-        + M * M * B
+        + M * M * B * (1 if whiten else 2)
         + 2 * B * M * P
         + 2 * P * M * M * B
-        + P * M**3
+        + (0 if whiten else P * M**3)
         + 4 * B * K * P
         + 6 * B * K * n_gh
     )
@@ -82,9 +85,12 @@ def _load(quick: bool):
     return name, normalize(X).astype(np.float64).tocsr(), Y.tocsr()
 
 
-def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0) -> dict:
+def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False) -> dict:
     """Time ``epochs`` epochs of one route in this process (or, with ``steps`` > 0, ``steps`` single
-    full-size steps, scaled to an epoch as median step time × steps per epoch); return the figures."""
+    full-size steps, scaled to an epoch as median step time × steps per epoch); return the figures.
+
+    ``whiten`` selects the whitened q(u) for both routes; MLGPF's step is then XLA-compiled, as
+    :func:`mlgp.recipes.train_mlgpf` does."""
     import gpflow
     import tensorflow as tf
     from gpflow.keras import tf_keras
@@ -96,7 +102,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     N, D = X.shape
     K = Y.shape[1]
     tf.random.set_seed(0)
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, seed=0)
+    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, whiten=whiten, seed=0)
     opt = tf_keras.optimizers.Adam(0.005)
     sampler = MinibatchSampler(X, Y, batch_size=batch_size, negatives=None, seed=0)
 
@@ -120,7 +126,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
             num_latent_gps=P,
             q_mu=np.zeros((M, P)),
             q_sqrt=np.tile(0.2 * np.eye(M)[None], (P, 1, 1)),
-            whiten=False,
+            whiten=whiten,
             num_data=N,
         )
         stock.likelihood.quadrature = gpflow.quadrature.NDiagGHQuadrature(1, 10)
@@ -135,7 +141,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
                 rows = order[s : s + batch_size]
                 yield (tf.constant(X[rows].toarray()), tf.constant(Yd[rows]))
 
-    @tf.function
+    @tf.function(jit_compile=route == "mlgpf" and whiten)
     def step(batch):
         with tf.GradientTape() as tape:
             loss = loss_fn(batch)
@@ -165,9 +171,11 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
             epoch_seconds.append(time.perf_counter() - t0)
         sec = float(np.median(epoch_seconds))
         method = f"median of {epochs} epochs"
-    flops = step_flops(batch_size, D, M, P, K, "se+linear") * (N / batch_size)
+    flops = step_flops(batch_size, D, M, P, K, "se+linear", whiten=whiten) * (N / batch_size)
     return {
         "route": route,
+        "whiten": whiten,
+        "xla": route == "mlgpf" and whiten,
         "dataset": name,
         "N": N,
         "D": D,
@@ -183,10 +191,12 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     }
 
 
-def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0) -> dict:
+def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False) -> dict:
     cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}", f"--steps={steps}"]
     if quick:
         cmd.append("--quick")
+    if whiten:
+        cmd.append("--whiten")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark worker {route} P={P} M={M} failed:\n{proc.stderr[-3000:]}")
@@ -205,27 +215,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=None, help="timed epochs per measurement")
     parser.add_argument("--steps", type=int, default=0, help="time this many single steps instead of whole epochs (seconds/epoch = median step x steps/epoch); GPflow's stock route at P=159, M=400 needs about 20 GB and minutes per step")
     parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
+    parser.add_argument("--whiten", action="store_true", help="also time the whitened q(u) (MLGPF with its XLA-compiled step, as the experiment scripts train)")
+    parser.add_argument("--configs", default=None, help="P:M pairs to time, e.g. 159:400,30:100 (default: those two)")
     args = parser.parse_args(argv)
 
     if args.worker:
-        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps)))
+        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps, args.whiten)))
         return
 
     import pandas as pd
 
-    configs = [(8, 16)] if args.quick else [(159, 400), (30, 100)]
+    if args.configs:
+        configs = [tuple(int(v) for v in c.split(":")) for c in args.configs.split(",")]
+    else:
+        configs = [(8, 16)] if args.quick else [(159, 400), (30, 100)]
+    forms = [False, True] if (args.whiten or args.quick) else [False]
     batch_size = args.batch_size or (100 if args.quick else 500)
     epochs = args.epochs or (1 if args.quick else 2)
-    settings = dict(configs=configs, batch_size=batch_size, timed_epochs=epochs, timed_steps=args.steps, kernel="se+linear", dtype="float64")
+    settings = dict(configs=configs, whiten=forms, batch_size=batch_size, timed_epochs=epochs, timed_steps=args.steps, kernel="se+linear", dtype="float64")
     with Experiment("bench_mlgpf", quick=args.quick, settings=settings, out=args.out) as exp:
         rate = numpy_matmul_rate(500 if args.quick else 2000)
         rows = []
-        for P, M in configs:
-            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps)
+        for (P, M), whiten in ((c, w) for c in configs for w in forms):
+            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps, whiten)
             row = {
                 "P": P,
                 "M": M,
                 "batch": batch_size,
+                "q(u)": "whitened, XLA step" if whiten else "non-whitened",
                 "timing": ours["timing"],
                 "mlgpf s/epoch": ours["seconds_per_epoch"],
                 "mlgpf peak MB": ours["peak_rss_mb"],
@@ -234,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
                 "fraction of matmul rate": ours["gflops_per_s"] / rate,
             }
             if not args.no_stock:
-                stock = run_child("stock", P, M, batch_size, epochs, args.quick, args.steps)
+                stock = run_child("stock", P, M, batch_size, epochs, args.quick, args.steps, whiten)
                 row.update({
                     "stock s/epoch": stock["seconds_per_epoch"],
                     "stock peak MB": stock["peak_rss_mb"],
