@@ -44,6 +44,7 @@ __all__ = [
     "plot_traces",
     "results_root",
     "run_checkpoint_dir",
+    "source_revision",
     "training_options",
     "versions",
 ]
@@ -62,6 +63,25 @@ def results_root() -> Path:
     """Folder that holds every script's results: ``$MLGP_RESULTS`` or ``experiments/results``."""
     env = os.environ.get("MLGP_RESULTS")
     return Path(env) if env else _REPO / "experiments" / "results"
+
+
+def source_revision() -> dict[str, object] | None:
+    """The git commit of the package's source and whether its tracked files differ from it.
+
+    Read when a run starts (the code a run imports is the code of that moment); ``None`` outside a
+    git checkout or without git.
+    """
+    import subprocess
+
+    def git(*cmd: str) -> str:
+        return subprocess.run(["git", "-C", str(_REPO), *cmd], capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "mlgp", "experiments"))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "modified": dirty}
 
 
 def versions() -> dict[str, str]:
@@ -272,6 +292,7 @@ class Experiment:
         self.folder.mkdir(parents=True, exist_ok=True)
         self._t0 = time.perf_counter()
         self._started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self._revision = source_revision()
         print(f"[{self.name}] results in {self.folder}" + (" (quick mode)" if self.quick else ""), flush=True)
         return self
 
@@ -285,6 +306,7 @@ class Experiment:
             "settings": self.settings,
             "seeds": self.seeds,
             "versions": versions(),
+            "source": self._revision,
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
             "command": [Path(sys.argv[0]).name, *sys.argv[1:]],
             "files": self.files,
