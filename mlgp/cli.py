@@ -445,8 +445,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         seed=args.seed,
         progress=progress,
         max_train=settings["max_train"],
-        # XLA pays off at the paper's sizes (P=159, M=400: 1.7x per step) but not at the demo's
-        # P=60, M=200 (9.3 s per epoch with it, 8.9 s without, same metrics, on 2 cores)
+        # XLA pays off a little at the paper's sizes (whitened, P=159, M=400, batch 100: 0.53 vs
+        # 0.59 s per step on 2 cores) but not at the demo's P=60, M=200 (9.3 s per epoch with it,
+        # 8.9 s without, same metrics), and the compilations would lengthen a short demo
         jit_compile=False,
     )
     total = time.perf_counter() - t0
