@@ -54,6 +54,17 @@ def step_flops(B: int, D: int, M: int, P: int, K: int, kernel: str, n_gh: int = 
     return 3.0 * fwd
 
 
+def parse_configs(text: str) -> list[tuple[int, int]]:
+    """``"159:400,30:100"`` → ``[(159, 400), (30, 100)]``; ``argparse`` reports anything else."""
+    try:
+        pairs = [tuple(int(v) for v in c.split(":")) for c in text.split(",")]
+    except ValueError:
+        pairs = []
+    if not pairs or any(len(p) != 2 or min(p) < 1 for p in pairs):
+        raise argparse.ArgumentTypeError(f"expected P:M pairs of positive integers such as 159:400,30:100, got {text!r}")
+    return pairs  # type: ignore[return-value]
+
+
 def numpy_matmul_rate(n: int = 2000, repeats: int = 5) -> float:
     """Median GFLOP/s of a float64 ``n × n`` NumPy matrix product on this machine."""
     rng = np.random.default_rng(0)
@@ -216,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=0, help="time this many single steps instead of whole epochs (seconds/epoch = median step x steps/epoch); GPflow's stock route at P=159, M=400 needs about 20 GB and minutes per step")
     parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
     parser.add_argument("--whiten", action="store_true", help="also time the whitened q(u) (MLGPF with its XLA-compiled step, as the experiment scripts train)")
-    parser.add_argument("--configs", default=None, help="P:M pairs to time, e.g. 159:400,30:100 (default: those two)")
+    parser.add_argument("--configs", type=parse_configs, default=None, help="P:M pairs to time, e.g. 159:400,30:100 (default: those two)")
     args = parser.parse_args(argv)
 
     if args.worker:
@@ -225,10 +236,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import pandas as pd
 
-    if args.configs:
-        configs = [tuple(int(v) for v in c.split(":")) for c in args.configs.split(",")]
-    else:
-        configs = [(8, 16)] if args.quick else [(159, 400), (30, 100)]
+    configs = args.configs or ([(8, 16)] if args.quick else [(159, 400), (30, 100)])
     forms = [False, True] if (args.whiten or args.quick) else [False]
     batch_size = args.batch_size or (100 if args.quick else 500)
     epochs = args.epochs or (1 if args.quick else 2)

@@ -25,3 +25,16 @@ def test_quick_mode_runs(script: Path, data_home: Path, tmp_path: Path) -> None:
         timeout=600,
     )
     assert proc.returncode == 0, f"{script.name} --quick failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+
+
+def test_bench_configs_option_parses_pairs_and_rejects_the_rest() -> None:
+    import argparse
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_mlgpf", REPO / "experiments" / "bench_mlgpf.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.parse_configs("159:400,30:100") == [(159, 400), (30, 100)]
+    for bad in ("159", "159:x", "0:400", "159:400:2", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            bench.parse_configs(bad)

@@ -91,7 +91,7 @@ def fit(
         whitened models (Bibtex, P = 159, M = 400, batch 100, 2-core CPU: 0.53 s instead of 0.59 s per
         step) and not for non-whitened ones, whose KL solves P triangular systems, which XLA's CPU
         backend does slowly (2.0 s instead of 1.1 s); :func:`mlgp.recipes.train_mlgpf` chooses by
-        ``model.whiten``. XLA does not raise on a failed Cholesky factorisation; the bound becomes
+        its ``whiten`` argument. XLA does not raise on a failed Cholesky factorisation; the bound becomes
         NaN instead, which stops training the same way. Not available with ``strategy``.
     progress
         Show a tqdm progress bar.

@@ -7,8 +7,10 @@ marginal of h_p at x is N(m_p(x), s_p(x)) with
 
 where a = K_ZZ⁻¹ k_Zx (non-whitened) or a = L_K⁻¹ k_Zx (whitened). The kernel and Z are shared, so
 a is computed once for all P functions, and the P products L_pᵀ a are one matrix product
-(P·M, M) × (M, B) instead of GPflow's batched product with a copy of a per function (about 1.6×
-faster forward and backward at the paper's sizes, P = 159, M = 400). ``K_ZZ`` and ``K_Zx`` come from
+(P·M, M) × (M, B) instead of GPflow's batched product with a copy of a per function. At the paper's
+sizes (P = 159, M = 400, B = 100, 2-core CPU) that product takes 0.19 s instead of 0.31 s forward and
+backward under XLA, and a whole XLA training step 0.53 s instead of 0.60 s; without XLA the step is
+no faster than GPflow's route. ``K_ZZ`` and ``K_Zx`` come from
 GPflow's ``covariances.Kuu`` / ``Kuf`` dispatch, so inducing variables registered there work here.
 """
 
@@ -18,6 +20,8 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow import covariances
 from gpflow.config import default_jitter
+from gpflow.inducing_variables import InducingVariables
+from gpflow.kernels import Kernel
 
 __all__ = ["shared_marginals", "shared_marginals_from_projection"]
 
@@ -51,7 +55,14 @@ def shared_marginals_from_projection(
     return mean, var
 
 
-def shared_marginals(Xnew, inducing_variable, kernel, q_mu, q_sqrt, white: bool = False):
+def shared_marginals(
+    Xnew: tf.Tensor,
+    inducing_variable: InducingVariables,
+    kernel: Kernel,
+    q_mu: tf.Tensor,
+    q_sqrt: tf.Tensor,
+    white: bool = False,
+) -> tuple[tf.Tensor, tf.Tensor]:
     """Means and variances (N, P) at ``Xnew`` (N, D) for a shared kernel and shared Z.
 
     Parameters
