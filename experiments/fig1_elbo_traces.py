@@ -16,13 +16,8 @@ import pandas as pd
 
 
 def main(argv: list[str] | None = None) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, run_checkpoint_dir, training_options
+    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -40,20 +35,14 @@ def main(argv: list[str] | None = None) -> None:
             kw = QUICK_SIZES if args.quick else {}
             ckpt = run_checkpoint_dir(args, args.dataset, "se", "fixed" if fixed else "optimised", f"seed{seed}")
             run = train_mlgpf(ds, kernel="se", fixed_inducing=fixed, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **kw)
-            tr = run.trace[["epoch", "elbo"]].copy()
+            cols = ["epoch", "elbo"] + (["P@1"] if "P@1" in run.trace else [])
+            tr = run.trace[cols].copy()
             tr["inducing"] = label
-            tr["test P@1"] = float(run.metrics.loc["P"].iloc[0])
+            tr["final test P@1"] = float(run.metrics.loc["P"].iloc[0])
             traces.append(tr)
         df = pd.concat(traces, ignore_index=True)
         exp.table("elbo_traces", df)
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        for label, g in df.groupby("inducing"):
-            ax.plot(g["epoch"], g["elbo"], label=f"{label} (test P@1 {g['test P@1'].iloc[0]:.1f}%)")
-        ax.set_xlabel("epoch")
-        ax.set_ylabel("ELBO estimate")
-        ax.set_title(f"MLGPF (SE) on {args.dataset}")
-        ax.legend()
-        fig.tight_layout()
+        fig = plot_traces(df, ["inducing"], title=f"MLGPF (SE) on {args.dataset}: inducing inputs fixed vs optimised")
         exp.figure("elbo_traces", fig)
 
 

@@ -32,6 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "add_argparse_args",
     "add_training_args",
     "compare_with_paper",
+    "elbo_axis_limits",
     "plot_traces",
     "results_root",
     "run_checkpoint_dir",
@@ -210,6 +212,34 @@ def compare_with_paper(
     return merged
 
 
+def elbo_axis_limits(epoch: np.ndarray, elbo: np.ndarray) -> tuple[float, float, int] | None:
+    """ELBO-axis limits that leave out the first tenth of the epochs, for :func:`plot_traces`.
+
+    Parameters
+    ----------
+    epoch, elbo
+        (T,) epoch numbers and ELBO values of one or more stacked traces.
+
+    Returns
+    -------
+    (bottom, top, cut): the limits (5% margins) and the last epoch they ignore; or None with fewer than 10 epochs, when no finite value is left
+    after the cut, or when nothing before the cut lies below it (no clipping needed).
+    """
+    epoch = np.asarray(epoch, dtype=float)
+    elbo = np.asarray(elbo, dtype=float)
+    if epoch.size == 0 or np.nanmax(epoch) < 10:
+        return None
+    cut = int(np.nanmax(epoch) // 10)
+    late = elbo[(epoch > cut) & np.isfinite(elbo)]
+    if late.size == 0:
+        return None
+    lo, hi = float(late.min()), float(np.nanmax(elbo))
+    margin = 0.05 * max(hi - lo, abs(lo) * 1e-6)
+    if not np.any(elbo[np.isfinite(elbo)] < lo - margin):
+        return None
+    return lo - margin, hi + margin, cut
+
+
 def plot_traces(traces: pd.DataFrame, by: Sequence[str], title: str | None = None):
     """Figure of per-epoch training traces: the ELBO, and test P@1 beside it when recorded.
 
@@ -226,6 +256,13 @@ def plot_traces(traces: pd.DataFrame, by: Sequence[str], title: str | None = Non
     Returns
     -------
     matplotlib.figure.Figure
+
+    Notes
+    -----
+    The ELBO of the first epochs is often far below the rest (Bibtex: −120,000 after one epoch,
+    −36,000 after 100), which would flatten every later difference into one line. With 10 or more
+    epochs the ELBO axis therefore starts just below the lowest value after the first tenth of the
+    epochs (:func:`elbo_axis_limits`), and the panel says so.
     """
     import matplotlib
 
@@ -242,6 +279,12 @@ def plot_traces(traces: pd.DataFrame, by: Sequence[str], title: str | None = Non
         if with_p1:
             axes[0, 1].plot(g["epoch"], g["P@1"], label=label)
     axes[0, 0].set_ylabel("ELBO estimate (mean over the epoch's steps)")
+    limits = elbo_axis_limits(traces["epoch"].to_numpy(), traces["elbo"].to_numpy())
+    if limits is not None:
+        bottom, top, first = limits
+        axes[0, 0].set_ylim(bottom, top)
+        last = int(np.nanmax(traces["epoch"]))
+        axes[0, 0].set_title(f"axis fitted to epochs {first + 1}–{last}; earlier ones run off the bottom", fontsize="small")
     if with_p1:
         axes[0, 1].set_ylabel("test P@1 (%)")
     for ax in axes[0]:
