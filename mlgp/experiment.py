@@ -222,8 +222,9 @@ def elbo_axis_limits(epoch: np.ndarray, elbo: np.ndarray) -> tuple[float, float,
 
     Returns
     -------
-    (bottom, top, cut): the limits (5% margins) and the last epoch they ignore; or None with fewer than 10 epochs, when no finite value is left
-    after the cut, or when nothing before the cut lies below it (no clipping needed).
+    (bottom, top, cut): the limits (5% margins) and the last epoch they ignore; or None with fewer
+    than 10 epochs, when no finite value is left after the cut, or when nothing before the cut lies
+    below it (no clipping needed).
     """
     epoch = np.asarray(epoch, dtype=float)
     elbo = np.asarray(elbo, dtype=float)
