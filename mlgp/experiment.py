@@ -130,6 +130,11 @@ def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default="log-odds",
         help="initial bias b: the labels' log-odds (default) or the authors' N(0, 1/P)",
     )
+    parser.add_argument(
+        "--unit-sphere-z",
+        action="store_true",
+        help="keep the inducing inputs on the unit sphere, as the authors' code does (default: free Z)",
+    )
     parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
     parser.add_argument(
         "--checkpoint-dir",
@@ -169,9 +174,8 @@ def _batch_growth(text: str) -> tuple[int, int]:
 
 
 def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
-    """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init`` and ``validate`` for
-    :func:`mlgp.recipes.train_mlgpf`
-    from parsed :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
+    """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init``,
+    ``unit_sphere_inducing`` and ``validate`` for :func:`mlgp.recipes.train_mlgpf` from parsed :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
     return dict(
         epochs=args.epochs or (quick_epochs if args.quick else epochs),
         batch_size=args.batch_size or (200 if args.quick else 500),
@@ -179,6 +183,7 @@ def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: i
         whiten=bool(args.whiten),
         batch_growth=getattr(args, "batch_growth", None),
         bias_init=getattr(args, "bias_init", "log-odds"),
+        unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", False)),
         validate=bool(getattr(args, "validate", False)),
     )
 

@@ -71,6 +71,7 @@ def train_mlgpf(
     negatives: int | None = None,
     learning_rate: float = 0.005,
     fixed_inducing: bool = False,
+    unit_sphere_inducing: bool = False,
     whiten: bool = False,
     batch_growth: tuple[int, int] | None = None,
     bias_init: str = "log-odds",
@@ -96,6 +97,9 @@ def train_mlgpf(
         Passed to :func:`mlgp.training.fit` (``negatives=None`` uses every label: exact bound).
     fixed_inducing
         The SE-F variant: Z fixed at random training points.
+    unit_sphere_inducing
+        Keep Z on the unit sphere like the (L2-normalised) inputs, as the authors' code does
+        (:class:`mlgp.inducing.UnitSphereInducingPoints`).
     whiten
         Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form.
     batch_growth
@@ -145,6 +149,7 @@ def train_mlgpf(
         negatives=negatives,
         learning_rate=learning_rate,
         fixed_inducing=fixed_inducing,
+        unit_sphere_inducing=unit_sphere_inducing,
         whiten=whiten,
         batch_growth=batch_growth,
         bias_init=bias_init,
@@ -163,6 +168,7 @@ def train_mlgpf(
         num_latent_gps=P,
         num_inducing=M,
         fixed_inducing=fixed_inducing,
+        unit_sphere_inducing=unit_sphere_inducing,
         whiten=whiten,
         bias_init=bias_init,
         seed=seed,
@@ -192,6 +198,11 @@ def train_mlgpf(
     return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, settings)
 
 
+#: Settings added after checkpoints were first written, with the value an older ``settings.json``
+#: (which lacks them) implies.
+_SETTINGS_ADDED = {"unit_sphere_inducing": False}
+
+
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     """Write ``settings.json`` in a new checkpoint folder; refuse to resume one made with other settings."""
     from mlgp.errors import MLGPError
@@ -199,7 +210,7 @@ def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     path = folder / "settings.json"
     settings = json.loads(json.dumps(settings))  # as stored: tuples become lists
     if path.is_file():
-        saved = json.loads(path.read_text())
+        saved = {**_SETTINGS_ADDED, **json.loads(path.read_text())}
         differ = {k: (saved.get(k), v) for k, v in settings.items() if saved.get(k) != v}
         if differ:
             text = ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in differ.items())

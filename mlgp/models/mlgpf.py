@@ -114,6 +114,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         num_latent_gps: int = 30,
         num_inducing: int = 100,
         fixed_inducing: bool = False,
+        unit_sphere_inducing: bool = False,
         whiten: bool = False,
         kmeans_iterations: int = 5,
         q_mu_init: float = 0.5,
@@ -136,6 +137,9 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             P (1 ≤ P ≤ K) and M (1 ≤ M ≤ N).
         fixed_inducing
             SE-F: Z fixed at random training points instead of trainable k-means centres.
+        unit_sphere_inducing
+            Keep Z on the unit sphere (:class:`mlgp.inducing.UnitSphereInducingPoints`), as the
+            authors' code does for its L2-normalised inputs; the initial Z is scaled onto it.
         q_mu_init, q_sqrt_init
             Initial q(u_p): mean ``q_mu_init`` everywhere, covariance ``q_sqrt_init``² I.
         bias_init
@@ -170,6 +174,10 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
                 stacklevel=2,
             )
         Z = random_inducing(X, M, seed) if fixed_inducing else kmeans_inducing(X, M, kmeans_iterations, seed)
+        if unit_sphere_inducing:
+            from ..inducing import UnitSphereInducingPoints
+
+            Z = UnitSphereInducingPoints(Z)
         likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
         if bias_init == "log-odds":
             likelihood.bias.assign(label_log_odds(Y))
@@ -195,6 +203,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             num_data=N,
             whiten=bool(whiten),
             fixed_inducing=bool(fixed_inducing),
+            unit_sphere_inducing=bool(unit_sphere_inducing),
             bias_init=bias_init,
             num_gauss_hermite_points=int(num_gauss_hermite_points),
         )
@@ -368,10 +377,16 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         if not spec or spec.get("kernel") is None:
             raise DataFormatError("this save holds no model structure (model not built by MLGPF.from_data); use load_parameters")
         D, K, P, M = spec["num_features"], spec["num_labels"], spec["num_latent_gps"], spec["num_inducing"]
+        if spec.get("unit_sphere_inducing", False):  # saves made before the option lack the key
+            from ..inducing import UnitSphereInducingPoints
+
+            Z = UnitSphereInducingPoints(np.ones((M, D)))
+        else:
+            Z = np.zeros((M, D))
         model = cls(
             make_kernel(spec["kernel"], D),
             MultiLabelBernoulli(K, P, num_gauss_hermite_points=spec["num_gauss_hermite_points"]),
-            np.zeros((M, D)),
+            Z,
             num_data=spec["num_data"],
             whiten=spec["whiten"],
         )
