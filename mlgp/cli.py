@@ -548,7 +548,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default=None, metavar="NAME",
                    help="dataset in the data home, or 'synthetic' (default: bibtex when a data "
                         "home is set, else synthetic)")
-    p.add_argument("--kernel", default=None, choices=("linear", "se", "se+linear"))
+    p.add_argument("--kernel", default=None, choices=("linear", "se", "se+linear", "se+linear-shared"))
     p.add_argument("--latent", type=_positive_int, default=None, metavar="P", help="latent GPs P")
     p.add_argument("--inducing", type=_positive_int, default=None, metavar="M",
                    help="inducing inputs M")

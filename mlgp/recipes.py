@@ -89,7 +89,8 @@ def train_mlgpf(
     dataset
         A :class:`mlgp.data.Dataset` (train/test splits with CSR ``X`` (N, D) and ``Y`` (N, K)).
     kernel
-        ``"linear"``, ``"se"`` or ``"se+linear"``.
+        ``"linear"``, ``"se"``, ``"se+linear"`` or ``"se+linear-shared"`` (the authors' SE+LR with
+        one ARD vector shared by both parts).
     num_latent_gps, num_inducing
         P and M; default to the paper's Table 2 values for the dataset, else P = min(K, 30),
         M = 100.

@@ -1,5 +1,8 @@
 """Build the paper's kernels (LR, SE, SE+LR) from GPflow's stock kernels with one ARD weight per input.
 
+``"se+linear-shared"`` is the SE+LR kernel as the authors' code writes it, one ARD scale vector
+shared by both parts (:class:`mlgp.kernels.SharedScaleSEPlusLinear`).
+
 The paper writes the SE kernel as k(x, z) = σ² exp(−‖Λ(x − z)‖²) and the linear one as
 k(x, z) = xᵀ diag(v) z. GPflow's ``SquaredExponential`` is σ² exp(−½ Σ_d (x_d − z_d)²/ℓ_d²), so the
 paper's Λ = I corresponds to ℓ_d = 1/√2, which is the default here. GPflow's ``Linear`` with a
@@ -23,6 +26,8 @@ _ALIASES = {
     "se+linear": "se+linear",
     "se+lr": "se+linear",
     "linear+se": "se+linear",
+    "se+linear-shared": "se+linear-shared",
+    "se+lr-shared": "se+linear-shared",
 }
 #: Names :func:`make_kernel` accepts (case-insensitive), with their canonical form.
 KERNEL_NAMES: tuple[str, ...] = tuple(sorted(_ALIASES))
@@ -47,7 +52,9 @@ def make_kernel(
     Parameters
     ----------
     name
-        ``"linear"`` (``"lr"``), ``"se"`` or ``"se+linear"`` (``"se+lr"``).
+        ``"linear"`` (``"lr"``), ``"se"``, ``"se+linear"`` (``"se+lr"``) or ``"se+linear-shared"``
+        (the authors' SE+LR with one shared ARD vector; ``lengthscale`` sets its scales to
+        1/(√2 ℓ), ``variance`` is not used: its two weights sum to one).
     num_features
         D, the input dimension (one ARD weight per dimension).
     lengthscale
@@ -63,6 +70,10 @@ def make_kernel(
     D = int(num_features)
     if D < 1:
         raise ShapeError(f"num_features must be ≥ 1, got {num_features}")
+    if kind == "se+linear-shared":
+        from .shared_scale import SharedScaleSEPlusLinear
+
+        return SharedScaleSEPlusLinear(D, scale=1.0 / (np.sqrt(2.0) * lengthscale))
     share = variance / 2.0 if kind == "se+linear" else variance
     parts: list[Kernel] = []
     if kind in ("se", "se+linear"):

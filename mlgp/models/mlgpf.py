@@ -132,7 +132,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         Y
             (N, K) 0/1 labels, CSR or dense.
         kernel
-            ``"linear"``, ``"se"``, ``"se+linear"`` or a GPflow kernel.
+            ``"linear"``, ``"se"``, ``"se+linear"``, ``"se+linear-shared"`` (see
+            :func:`mlgp.kernels.make_kernel`) or a GPflow kernel.
         num_latent_gps, num_inducing
             P (1 ≤ P ≤ K) and M (1 ≤ M ≤ N).
         fixed_inducing
