@@ -423,7 +423,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
           + (f" (using the first {n_train})" if n_train < ds.train.num_points else "")
           + f", N_test={ds.test.num_points}, D={ds.num_features}, K={K}")
     print(f"model: MLGPF, kernel {settings['kernel']}, P={settings['latent']} latent GPs, "
-          f"M={settings['inducing']} inducing inputs; Adam (lr 0.005), {settings['epochs']} "
+          f"M={settings['inducing']} inducing inputs"
+          + (" on the unit sphere" if args.unit_sphere_z else " (free)")
+          + f"; Adam (lr 0.005), {settings['epochs']} "
           f"epoch(s), batch {settings['batch_size']}, "
           + ("all labels per point" if args.negatives is None
              else f"positives + {args.negatives} sampled negatives per point")
@@ -442,6 +444,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         batch_size=settings["batch_size"],
         whiten=settings["whiten"],
         negatives=args.negatives,
+        unit_sphere_inducing=args.unit_sphere_z,
         seed=args.seed,
         progress=progress,
         max_train=settings["max_train"],
@@ -542,9 +545,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "demo", help="train MLGPF and print its test metrics",
         description="Train MLGPF with the paper's recipe (L2-normalised rows, k-means inducing "
-                    "inputs, Adam at 0.005) on Bibtex when a data home is available, else on a "
-                    "synthetic problem, and print the test metrics and the ELBO trace. Defaults "
-                    "for Bibtex: kernel se+linear, P=60, M=200, whitened q(u), 30 epochs, batch 100.")
+                    "inputs kept on the unit sphere, Adam at 0.005) on Bibtex when a data home is "
+                    "available, else on a synthetic problem, and print the test metrics and the "
+                    "ELBO trace. Defaults for Bibtex: kernel se+linear, P=60, M=200, whitened q(u), 30 epochs, batch 100.")
     p.add_argument("--dataset", default=None, metavar="NAME",
                    help="dataset in the data home, or 'synthetic' (default: bibtex when a data "
                         "home is set, else synthetic)")
@@ -558,6 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="negative labels sampled per point (default: all labels, the exact bound)")
     p.add_argument("--max-train", type=_positive_int, default=None, metavar="N",
                    help="use only the first N training points")
+    p.add_argument("--unit-sphere-z", action=argparse.BooleanOptionalAction, default=True,
+                   help="keep the inducing inputs on the unit sphere like the inputs (default)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="tiny run for tests: P=8, M=20, 1 epoch, 300 training points")

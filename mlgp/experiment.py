@@ -132,8 +132,10 @@ def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--unit-sphere-z",
-        action="store_true",
-        help="keep the inducing inputs on the unit sphere, as the authors' code does (default: free Z)",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep the inducing inputs on the unit sphere, as the authors' code does (default); "
+        "--no-unit-sphere-z leaves Z free, as this repository's runs before 2026-11-25 did",
     )
     parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
     parser.add_argument(
@@ -183,7 +185,7 @@ def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: i
         whiten=bool(args.whiten),
         batch_growth=getattr(args, "batch_growth", None),
         bias_init=getattr(args, "bias_init", "log-odds"),
-        unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", False)),
+        unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", True)),
         validate=bool(getattr(args, "validate", False)),
     )
 

@@ -194,8 +194,15 @@ def test_demo_quick_synthetic(no_data_home, capsys) -> None:
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
     assert "data: synthetic" in out and "MLGP_DATA" in out
-    assert "P=8 latent GPs, M=20 inducing inputs" in out
+    assert "P=8 latent GPs, M=20 inducing inputs on the unit sphere" in out
     assert "true utilities" in out
+    _check_demo_output(out)
+
+
+def test_demo_free_inducing_inputs(no_data_home, capsys) -> None:
+    assert main(["demo", "--quick", "--no-unit-sphere-z"]) == 0
+    out = capsys.readouterr().out
+    assert "M=20 inducing inputs (free)" in out
     _check_demo_output(out)
 
 

@@ -123,19 +123,20 @@ def test_save_load_round_trip_keeps_the_sphere(problem, tmp_path):
 def test_recipe_option_flag_and_checkpoints_from_before_the_option(problem, tmp_path):
     parser = add_training_args(argparse.ArgumentParser())
     parser.add_argument("--quick", action="store_true")
-    assert training_options(parser.parse_args([]))["unit_sphere_inducing"] is False
-    assert training_options(parser.parse_args(["--unit-sphere-z"]))["unit_sphere_inducing"] is True
+    assert training_options(parser.parse_args([]))["unit_sphere_inducing"] is True
+    assert training_options(parser.parse_args(["--no-unit-sphere-z"]))["unit_sphere_inducing"] is False
 
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=5, batch_size=20, progress=False, jit_compile=False)
-    run = train_mlgpf(problem, epochs=1, unit_sphere_inducing=True, **kw)
+    run = train_mlgpf(problem, epochs=1, **kw)  # the recipe's default
     assert run.settings["unit_sphere_inducing"] is True
     np.testing.assert_allclose(np.linalg.norm(run.model.inducing_variable.inducing_variable.Z.numpy(), axis=1), 1.0)
 
     ckpt = tmp_path / "run"
+    kw["unit_sphere_inducing"] = False
     train_mlgpf(problem, epochs=1, checkpoint_dir=ckpt, **kw)
     settings = json.loads((ckpt / "settings.json").read_text())
     del settings["unit_sphere_inducing"]  # as written before the option existed
     (ckpt / "settings.json").write_text(json.dumps(settings))
     assert len(train_mlgpf(problem, epochs=2, checkpoint_dir=ckpt, **kw).trace) == 2
     with pytest.raises(MLGPError, match="unit_sphere_inducing: checkpoint False, now True"):
-        train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, unit_sphere_inducing=True, **kw)
+        train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, **dict(kw, unit_sphere_inducing=True))
