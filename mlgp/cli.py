@@ -547,7 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train MLGPF with the paper's recipe (L2-normalised rows, k-means inducing "
                     "inputs kept on the unit sphere, Adam at 0.005) on Bibtex when a data home is "
                     "available, else on a synthetic problem, and print the test metrics and the "
-                    "ELBO trace. Defaults for Bibtex: kernel se+linear, P=60, M=200, whitened q(u), 30 epochs, batch 100.")
+                    "ELBO trace. Defaults for Bibtex: kernel se+linear, P=60, M=200, whitened "
+                    "q(u), 30 epochs, batch 100.")
     p.add_argument("--dataset", default=None, metavar="NAME",
                    help="dataset in the data home, or 'synthetic' (default: bibtex when a data "
                         "home is set, else synthetic)")

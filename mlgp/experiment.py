@@ -177,7 +177,8 @@ def _batch_growth(text: str) -> tuple[int, int]:
 
 def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
     """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init``,
-    ``unit_sphere_inducing`` and ``validate`` for :func:`mlgp.recipes.train_mlgpf` from parsed :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
+    ``unit_sphere_inducing`` and ``validate`` for :func:`mlgp.recipes.train_mlgpf` from parsed
+    :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
     return dict(
         epochs=args.epochs or (quick_epochs if args.quick else epochs),
         batch_size=args.batch_size or (200 if args.quick else 500),

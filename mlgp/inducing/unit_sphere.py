@@ -63,5 +63,5 @@ class UnitSphereInducingPoints(InducingPoints):
         if not np.all(np.isfinite(norms)) or np.any(norms == 0):
             bad = np.flatnonzero(~np.isfinite(norms) | (norms == 0))
             raise ShapeError(f"inducing inputs on the unit sphere need finite non-zero rows; rows {bad[:10].tolist()} are not")
-        super().__init__(Z / norms[:, None], name=name)
-        self.Z = Parameter(Z / norms[:, None], transform=UnitRows(), dtype=default_float(), name="Z")
+        # GPflow's base class keeps a Parameter it is given, so Z is built once, with its transform
+        super().__init__(Parameter(Z / norms[:, None], transform=UnitRows(), dtype=default_float(), name="Z"), name=name)
