@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
-from gpflow import Parameter, default_float, kullback_leiblers
+from gpflow import Parameter, covariances, default_float, kullback_leiblers
+from gpflow.config import default_jitter
 from gpflow.conditionals import conditional
 from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
 from gpflow.kernels import Kernel, SharedIndependent
@@ -211,10 +212,22 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         return model
 
     # ----------------------------------------------------------------- the bound
-    @check_shapes("return: []")
-    def prior_kl(self) -> tf.Tensor:
-        """Σ_p KL[q(u_p) ‖ p(u_p)] (the full KL, not halved)."""
-        return kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten)
+    @check_shapes("return: [M, M]")
+    def kuu_cholesky(self) -> tf.Tensor:
+        """chol(K_ZZ + jitter I), (M, M): the one factorisation that the marginals and the KL share."""
+        Kmm = covariances.Kuu(self.inducing_variable, self.kernel, jitter=default_jitter())
+        return tf.linalg.cholesky(Kmm)
+
+    @check_shapes("kuu_cholesky: [M, M]", "return: []")
+    def prior_kl(self, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
+        """Σ_p KL[q(u_p) ‖ p(u_p)] (the full KL, not halved).
+
+        ``kuu_cholesky``: :meth:`kuu_cholesky`, when the caller has it already (the whitened KL
+        does not need it).
+        """
+        if kuu_cholesky is None or self.whiten:
+            return kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten)
+        return kullback_leiblers.gauss_kl(self.q_mu, self.q_sqrt, K_cholesky=kuu_cholesky)
 
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:  # type: ignore[override]
         return self.elbo(data)
@@ -227,15 +240,23 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """
         return -(self.elbo(data) + self.log_prior_density())
 
-    def expected_log_likelihood(self, data) -> tf.Tensor:
-        """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch."""
+    def expected_log_likelihood(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
+        """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch.
+
+        ``kuu_cholesky``: (M, M) :meth:`kuu_cholesky`, when the caller has it already.
+        """
         X, Y = data
-        f_mean, f_var = self.predict_f(X)
+        if kuu_cholesky is None:
+            f_mean, f_var = self.predict_f(X)
+        else:
+            f_mean, f_var = shared_marginals(
+                X, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, white=self.whiten, kuu_cholesky=kuu_cholesky
+            )
         if isinstance(Y, LabelBatch):
             return self.likelihood.subsampled_expectations(f_mean, f_var, Y)
         return self.likelihood.variational_expectations(X, f_mean, f_var, Y)
 
-    def elbo(self, data) -> tf.Tensor:
+    def elbo(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
         """The bound (an unbiased estimate of it for minibatches and subsampled labels).
 
         Parameters
@@ -243,10 +264,16 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         data
             ``(X, Y)``: X (B, D) dense features; Y either (B, K) 0/1 labels (exact label sum) or a
             :class:`~mlgp.likelihoods.LabelBatch` (subsampled negatives).
+        kuu_cholesky
+            (M, M) :meth:`kuu_cholesky`; computed here (once, for the marginals and the KL) when
+            not given. Passing it lets a caller differentiate the factorisation separately
+            (``fit(jit_compile="except-cholesky")``).
         """
         X = data[0]
-        kl = self.prior_kl()
-        var_exp = self.expected_log_likelihood(data)
+        if kuu_cholesky is None:
+            kuu_cholesky = self.kuu_cholesky()
+        kl = self.prior_kl(kuu_cholesky)
+        var_exp = self.expected_log_likelihood(data, kuu_cholesky)
         if self.num_data is not None:
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype)
         else:

@@ -62,6 +62,7 @@ def shared_marginals(
     q_mu: tf.Tensor,
     q_sqrt: tf.Tensor,
     white: bool = False,
+    kuu_cholesky: tf.Tensor | None = None,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Means and variances (N, P) at ``Xnew`` (N, D) for a shared kernel and shared Z.
 
@@ -78,9 +79,13 @@ def shared_marginals(
         (M, P) means and (P, M, M) lower-triangular Cholesky factors.
     white
         Whitened parameterisation.
+    kuu_cholesky
+        (M, M) chol(K_ZZ + jitter I) when the caller has it already (the KL needs it too);
+        computed here otherwise.
     """
-    Kmm = covariances.Kuu(inducing_variable, kernel, jitter=default_jitter())
+    if kuu_cholesky is None:
+        kuu_cholesky = tf.linalg.cholesky(covariances.Kuu(inducing_variable, kernel, jitter=default_jitter()))
     Kmn = covariances.Kuf(inducing_variable, kernel, Xnew)
     base_kernel = getattr(kernel, "kernel", kernel)
     Knn = base_kernel(Xnew, full_cov=False)
-    return shared_marginals_from_projection(Kmn, tf.linalg.cholesky(Kmm), Knn, q_mu, q_sqrt, white)
+    return shared_marginals_from_projection(Kmn, kuu_cholesky, Knn, q_mu, q_sqrt, white)
