@@ -340,7 +340,57 @@ def test_xla_compiled_step_matches_the_plain_step(problem):
             np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
 
 
-def test_xla_step_stops_on_divergence(problem):
+@pytest.mark.parametrize("whiten", [True, False])
+def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten):
+    """jit_compile="except-cholesky": the chain-rule term through chol(K_ZZ), added outside XLA,
+    makes the trajectory that of the plain step (kernel and Z trained, exact and sampled labels)."""
+    data = (problem.train.X, problem.train.Y)
+    kw_model = dict(kernel="se+linear", unit_sphere_inducing=True, whiten=whiten)
+    for negatives in (None, 3):
+        kw = dict(epochs=3, batch_size=16, negatives=negatives, learning_rate=0.02, seed=2, progress=False)
+        plain, split = build(problem, **kw_model), build(problem, **kw_model)
+        start = values(plain)
+        t_plain = fit(plain, data, **kw)
+        t_split = fit(split, data, jit_compile="except-cholesky", **kw)
+        np.testing.assert_allclose(t_split["elbo"], t_plain["elbo"], rtol=1e-9)
+        for a, b, s0 in zip(values(plain), values(split), start):
+            assert np.max(np.abs(a - s0)) > 1e-4  # every variable, kernel and Z included, moved
+            np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
+
+
+def test_bound_given_the_kuu_cholesky_equals_the_bound(problem):
+    """elbo / prior_kl with a precomputed chol(K_ZZ) equal the self-contained computations."""
+    X, Y = problem.train.X.toarray(), problem.train.Y.toarray().astype(np.float64)
+    for whiten in (False, True):
+        model = build(problem, kernel="se+linear", whiten=whiten)
+        Lm = model.kuu_cholesky()
+        Kmm = gpflow.covariances.Kuu(model.inducing_variable, model.kernel, jitter=gpflow.config.default_jitter())
+        np.testing.assert_allclose(Lm.numpy() @ Lm.numpy().T, Kmm.numpy(), rtol=1e-12, atol=1e-12)
+        stock_kl = gpflow.kullback_leiblers.prior_kl(model.inducing_variable, model.kernel, model.q_mu, model.q_sqrt, whiten=whiten)
+        np.testing.assert_allclose(model.prior_kl(Lm).numpy(), stock_kl.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(model.elbo((X, Y), kuu_cholesky=Lm).numpy(), model.elbo((X, Y)).numpy(), rtol=1e-12)
+        # a different factor changes the bound: the argument is used, not recomputed
+        assert abs(float(model.elbo((X, Y), kuu_cholesky=2.0 * Lm)) - full_elbo(model, problem)) > 1e-3
+
+
+def test_jit_compile_values_are_checked(problem):
+    data = (problem.train.X, problem.train.Y)
+    with pytest.raises(ValueError, match="jit_compile must be False, True or 'except-cholesky'"):
+        fit(build(problem), data, epochs=1, jit_compile="yes", progress=False)
+
+    class NoCholesky(gpflow.Module):
+        def __init__(self, model):
+            self.model = model
+
+        def elbo(self, data):
+            return self.model.elbo(data)
+
+    with pytest.raises(ValueError, match="kuu_cholesky"):
+        fit(NoCholesky(build(problem)), data, epochs=1, jit_compile="except-cholesky", progress=False)
+
+
+@pytest.mark.parametrize("jit_compile", [True, "except-cholesky"])
+def test_xla_step_stops_on_divergence(problem, jit_compile):
     """Under XLA a failed step gives a NaN bound instead of an error; fit still stops and restores."""
     model = build(problem)
     saved = {}
@@ -354,7 +404,7 @@ def test_xla_step_stops_on_divergence(problem):
             q.assign(bad)
 
     with pytest.raises(TrainingDivergedError, match=r"ELBO became nan at epoch 2, step 1.*end of epoch 1"):
-        fit(model, (problem.train.X, problem.train.Y), epochs=3, batch_size=30, jit_compile=True,
+        fit(model, (problem.train.X, problem.train.Y), epochs=3, batch_size=30, jit_compile=jit_compile,
             callback=inject_nan, progress=False)
     for a, b in zip(saved["values"], values(model)):
         assert np.array_equal(a, b)

@@ -51,7 +51,7 @@ def fit(
     checkpoint_every: int = 1,
     batch_growth: tuple[int, int] | None = None,
     strategy: tf.distribute.Strategy | None = None,
-    jit_compile: bool = False,
+    jit_compile: bool | str = False,
     progress: bool = True,
     callback: Callable[[int, object, dict], None] | None = None,
 ) -> pd.DataFrame:
@@ -86,13 +86,15 @@ def fit(
         A ``tf.distribute.Strategy`` whose scope the model was built in; each minibatch is split
         across its replicas.
     jit_compile
-        Compile the training step with XLA (``tf.function(jit_compile=True)``): XLA fuses the
-        element-wise passes over the (P, M, M) Cholesky factors and Adam's update. It pays for
-        whitened models (Bibtex, P = 159, M = 400, batch 100, 2-core CPU: 0.53 s instead of 0.59 s per
-        step) and not for non-whitened ones, whose KL solves P triangular systems, which XLA's CPU
-        backend does slowly (2.0 s instead of 1.1 s); :func:`mlgp.recipes.train_mlgpf` chooses by
-        its ``whiten`` argument. XLA does not raise on a failed Cholesky factorisation; the bound becomes
-        NaN instead, which stops training the same way. Not available with ``strategy``.
+        ``False``: a plain ``tf.function`` step. ``True``: the whole step compiled with XLA
+        (``tf.function(jit_compile=True)``), which fuses the element-wise passes over the (P, M, M)
+        Cholesky factors and Adam's update. ``"except-cholesky"``: chol(K_ZZ) and its gradient in
+        plain TensorFlow, the rest of the bound, its gradient and the update under XLA, because XLA's
+        CPU Cholesky and triangular solves are several times slower than TensorFlow's; needs a model
+        with ``kuu_cholesky()`` and ``elbo(data, kuu_cholesky)`` (:class:`~mlgp.models.MLGPF`).
+        ``experiments/bench_mlgpf.py`` times the three; :func:`mlgp.recipes.train_mlgpf` chooses by
+        its ``whiten`` argument. XLA does not raise on a failed Cholesky factorisation; the bound
+        becomes NaN instead, which stops training the same way. Not available with ``strategy``.
     progress
         Show a tqdm progress bar.
     callback
@@ -124,8 +126,12 @@ def fit(
     variables = model.trainable_variables
     if not variables:
         raise MLGPError("the model has no trainable variables")
+    if jit_compile not in (False, True, "except-cholesky"):
+        raise ValueError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
+    if jit_compile == "except-cholesky" and not (hasattr(model, "kuu_cholesky") and hasattr(model, "elbo")):
+        raise ValueError("jit_compile='except-cholesky' needs a model with kuu_cholesky() and elbo(data, kuu_cholesky)")
     if jit_compile and strategy is not None:
-        raise ValueError("jit_compile=True cannot be combined with a tf.distribute strategy")
+        raise ValueError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
     if strategy is not None:
         outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
         if outside:
@@ -242,8 +248,10 @@ def _log_prior(model) -> tf.Tensor:
     return model.log_prior_density() if hasattr(model, "log_prior_density") else tf.constant(0.0, default_float())
 
 
-def _make_step(model, opt, strategy, num_data: int, jit_compile: bool = False):
+def _make_step(model, opt, strategy, num_data: int, jit_compile: bool | str = False):
     variables = model.trainable_variables
+    if jit_compile == "except-cholesky":
+        return _make_split_step(model, opt)
     if strategy is None:
 
         @tf.function(reduce_retracing=True, jit_compile=jit_compile)
@@ -288,6 +296,46 @@ def _make_step(model, opt, strategy, num_data: int, jit_compile: bool = False):
 
         dist = strategy.experimental_distribute_values_from_function(part)
         return distributed_step(dist, tf.constant(float(B), dtype=default_float()))
+
+    return step
+
+
+def _make_split_step(model, opt):
+    """A step with chol(K_ZZ) outside XLA and everything else inside.
+
+    The bound is a function of the variables θ and of L = chol(K_ZZ(θ)). The XLA part returns the
+    bound, ∂loss/∂θ with L held fixed and ∂loss/∂L; plain TensorFlow adds the chain-rule term
+    (∂L/∂θ)ᵀ ∂loss/∂L by differentiating its own Cholesky with ``output_gradients``.
+    """
+    variables = model.trainable_variables
+    index = {v.ref(): i for i, v in enumerate(variables)}
+
+    @tf.function(jit_compile=True)
+    def bound_and_gradients(xb, yb, Lm):
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(variables)
+            tape.watch(Lm)
+            elbo = model.elbo((xb, yb), kuu_cholesky=Lm)
+            loss = -(elbo + _log_prior(model))
+        grads = tape.gradient(loss, [*variables, Lm], unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return elbo, grads[:-1], grads[-1]
+
+    @tf.function(jit_compile=True)
+    def apply(grads):
+        opt.apply_gradients(zip(grads, variables))
+
+    @tf.function(reduce_retracing=True)
+    def step(xb, yb):
+        with tf.GradientTape() as tape:  # watches the trainable variables that K_ZZ reads
+            Lm = model.kuu_cholesky()
+        elbo, grads, dLm = bound_and_gradients(xb, yb, Lm)
+        watched = [v for v in tape.watched_variables() if v.ref() in index]
+        grads = list(grads)
+        for v, g in zip(watched, tape.gradient(Lm, watched, output_gradients=dLm)):
+            if g is not None:
+                grads[index[v.ref()]] += g
+        apply(grads)
+        return elbo
 
     return step
 
