@@ -76,7 +76,7 @@ def train_mlgpf(
     whiten: bool = False,
     batch_growth: tuple[int, int] | None = None,
     bias_init: str = "log-odds",
-    jit_compile: bool | None = None,
+    jit_compile: bool | str | None = None,
     seed: int = 0,
     validate: bool = False,
     checkpoint_dir: str | None = None,
@@ -114,10 +114,12 @@ def train_mlgpf(
         ``"log-odds"`` (label frequencies) or ``"random"`` (the authors' N(0, 1/P)); see
         :meth:`mlgp.models.MLGPF.from_data`.
     jit_compile
-        Compile the training step with XLA (see :func:`mlgp.training.fit`). ``None`` (default): only
-        for whitened models. XLA speeds the whitened step up (Bibtex, P = 159, M = 400, batch 100:
-        0.53 s instead of 0.59 s on a 2-core CPU) but slows the non-whitened one down (2.0 s instead
-        of 1.1 s), whose KL solves P triangular systems and XLA's CPU triangular solve is slow.
+        How :func:`mlgp.training.fit` compiles the step (``False``, ``True`` or
+        ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
+        for everything but chol(K_ZZ): on Bibtex, P = 159, M = 400, batch 100, 2-core CPU, about
+        18% faster than the all-XLA step, see ``experiments/bench_mlgpf.py``), ``False`` for
+        non-whitened ones, whose KL solves P triangular systems that XLA's CPU backend handles
+        slowly (the all-XLA step took 2.0 s instead of 1.1 s).
     validate
         Track test P@1/3/5 in the trace every epoch.
     checkpoint_dir
@@ -143,7 +145,7 @@ def train_mlgpf(
     Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
     M = min(M, Xtr.shape[0])
     if jit_compile is None:
-        jit_compile = bool(whiten)
+        jit_compile = "except-cholesky" if whiten else False
     settings = dict(
         dataset=dataset.name,
         kernel=kernel,
