@@ -2,9 +2,11 @@
 
 For each configuration (P latent GPs, M inducing inputs) on Bibtex this prints
 
-* seconds per epoch of MLGPF's compiled training step (minibatch ELBO + gradient + Adam), for the
-  paper's non-whitened q(u) with a plain ``tf.function`` step and, with ``--whiten``, for the
-  whitened q(u) with the XLA-compiled step that the experiment scripts train with,
+* seconds per epoch of MLGPF's compiled training step (minibatch ELBO + gradient + Adam, the step
+  :func:`mlgp.training.fit` builds), for the paper's non-whitened q(u) with a plain ``tf.function``
+  step and, with ``--whiten``, for the whitened q(u) with the all-XLA step (``jit_compile=True``)
+  and the step that leaves chol(K_ZZ) outside XLA (``"except-cholesky"``, what the experiment
+  scripts train with),
 * the same for GPflow's stock route — ``SVGP`` with ``LinearCoregionalization``,
   ``SharedIndependentInducingVariables`` and a logistic ``Bernoulli`` likelihood — at equal P, M
   and batch size, and the ratio stock / MLGPF measured in the same run,
@@ -96,18 +98,24 @@ def _load(quick: bool):
     return name, normalize(X).astype(np.float64).tocsr(), Y.tocsr()
 
 
-def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False) -> dict:
+STEP_MODES = {"plain": False, "xla": True, "except-cholesky": "except-cholesky"}
+STEP_NAMES = {"plain": "tf.function", "xla": "XLA", "except-cholesky": "XLA except chol(K_ZZ)"}
+
+
+def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False, step_mode: str = "plain") -> dict:
     """Time ``epochs`` epochs of one route in this process (or, with ``steps`` > 0, ``steps`` single
     full-size steps, scaled to an epoch as median step time × steps per epoch); return the figures.
 
-    ``whiten`` selects the whitened q(u) for both routes; MLGPF's step is then XLA-compiled, as
-    :func:`mlgp.recipes.train_mlgpf` does."""
+    ``whiten`` selects the whitened q(u) for both routes; ``step_mode`` (a key of
+    :data:`STEP_MODES`) how MLGPF's step is compiled (GPflow's stock step is a plain
+    ``tf.function``)."""
     import gpflow
     import tensorflow as tf
     from gpflow.keras import tf_keras
 
     from mlgp.models import MLGPF
     from mlgp.training import MinibatchSampler
+    from mlgp.training.fit import _make_step
 
     name, X, Y = _load(quick)
     N, D = X.shape
@@ -118,8 +126,11 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     sampler = MinibatchSampler(X, Y, batch_size=batch_size, negatives=None, seed=0)
 
     if route == "mlgpf":
-        loss_fn = model.training_loss
-        variables = model.trainable_variables
+        # the step that fit() trains with
+        fit_step = _make_step(model, opt, None, N, STEP_MODES[step_mode])
+
+        def step(batch):
+            return fit_step(*batch)
 
         def batches():
             yield from sampler.epoch()
@@ -152,13 +163,13 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
                 rows = order[s : s + batch_size]
                 yield (tf.constant(X[rows].toarray()), tf.constant(Yd[rows]))
 
-    @tf.function(jit_compile=route == "mlgpf" and whiten)
-    def step(batch):
-        with tf.GradientTape() as tape:
-            loss = loss_fn(batch)
-        grads = tape.gradient(loss, variables)
-        opt.apply_gradients(zip(grads, variables))
-        return loss
+        @tf.function
+        def step(batch):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(batch)
+            grads = tape.gradient(loss, variables)
+            opt.apply_gradients(zip(grads, variables))
+            return loss
 
     # Warm-up: trace and run one step so that compilation is not timed.
     step(next(iter(batches())))
@@ -186,7 +197,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     return {
         "route": route,
         "whiten": whiten,
-        "xla": route == "mlgpf" and whiten,
+        "step": STEP_NAMES[step_mode] if route == "mlgpf" else "tf.function",
         "dataset": name,
         "N": N,
         "D": D,
@@ -202,8 +213,8 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     }
 
 
-def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False) -> dict:
-    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}", f"--steps={steps}"]
+def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False, step_mode: str = "plain") -> dict:
+    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}", f"--steps={steps}", f"--step-mode={step_mode}"]
     if quick:
         cmd.append("--quick")
     if whiten:
@@ -226,12 +237,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=None, help="timed epochs per measurement")
     parser.add_argument("--steps", type=int, default=0, help="time this many single steps instead of whole epochs (seconds/epoch = median step x steps/epoch); GPflow's stock route at P=159, M=400 needs about 20 GB and minutes per step")
     parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
-    parser.add_argument("--whiten", action="store_true", help="also time the whitened q(u) (MLGPF with its XLA-compiled step, as the experiment scripts train)")
+    parser.add_argument("--step-mode", choices=list(STEP_MODES), default="plain", help=argparse.SUPPRESS)
+    parser.add_argument("--whiten", action="store_true", help="also time the whitened q(u) (MLGPF's all-XLA step and the one with chol(K_ZZ) outside XLA, which the experiment scripts train with)")
     parser.add_argument("--configs", type=parse_configs, default=None, help="P:M pairs to time, e.g. 159:400,30:100 (default: those two)")
     args = parser.parse_args(argv)
 
     if args.worker:
-        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps, args.whiten)))
+        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps, args.whiten, args.step_mode)))
         return
 
     import pandas as pd
@@ -245,30 +257,32 @@ def main(argv: list[str] | None = None) -> None:
         rate = numpy_matmul_rate(500 if args.quick else 2000)
         rows = []
         for (P, M), whiten in ((c, w) for c in configs for w in forms):
-            ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps, whiten)
-            row = {
-                "P": P,
-                "M": M,
-                "batch": batch_size,
-                "q(u)": "whitened, XLA step" if whiten else "non-whitened",
-                "timing": ours["timing"],
-                "mlgpf s/epoch": ours["seconds_per_epoch"],
-                "mlgpf peak MB": ours["peak_rss_mb"],
-                "mlgpf GFLOP/s": ours["gflops_per_s"],
-                "numpy matmul GFLOP/s": rate,
-                "fraction of matmul rate": ours["gflops_per_s"] / rate,
-            }
-            if not args.no_stock:
-                stock = run_child("stock", P, M, batch_size, epochs, args.quick, args.steps, whiten)
-                row.update({
-                    "stock s/epoch": stock["seconds_per_epoch"],
-                    "stock peak MB": stock["peak_rss_mb"],
-                    "speed-up (stock/mlgpf)": stock["seconds_per_epoch"] / ours["seconds_per_epoch"],
-                })
-            row["dataset"] = ours["dataset"]
-            row["N"] = ours["N"]
-            rows.append(row)
-            print(pd.DataFrame([row]).to_string(index=False), flush=True)
+            stock = None if args.no_stock else run_child("stock", P, M, batch_size, epochs, args.quick, args.steps, whiten)
+            for mode in ("xla", "except-cholesky") if whiten else ("plain",):
+                ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps, whiten, mode)
+                row = {
+                    "P": P,
+                    "M": M,
+                    "batch": batch_size,
+                    "q(u)": "whitened" if whiten else "non-whitened",
+                    "mlgpf step": STEP_NAMES[mode],
+                    "timing": ours["timing"],
+                    "mlgpf s/epoch": ours["seconds_per_epoch"],
+                    "mlgpf peak MB": ours["peak_rss_mb"],
+                    "mlgpf GFLOP/s": ours["gflops_per_s"],
+                    "numpy matmul GFLOP/s": rate,
+                    "fraction of matmul rate": ours["gflops_per_s"] / rate,
+                }
+                if stock is not None:
+                    row.update({
+                        "stock s/epoch": stock["seconds_per_epoch"],
+                        "stock peak MB": stock["peak_rss_mb"],
+                        "speed-up (stock/mlgpf)": stock["seconds_per_epoch"] / ours["seconds_per_epoch"],
+                    })
+                row["dataset"] = ours["dataset"]
+                row["N"] = ours["N"]
+                rows.append(row)
+                print(pd.DataFrame([row]).to_string(index=False), flush=True)
         exp.table("bench_mlgpf", pd.DataFrame(rows))
 
 
