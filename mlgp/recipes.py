@@ -116,8 +116,8 @@ def train_mlgpf(
     jit_compile
         How :func:`mlgp.training.fit` compiles the step (``False``, ``True`` or
         ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
-        for everything but chol(K_ZZ): on Bibtex, P = 159, M = 400, batch 100, 2-core CPU, about
-        18% faster than the all-XLA step, see ``experiments/bench_mlgpf.py``), ``False`` for
+        for everything but chol(K_ZZ): on Bibtex, P = 159, M = 400, batch 100, 2-core CPU, 21.2 s
+        per epoch against 27.0 s for the all-XLA step, ``experiments/bench_mlgpf.py``), ``False`` for
         non-whitened ones, whose KL solves P triangular systems that XLA's CPU backend handles
         slowly (the all-XLA step took 2.0 s instead of 1.1 s).
     validate
