@@ -3,7 +3,7 @@
 Build with ``python -m sphinx -b html docs docs/_build/html`` (needs the ``docs`` extra). Pages are
 MyST Markdown; notebooks under ``notebooks/`` are MyST-NB text notebooks (jupytext "md:myst"
 format). They are not executed during the build (``nb_execution_mode = "off"``): the test suite
-runs their code cells instead (``tests/test_docs.py``).
+runs their code cells instead (``tests/docs/test_docs.py``).
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def test_topk_dense_matches_reference(kind, k):
 
 
 def test_topk_dense_small_chunks(monkeypatch):
-    import mlgp.metrics as m
+    import mlgp.scores._topk as m
 
     monkeypatch.setattr(m, "_CHUNK_ELEMENTS", 20)
     rng = np.random.default_rng(1)

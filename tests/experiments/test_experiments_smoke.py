@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p for p in (REPO / "experiments").glob("*.py") if not p.name.startswith("_"))
 
 

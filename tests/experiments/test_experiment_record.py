@@ -11,7 +11,7 @@ import pytest
 
 from mlgp.experiment import Experiment, source_revision
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_run_record_names_the_source_commit(tmp_path):

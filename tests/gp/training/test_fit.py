@@ -22,7 +22,7 @@ from mlgp.errors import MLGPError, ShapeError, TrainingDivergedError
 from mlgp.models import MLGPF
 from mlgp.training import fit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 fit_module = importlib.import_module("mlgp.training.fit")  # `mlgp.training.fit` the attribute is the function
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "docs" / "notebooks").glob("*.md"))
 #: Pages whose ```python examples are run as one script (the others' examples train for minutes).
 PAGES_RUN = [REPO / "docs" / "data_and_metrics.md"]

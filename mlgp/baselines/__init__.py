@@ -1,0 +1,11 @@
+"""Classical multi-label baselines as scikit-learn estimators on NumPy/SciPy.
+
+Contract: every estimator here follows scikit-learn's (``__init__`` only stores parameters,
+``fit(X, Y)`` validates once through :mod:`mlgp.validation` and returns ``self``, learned
+attributes end in ``_``, ``get_params`` / ``set_params`` / ``clone`` work) and offers the shared
+scoring interface: ``decision_function(X)`` → dense (N, K) scores and ``predict_topk(X, k)`` →
+:class:`mlgp.scores.TopK`, both computed in batches by :func:`mlgp.scores.score_in_batches` for
+CSR or dense ``X``. This package imports neither TensorFlow nor the GP modules (kernels, inducing,
+likelihoods, variational, models, training); it meets the rest of mlgp only in ``data``,
+``scores``, ``metrics``, ``validation`` and ``errors``. :class:`LabelFrequency` is the template.
+"""
