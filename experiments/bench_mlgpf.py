@@ -115,7 +115,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
 
     from mlgp.models import MLGPF
     from mlgp.training import MinibatchSampler
-    from mlgp.training.fit import _make_step
+    from mlgp.training import make_step
 
     name, X, Y = _load(quick)
     N, D = X.shape
@@ -127,7 +127,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
 
     if route == "mlgpf":
         # the step that fit() trains with
-        fit_step = _make_step(model, opt, None, N, STEP_MODES[step_mode])
+        fit_step = make_step(model, opt, None, N, STEP_MODES[step_mode])
 
         def step(batch):
             return fit_step(*batch)

@@ -101,6 +101,11 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         return self.likelihood.num_labels
 
     @property
+    def num_features(self) -> int:
+        """D, the input dimension."""
+        return int(self.inducing_variable.inducing_variable.Z.shape[-1])
+
+    @property
     def num_inducing(self) -> int:
         """M."""
         return int(self.inducing_variable.num_inducing)
@@ -319,7 +324,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             If given, return :class:`mlgp.metrics.TopK` with the ``top_k`` best labels per row
             (memory O(N top_k)); otherwise the dense (N, K) array.
         """
-        X = check_features(X, num_features=self._num_features())
+        X = check_features(X, num_features=self.num_features)
         batch_size = _check_batch_size(batch_size)
         N = X.shape[0]
         if top_k is not None:
@@ -346,7 +351,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
 
     def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
         """Predictive label probabilities E_q[σ(f_k(x))], dense (N, K)."""
-        X = check_features(X, num_features=self._num_features())
+        X = check_features(X, num_features=self.num_features)
         batch_size = _check_batch_size(batch_size)
         out = []
         for start in range(0, X.shape[0], int(batch_size)):
@@ -356,8 +361,6 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             out.append(self.likelihood.predict_mean_and_var(xb, mu, var)[0].numpy())
         return np.concatenate(out, axis=0)
 
-    def _num_features(self) -> int:
-        return int(self.inducing_variable.inducing_variable.Z.shape[-1])
 
     # ----------------------------------------------------------------- saving without pickle
     def save(self, path: str | Path) -> Path:

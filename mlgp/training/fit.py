@@ -24,7 +24,7 @@ from ..errors import MLGPError, ShapeError, TrainingDivergedError
 from ..validation import check_features, check_labels
 from .sampler import MinibatchSampler
 
-__all__ = ["fit"]
+__all__ = ["fit", "make_step"]
 
 
 def _snapshot(variables) -> list[np.ndarray]:
@@ -142,7 +142,7 @@ def fit(
     else:
         opt = optimizer or tf_keras.optimizers.Adam(learning_rate)
 
-    step = _make_step(model, opt, strategy, sampler.num_data, jit_compile)
+    step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
     manager = None
@@ -227,21 +227,21 @@ def _check_model_fits_data(model, X, Y) -> None:
     num_labels = getattr(model, "num_labels", None)
     if num_labels is not None and int(num_labels) != K:
         raise ShapeError(f"the labels have K = {K} columns but the model has {num_labels} labels")
-    num_features = getattr(model, "_num_features", None)
-    if callable(num_features) and int(num_features()) != D:
-        raise ShapeError(f"the features have D = {D} columns but the model expects {num_features()}")
+    num_features = getattr(model, "num_features", None)
+    if num_features is not None and int(num_features) != D:
+        raise ShapeError(f"the features have D = {D} columns but the model expects {num_features}")
 
 
 def _build_optimizer(opt, variables, strategy) -> None:
-    """Create the optimizer's slot variables now (so that they can be snapshotted or restored)."""
-    if getattr(opt, "_mlgp_built", False):
-        return
+    """Create the optimizer's slot variables now (so that they can be snapshotted or restored).
+
+    tf-keras optimizers build once; a second ``build`` returns at once.
+    """
     if strategy is not None:
         with strategy.scope():
             opt.build(variables)
     else:
         opt.build(variables)
-    opt._mlgp_built = True
 
 
 def _log_prior(model) -> tf.Tensor:
@@ -249,7 +249,13 @@ def _log_prior(model) -> tf.Tensor:
     return model.log_prior_density() if hasattr(model, "log_prior_density") else tf.constant(0.0, default_float())
 
 
-def _make_step(model, opt, strategy, num_data: int, jit_compile: bool | str = False):
+def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
+    """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → the bound's estimate.
+
+    Each call takes one optimizer step on ``-(elbo + log prior)``. ``jit_compile`` as in
+    :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``. Public so that benchmarks time
+    exactly the step that training uses.
+    """
     variables = model.trainable_variables
     if jit_compile == "except-cholesky":
         return _make_split_step(model, opt)
