@@ -105,7 +105,7 @@ def row(task: str, size: str, times: list[float], amount: float | None = None, u
 def main(argv: list[str] | None = None) -> None:
     import pandas as pd
 
-    from mlgp.data import find_data_home, read_xc
+    from mlgp.data import data_home, read_xc
     from mlgp.experiment import Experiment, add_argparse_args
     from mlgp.metrics import evaluate, inverse_propensity, topk
 
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> None:
         sizes["repeats"] = args.repeats
     seed = (args.seeds or [0])[0]
     reps = sizes["repeats"]
-    home = find_data_home()
+    home = data_home(required=False)
     settings = dict(sizes, labels_per_row=LABELS_PER_ROW, top_k=TOP_K, ks=[1, 3, 5],
                     data_home=str(home) if home else None)
 

@@ -6,9 +6,6 @@ with the environment variable ``MLGP_RESULTS``). Inside it a script writes its t
 Markdown) and figures (PNG); on exit the helper records the settings, seeds, package versions,
 command line and wall time in ``run.json`` — also when the script fails, with the error.
 
-Published numbers are printed beside ours by :func:`compare_with_paper`, which adds ``paper`` and
-``difference`` columns to a long-form table.
-
 Example
 -------
 >>> parser = argparse.ArgumentParser()
@@ -35,13 +32,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import MLGPError
+from .recipes.settings import PAPER_BATCH_GROWTH, batch_growth
+
 __all__ = [
     "PAPER_BATCH_GROWTH",
     "QUICK_SIZES",
     "Experiment",
     "add_argparse_args",
     "add_training_args",
-    "compare_with_paper",
     "elbo_axis_limits",
     "plot_traces",
     "results_root",
@@ -51,8 +50,6 @@ __all__ = [
     "versions",
 ]
 
-#: The authors' batch schedule (their code's defaults): start at 100 points, add 20 every 10 epochs.
-PAPER_BATCH_GROWTH = (10, 20)
 
 #: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).
 QUICK_SIZES = dict(num_latent_gps=8, num_inducing=20, max_train=300)
@@ -135,7 +132,7 @@ def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         action=argparse.BooleanOptionalAction,
         default=True,
         help="keep the inducing inputs on the unit sphere, as the authors' code does (default); "
-        "--no-unit-sphere-z leaves Z free, as this repository's runs before 2026-11-25 did",
+        "--no-unit-sphere-z leaves Z free",
     )
     parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
     parser.add_argument(
@@ -163,16 +160,11 @@ def run_checkpoint_dir(args: argparse.Namespace, *parts: object) -> Path | None:
 
 
 def _batch_growth(text: str) -> tuple[int, int]:
-    """Parse ``--batch-growth``: ``"paper"`` or ``"EVERY,INC"`` with EVERY ≥ 1 and INC ≥ 0."""
-    if text.strip().lower() == "paper":
-        return PAPER_BATCH_GROWTH
+    """Parse ``--batch-growth`` with :func:`mlgp.recipes.batch_growth` (``"paper"`` or ``"EVERY,INC"``)."""
     try:
-        every, inc = (int(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'paper' or EVERY,INC (two integers), got {text!r}") from None
-    if every < 1 or inc < 0:
-        raise argparse.ArgumentTypeError(f"need EVERY ≥ 1 and INC ≥ 0, got {text!r}")
-    return every, inc
+        return batch_growth(text)
+    except MLGPError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
@@ -189,35 +181,6 @@ def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: i
         unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", True)),
         validate=bool(getattr(args, "validate", False)),
     )
-
-
-def compare_with_paper(
-    ours: pd.DataFrame,
-    paper: pd.DataFrame,
-    on: Sequence[str],
-    value: str = "ours",
-) -> pd.DataFrame:
-    """Put published numbers beside ours.
-
-    Parameters
-    ----------
-    ours
-        Long-form table with the key columns ``on`` and a value column ``value``.
-    paper
-        Long-form table with the key columns ``on`` and a column ``paper``.
-    on
-        Key columns (e.g. ``["dataset", "metric", "k"]``).
-
-    Returns
-    -------
-    ``ours`` with ``paper`` (NaN where the paper gives no number) and ``difference = ours − paper``.
-    """
-    missing = [c for c in list(on) + [value] if c not in ours.columns]
-    if missing:
-        raise KeyError(f"compare_with_paper: our table lacks columns {missing}")
-    merged = ours.merge(paper[list(on) + ["paper"]], how="left", on=list(on))
-    merged["difference"] = merged[value] - merged["paper"]
-    return merged
 
 
 def elbo_axis_limits(epoch: np.ndarray, elbo: np.ndarray) -> tuple[float, float, int] | None:

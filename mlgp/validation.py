@@ -9,7 +9,14 @@ import scipy.sparse as sp
 
 from .errors import ShapeError
 
-__all__ = ["check_features", "check_labels", "check_positive_int", "check_training_data"]
+__all__ = [
+    "check_estimator_features",
+    "check_estimator_labels",
+    "check_features",
+    "check_labels",
+    "check_positive_int",
+    "check_training_data",
+]
 
 
 def check_features(X, name: str = "X", num_features: int | None = None) -> sp.csr_matrix | np.ndarray:
@@ -93,3 +100,53 @@ def check_positive_int(value, name: str) -> int:
     if value < 1:
         raise ShapeError(f"{name} must be >= 1, got {value}")
     return value
+
+
+def check_estimator_features(X, n_features: int | None, name: str):
+    """First checks of ``X`` in scikit-learn's wording: real, 2-D, D >= 1 (``n_features=None``,
+    in ``fit``) or the D that estimator ``name`` saw in ``fit``. Returns ``X`` (dense input as an
+    array) for :func:`check_features`, which does the rest. For scikit-learn estimators, whose
+    common checks (``parametrize_with_checks``) expect these messages."""
+    if not sp.issparse(X):
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError):
+            return X  # ragged or not numeric: check_features says why
+    if np.dtype(X.dtype).kind == "c":
+        raise ShapeError(f"Complex data not supported: X has dtype {X.dtype}; give real features")
+    if X.ndim == 1:
+        raise ShapeError(f"X must be 2-D (N, D), got a 1-D array of shape {X.shape}. Reshape your data: "
+                         "X.reshape(-1, 1) for a single feature, X.reshape(1, -1) for a single point.")
+    if X.ndim == 2 and n_features is None and X.shape[0] > 0 and X.shape[1] == 0:
+        raise ShapeError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.ndim == 2 and n_features is not None and X.shape[1] != n_features:
+        raise ShapeError(f"X has {X.shape[1]} features, but {name} is expecting "
+                         f"{n_features} features as input.")
+    return X
+
+
+def check_estimator_labels(Y, num_points: int, name: str):
+    """``Y`` as CSR 0/1 (N, K) for a scikit-learn estimator's ``fit``; a missing or 1-D target gets a
+    message saying what is expected."""
+    if Y is None:
+        raise ShapeError(f"{name} requires y to be passed, but the target y is None "
+                         "(give Y, the (N, K) 0/1 label matrix)")
+    if not sp.issparse(Y):
+        try:
+            Y = np.asarray(Y)
+        except (TypeError, ValueError):
+            return check_labels(Y, num_points=num_points)  # ragged or not numeric: it says why
+        if Y.ndim == 1:  # type_of_target names it: 'binary', 'multiclass', 'continuous', ...
+            raise ShapeError(f"Y must be a 2-D (N, K) 0/1 label matrix; got a 1-D target of type "
+                             f"{_type_of_target(Y, input_name='Y')!r} with shape {Y.shape}. "
+                             "Turn 1-D class labels into an indicator matrix first (sklearn.preprocessing."
+                             "LabelBinarizer).")
+    if np.dtype(Y.dtype).kind == "c":
+        raise ShapeError("Complex data not supported: Y must hold 0/1 labels")
+    return check_labels(Y, num_points=num_points)
+
+
+def _type_of_target(Y, input_name: str) -> str:
+    from sklearn.utils.multiclass import type_of_target
+
+    return type_of_target(Y, input_name=input_name)

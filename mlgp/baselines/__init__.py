@@ -9,3 +9,7 @@ CSR or dense ``X``. This package imports neither TensorFlow nor the GP modules (
 likelihoods, variational, models, training); it meets the rest of mlgp only in ``data``,
 ``scores``, ``metrics``, ``validation`` and ``errors``. :class:`LabelFrequency` is the template.
 """
+
+from .frequency import LabelFrequency
+
+__all__ = ["LabelFrequency"]

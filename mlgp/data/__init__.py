@@ -1,5 +1,5 @@
-"""Multi-label data: XC-format I/O, the benchmark dataset registry, statistics and
-synthetic problems. Uses numpy, scipy and pandas only (no TensorFlow)."""
+"""Multi-label data: XC-format I/O, the benchmark dataset registry, statistics,
+synthetic problems, preprocessing. Uses numpy, scipy and pandas only (no TensorFlow)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from .registry import (
     Split,
     available,
     data_home,
-    find_data_home,
     load,
 )
 from .stats import statistics, statistics_table
+from .preprocessing import normalise_rows
 from .synthetic import default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
 from .xc import read_xc, write_xc
 
@@ -25,11 +25,11 @@ __all__ = [
     "available",
     "data_home",
     "default_problem",
-    "find_data_home",
     "geneml_lowrank",
     "load",
     "lspc_toy",
     "mlgpf_prior",
+    "normalise_rows",
     "read_xc",
     "statistics",
     "statistics_table",

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, DatasetNotFoundError, ShapeError
+from ..metrics import inverse_propensity, propensity_params
 from .xc import read_xc
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "Split",
     "available",
     "data_home",
-    "find_data_home",
     "load",
 ]
 
@@ -85,8 +85,9 @@ class Split:
 class Dataset:
     """A multi-label dataset with a train and a test split sharing D and K.
 
-    ``propensity_a`` and ``propensity_b`` are the A, B constants of the
-    Jain et al. (2016) propensity model used by propensity-scored metrics.
+    ``propensity_a`` and ``propensity_b`` are the A, B constants of the Jain et al. (2016)
+    propensity model for this dataset's name (:func:`mlgp.metrics.propensity_params`, the one
+    source of them); :meth:`inverse_propensity` gives the weights from the train labels.
     """
 
     name: str
@@ -94,8 +95,6 @@ class Dataset:
     test: Split
     label_names: list[str] | None = None
     home: Path | None = None
-    propensity_a: float = 0.55
-    propensity_b: float = 1.5
     extras: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -111,6 +110,22 @@ class Dataset:
     def num_features(self) -> int:
         """D."""
         return self.train.num_features
+
+    @property
+    def propensity_a(self) -> float:
+        """A of the propensity model (from :func:`mlgp.metrics.propensity_params`)."""
+        return propensity_params(self.name)[0]
+
+    @property
+    def propensity_b(self) -> float:
+        """B of the propensity model (from :func:`mlgp.metrics.propensity_params`)."""
+        return propensity_params(self.name)[1]
+
+    def inverse_propensity(self, a: float | None = None, b: float | None = None) -> np.ndarray:
+        """Inverse propensity weights (K,) from the train labels, with this dataset's A, B unless given."""
+        return inverse_propensity(sp.csr_matrix(self.train.Y),
+                                  self.propensity_a if a is None else a,
+                                  self.propensity_b if b is None else b)
 
     @property
     def num_labels(self) -> int:
@@ -134,8 +149,6 @@ class DatasetInfo:
     labels_per_point: float
     url: str
     description: str
-    propensity_a: float = 0.55
-    propensity_b: float = 1.5
 
 
 DATASETS: dict[str, DatasetInfo] = {
@@ -157,40 +170,44 @@ DATASETS: dict[str, DatasetInfo] = {
 }
 
 
-def find_data_home() -> Path | None:
-    """The data home from ``$MLGP_DATA``, or None when unset or not a folder."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        p = Path(env).expanduser()
-        if p.is_dir():
-            return p
-    return None
+def data_home(path: str | Path | None = None, *, required: bool = True, option: str = "data_home") -> Path | None:
+    """The data home: ``path`` if given, else ``$MLGP_DATA``. The package's one resolver.
 
-
-def data_home(path: str | Path | None = None) -> Path:
-    """Resolve the data home: ``path`` if given, else ``$MLGP_DATA``.
+    Parameters
+    ----------
+    path
+        An explicit folder (a function argument or a command-line flag).
+    required
+        When neither ``path`` nor ``$MLGP_DATA`` is set: raise (True) or return None (False).
+    option
+        How ``path`` is named in messages (``"--data-home"`` from the command line).
 
     Raises
     ------
     DatasetNotFoundError
-        When neither is set or the folder does not exist.
+        When the chosen folder does not exist (whether or not ``required``), or when none is set and
+        ``required``.
     """
     if path is None:
         env = os.environ.get(ENV_VAR)
         if not env:
+            if not required:
+                return None
             raise DatasetNotFoundError(
-                f"no data home: pass data_home=... or set the environment variable {ENV_VAR} "
+                f"no data home: pass {option}=... or set the environment variable {ENV_VAR} "
                 "to a folder holding one sub-folder per dataset (e.g. $MLGP_DATA/bibtex/"
                 "train.txt.gz, test.txt.gz, labels.txt)"
             )
         p, origin = Path(env).expanduser(), f"${ENV_VAR}"
     else:
-        p, origin = Path(path).expanduser(), "data_home"
+        p, origin = Path(path).expanduser(), option
     if not p.is_dir():
-        raise DatasetNotFoundError(f"data home {str(p)!r} (from {origin}) is not a folder")
+        what = "does not exist" if not p.exists() else "is not a folder"
+        raise DatasetNotFoundError(f"data home {str(p)!r} (from {origin}) {what}")
     return p
 
 
+# load() and available() take an argument named data_home, which hides the function.
 _resolve_home = data_home
 
 
@@ -278,17 +295,12 @@ def load(name: str, data_home: str | Path | None = None, dtype=np.float64) -> Da
                 f"{test_path} has {b}", test_path, 1)
     labels_path = folder / "labels.txt"
     label_names = _read_label_names(labels_path, Ytr.shape[1]) if labels_path.is_file() else None
-    info = DATASETS.get(name)
-    kwargs = {}
-    if info is not None:
-        kwargs = dict(propensity_a=info.propensity_a, propensity_b=info.propensity_b)
     return Dataset(
         name=name,
         train=Split("train", Xtr, Ytr, train_path),
         test=Split("test", Xte, Yte, test_path),
         label_names=label_names,
         home=home,
-        **kwargs,
     )
 
 

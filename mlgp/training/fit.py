@@ -21,7 +21,7 @@ from gpflow import default_float
 from gpflow.keras import tf_keras
 
 from ..errors import MLGPError, ShapeError, TrainingDivergedError
-from ..validation import check_features, check_labels
+from ..validation import check_features, check_labels, check_positive_int
 from .sampler import MinibatchSampler
 
 __all__ = ["fit", "make_step"]
@@ -65,7 +65,8 @@ def fit(
     data
         ``(X, Y)``: (N, D) features (CSR or dense) and (N, K) 0/1 labels.
     epochs
-        Number of passes over the data (in total, counting epochs restored from a checkpoint).
+        Number of passes over the data (in total, counting epochs restored from a checkpoint);
+        at least 1.
     batch_size
         Points per minibatch.
     negatives
@@ -109,6 +110,8 @@ def fit(
 
     Raises
     ------
+    ShapeError
+        For a bad argument or data that do not fit the model, before any tracing.
     TrainingDivergedError
         When a step gives a non-finite bound or a failed Cholesky; the model (and the optimizer)
         are restored to the end of the last good epoch first.
@@ -116,6 +119,13 @@ def fit(
     from tqdm.auto import tqdm
 
     X, Y = data
+    epochs = check_positive_int(epochs, "epochs")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
+    if batch_growth is not None:
+        ok = isinstance(batch_growth, (tuple, list)) and len(batch_growth) == 2
+        if not ok or check_positive_int(batch_growth[0], "batch_growth every") < 1 or int(batch_growth[1]) < 0:
+            raise ShapeError(f"batch_growth must be a pair (every ≥ 1, increment ≥ 0), got {batch_growth!r}")
     tf.random.set_seed(seed)
     sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed)
     _check_model_fits_data(model, sampler.X, sampler.Y)

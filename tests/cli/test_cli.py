@@ -142,13 +142,14 @@ def test_evaluate_train_split(with_data_home, emotions, tmp_path: Path, capsys) 
     [
         (lambda p, n, k: np.save(p / "s.npy", np.zeros((n + 1, k))), "shape"),
         (lambda p, n, k: np.save(p / "s.npy", np.zeros(n)), "2-D"),
-        (lambda p, n, k: (p / "s.npy").write_text("not numpy"), "cannot read"),
+        (lambda p, n, k: (p / "s.npy").write_text("not numpy"), "not a NumPy .npy file"),
+        (lambda p, n, k: np.save(p / "s.npy", np.array([object()] * n, dtype=object)), "Python objects"),
         (lambda p, n, k: np.savez(p / "s.npz", foo=np.zeros((n, k))), "'indices' and 'scores'"),
         (lambda p, n, k: np.savez(p / "s.npz", indices=np.zeros((n, 2), int), scores=np.zeros((n, 2))), "fewer than"),
         (lambda p, n, k: (p / "s.csv").write_text("1,2"), "unsupported"),
         (lambda p, n, k: None, "does not exist"),
     ],
-    ids=["rows", "1-D", "garbage", "npz-keys", "short-topk", "csv", "missing"],
+    ids=["rows", "1-D", "garbage", "pickled", "npz-keys", "short-topk", "csv", "missing"],
 )
 def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, capsys, make, message) -> None:
     n, k = emotions.test.Y.shape
@@ -159,7 +160,16 @@ def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, caps
     captured = capsys.readouterr()
     assert captured.err.startswith("mlgp: error: ")
     assert message in captured.err
-    assert "Traceback" not in captured.err
+    assert "Traceback" not in captured.err and "pickle" not in captured.err
+    assert _metric_lines(captured.out) == {}
+
+
+def test_evaluate_checks_the_csv_path_before_work(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    np.save(tmp_path / "s.npy", np.zeros(emotions.test.Y.shape))
+    assert main(["evaluate", str(tmp_path / "s.npy"), "--dataset", "emotions",
+                 "--csv", str(tmp_path / "nope" / "t.csv")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("mlgp: error: --csv ") and "does not exist" in captured.err
     assert _metric_lines(captured.out) == {}
 
 
@@ -173,9 +183,47 @@ def test_usage_errors_exit_2(capsys) -> None:
     with pytest.raises(SystemExit) as exc:
         main([])
     assert exc.value.code == 2
+    assert "mlgp: error: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, option",
+    [
+        (["demo", "--seed", "-1"], "--seed"),
+        (["demo", "--seed", "1.5"], "--seed"),
+        (["demo", "--seed", str(2**40)], "--seed"),
+        (["demo", "--epochs", "0"], "--epochs"),
+        (["demo", "--batch-size", "-5"], "--batch-size"),
+        (["demo", "--latent", "0"], "--latent"),
+        (["demo", "--inducing", "many"], "--inducing"),
+        (["demo", "--negatives", "0"], "--negatives"),
+        (["demo", "--max-train", "-3"], "--max-train"),
+        (["demo", "--kernel", "rbf"], "--kernel"),
+        (["evaluate", "x.npy", "--dataset", "bibtex", "--k", "0"], "--k"),
+        (["evaluate", "x.npy", "--dataset", "bibtex", "--k", "1,a"], "--k"),
+        (["evaluate", "x.npy", "--dataset", "bibtex", "--propensity", "nan,1.5"], "--propensity"),
+        (["evaluate", "x.npy", "--dataset", "bibtex", "--propensity", "0.55"], "--propensity"),
+    ],
+)
+def test_bad_option_values_exit_2_with_mlgp_error(argv, option, capsys) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["evaluate", "x.npy", "--dataset", "bibtex", "--k", "0"])
+        main(argv)
     assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"mlgp: error: argument {option}" in err and "Traceback" not in err
+
+
+def test_demo_help_shows_every_option_with_its_default(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    for option, default in [("--epochs N", "default: 30 on Bibtex"), ("--batch-size B", "default: 100"),
+                            ("--seed SEED", "default: 0"), ("--kernel", "default: se+linear"),
+                            ("--latent P", "default: 60"), ("--inducing M", "default: 200"),
+                            ("--negatives L", "default: all labels"), ("--max-train N", "default: all")]:
+        start = out.index(option, out.index("options:"))
+        assert default in out[start:start + 250], option
 
 
 # --------------------------------------------------------------------------- #
@@ -193,7 +241,8 @@ def _check_demo_output(out: str) -> None:
 def test_demo_quick_synthetic(no_data_home, capsys) -> None:
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
-    assert "data: synthetic" in out and "MLGP_DATA" in out
+    first = out.splitlines()[0]
+    assert first.startswith("data: synthetic") and "no data home is set" in first and "MLGP_DATA" in first
     assert "P=8 latent GPs, M=20 inducing inputs on the unit sphere" in out
     assert "true utilities" in out
     _check_demo_output(out)
@@ -232,3 +281,39 @@ def test_demo_checks_the_output_file_before_training(no_data_home, tmp_path: Pat
     assert main(["demo", "--quick", "--save-scores", str(tmp_path / "no" / "s.npz")]) == 2
     captured = capsys.readouterr()
     assert "does not exist" in captured.err and "ELBO" not in captured.out
+
+
+@pytest.mark.parametrize("command", [["datasets"], ["demo", "--quick"]])
+def test_missing_env_data_home_is_an_error(monkeypatch, tmp_path: Path, capsys, command) -> None:
+    monkeypatch.setenv("MLGP_DATA", str(tmp_path / "nope"))
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("mlgp: error: ")
+    assert "$MLGP_DATA" in captured.err and "nope" in captured.err and "does not exist" in captured.err
+    assert "ELBO" not in captured.out and "synthetic" not in captured.out
+
+
+@pytest.mark.parametrize("command", [["datasets"], ["demo", "--quick"]])
+def test_missing_flag_data_home_names_the_flag(with_data_home, tmp_path: Path, capsys, command) -> None:
+    assert main([*command, "--data-home", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlgp: error: ") and "(from --data-home)" in err and "data_home" not in err
+
+
+def test_demo_rejects_negatives_not_below_k(no_data_home, capsys) -> None:
+    K = mlgp.data.default_problem(seed=0).num_labels
+    assert main(["demo", "--quick", "--negatives", str(K)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"mlgp: error: --negatives {K}") and f"K={K}" in captured.err
+    assert "ELBO" not in captured.out
+    assert main(["demo", "--quick", "--negatives", str(K - 1)]) == 0
+    assert f"positives + {K - 1} sampled negatives per point" in capsys.readouterr().out
+
+
+def test_demo_prints_a_line_per_epoch_without_a_terminal(no_data_home, capsys) -> None:
+    # capsys is not a terminal, as a pipe or a log file is not
+    assert main(["demo", "--quick", "--epochs", "3"]) == 0
+    out = capsys.readouterr().out
+    lines = [l for l in out.splitlines() if l.startswith("epoch ")]
+    assert [l.split(":")[0] for l in lines] == ["epoch 1/3", "epoch 2/3", "epoch 3/3"]
+    assert all(" ELBO -" in l for l in lines)

@@ -14,8 +14,9 @@ from mlgp.errors import MLGPError, ShapeError
 from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, run_checkpoint_dir, training_options
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
-from mlgp.models.mlgpf import label_log_odds
-from mlgp.recipes import train_mlgpf
+from mlgp.models import label_log_odds
+from mlgp.recipes import PAPER_BATCH_GROWTH as RECIPE_BATCH_GROWTH
+from mlgp.recipes import batch_growth, train_mlgpf
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +144,48 @@ def test_train_mlgpf_compiles_with_xla_only_for_whitened_models(problem, whiten,
     run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=40,
                       whiten=whiten, jit_compile=not whiten, progress=False)
     assert seen["jit_compile"] is (not whiten)
+
+
+def test_batch_growth_accepts_what_the_cli_accepts():
+    assert RECIPE_BATCH_GROWTH is PAPER_BATCH_GROWTH  # one source
+    assert batch_growth("paper") == batch_growth("PAPER ") == (10, 20)
+    assert batch_growth("5,50") == batch_growth((5, 50)) == batch_growth([5, 50]) == (5, 50)
+    assert batch_growth(None) is None
+    for bad in ("5", "a,b", "0,20", "5,-1", "1,2,3", (1.5, 2), (True, 2), 7):
+        with pytest.raises(ShapeError, match="batch_growth"):
+            batch_growth(bad)
+
+
+def test_train_mlgpf_takes_the_named_schedule(problem):
+    run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20,
+                      batch_growth="paper", progress=False)
+    assert run.settings["batch_growth"] == (10, 20) and len(run.trace) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(batch_growth="fast"), "batch_growth must be"),
+        (dict(kernel="rbf"), "unknown kernel 'rbf'"),
+        (dict(epochs=0), "epochs must be >= 1"),
+        (dict(batch_size=2.5), "batch_size must be a positive integer"),
+        (dict(num_latent_gps=99), "num_latent_gps must be at most the number of labels K=7"),
+        (dict(num_inducing=-1), "num_inducing must be >= 1"),
+        (dict(negatives=7), "negatives=7 sampled negative labels per point needs more than K=7"),
+        (dict(learning_rate=0.0), "learning_rate must be a positive number"),
+        (dict(bias_init="zeros"), "bias_init must be 'log-odds' or 'random'"),
+        (dict(seed=-1), "seed must be a non-negative integer"),
+        (dict(max_train=0), "max_train must be >= 1"),
+    ],
+)
+def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch, kwargs, match):
+    import mlgp.training
+
+    def forbidden(*args, **kw):
+        raise AssertionError("work started before the arguments were checked")
+
+    monkeypatch.setattr(MLGPF, "from_data", forbidden)  # k-means and the model are built there
+    monkeypatch.setattr(mlgp.training, "fit", forbidden)
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False)
+    with pytest.raises(ShapeError, match=match):
+        train_mlgpf(problem, **{**kw, **kwargs})

@@ -1,12 +1,12 @@
-"""The paper's MLGPF training recipe, shared by ``mlgp demo`` and the experiment scripts.
+"""The MLGPF paper's training recipe: :func:`train_mlgpf`.
 
-Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing
-inputs by k-means (their code keeps them on the unit sphere, like the inputs), train with Adam at
-learning rate 0.005 on minibatches, and rank labels by the mean utility. :func:`train_mlgpf` does
-that with the package's own parts and returns the fitted model, its ELBO trace and the test metric
-table. One departure, on by default: the bias b starts at the labels' log-odds instead of N(0, 1/P)
-(``bias_init="random"`` restores the authors' choice), which on Bibtex reached a given test P@1
-5–10 epochs sooner in our runs.
+Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing inputs by
+k-means (their code keeps them on the unit sphere, like the inputs), train with Adam at learning
+rate 0.005 on minibatches, and rank labels by the mean utility. :func:`train_mlgpf` does that with
+the package's own parts and returns the fitted model, its ELBO trace and the test metric table.
+One departure, on by default: the bias b starts at the labels' log-odds instead of N(0, 1/P)
+(``bias_init="random"`` restores the authors' choice; README.md gives the measured effect).
+Every argument is checked before any k-means or TensorFlow work.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-#: Table 2 of the paper: number of latent GPs P and inducing inputs M per dataset.
-PAPER_SETTINGS: dict[str, dict[str, int]] = {
-    "bibtex": {"num_latent_gps": 159, "num_inducing": 400},
-    "delicious": {"num_latent_gps": 300, "num_inducing": 400},
-}
+from ..data.preprocessing import normalise_rows
+from ..errors import MLGPError, ShapeError
+from ..validation import check_positive_int
+from .settings import PAPER_SETTINGS, batch_growth as _parse_batch_growth
 
 
 @dataclass
@@ -55,13 +54,6 @@ class MLGPFRun:
     settings: dict = field(default_factory=dict)
 
 
-def normalise_rows(X: sp.spmatrix | np.ndarray) -> sp.csr_matrix:
-    """L2-normalise each row of ``X`` (N, D); rows of zeros stay zero. Returns float64 CSR."""
-    from sklearn.preprocessing import normalize
-
-    return sp.csr_matrix(normalize(sp.csr_matrix(X, dtype=np.float64), norm="l2", axis=1))
-
-
 def train_mlgpf(
     dataset,
     kernel: str = "se+linear",
@@ -74,13 +66,14 @@ def train_mlgpf(
     fixed_inducing: bool = False,
     unit_sphere_inducing: bool = True,
     whiten: bool = False,
-    batch_growth: tuple[int, int] | None = None,
+    batch_growth: str | tuple[int, int] | None = None,
     bias_init: str = "log-odds",
     jit_compile: bool | str | None = None,
     seed: int = 0,
     validate: bool = False,
     checkpoint_dir: str | None = None,
     progress: bool = True,
+    callback=None,
     max_train: int | None = None,
 ) -> MLGPFRun:
     """Train MLGPF on ``dataset`` with the paper's recipe and evaluate it on the test split.
@@ -101,25 +94,24 @@ def train_mlgpf(
         The SE-F variant: Z fixed at random training points.
     unit_sphere_inducing
         Keep Z on the unit sphere like the (L2-normalised) inputs, as the authors' code does
-        (:class:`mlgp.inducing.UnitSphereInducingPoints`; default). ``False`` leaves Z free, as
-        this repository's runs before 2026-11-25 did. Free Z drifts off the sphere (median norm
-        1.7 after 100 epochs on Bibtex with the SE kernel) and converged more slowly: on Bibtex
-        (SE+LR, P = 159, M = 400) test P@1 was 1–2 points lower through epoch 30, level after 100.
+        (:class:`mlgp.inducing.UnitSphereInducingPoints`; default). ``False`` leaves Z free (it
+        then drifts off the sphere; README.md compares the two).
     whiten
         Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form.
     batch_growth
-        ``(every, increment)``: add ``increment`` points to the batch every ``every`` epochs (the
-        authors' code uses ``(10, 20)`` from a batch of 100; :data:`mlgp.experiment.PAPER_BATCH_GROWTH`).
+        ``(every, increment)``: add ``increment`` points to the batch every ``every`` epochs; also
+        ``"paper"`` (the authors' ``(10, 20)`` from a batch of 100,
+        :data:`mlgp.recipes.PAPER_BATCH_GROWTH`) or ``"EVERY,INC"``, as the CLI accepts
+        (:func:`mlgp.recipes.batch_growth`).
     bias_init
         ``"log-odds"`` (label frequencies) or ``"random"`` (the authors' N(0, 1/P)); see
         :meth:`mlgp.models.MLGPF.from_data`.
     jit_compile
         How :func:`mlgp.training.fit` compiles the step (``False``, ``True`` or
         ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
-        for everything but chol(K_ZZ): on Bibtex, P = 159, M = 400, batch 100, 2-core CPU, 21.2 s
-        per epoch against 27.0 s for the all-XLA step, ``experiments/bench_mlgpf.py``), ``False`` for
-        non-whitened ones, whose KL solves P triangular systems that XLA's CPU backend handles
-        slowly (the all-XLA step took 2.0 s instead of 1.1 s).
+        for everything but chol(K_ZZ)), ``False`` for non-whitened ones, whose KL solves P
+        triangular systems that XLA's CPU backend handles slowly (``experiments/bench_mlgpf.py``
+        times the three; README.md gives the figures).
     validate
         Track test P@1/3/5 in the trace every epoch.
     checkpoint_dir
@@ -128,10 +120,21 @@ def train_mlgpf(
         extends a finished run. The run's settings are kept beside the checkpoints in
         ``settings.json``; resuming with different settings (other than ``epochs``, ``validate``
         and ``jit_compile``) raises :class:`mlgp.errors.MLGPError`.
+    progress, callback
+        Passed to :func:`mlgp.training.fit` (a progress bar; ``callback(epoch, model, row)`` after
+        every epoch).
     max_train
         Use only the first ``max_train`` training points (for quick runs).
+
+    Raises
+    ------
+    ShapeError
+        For a bad argument, before any k-means or TensorFlow work.
+    MLGPError
+        When ``checkpoint_dir`` holds a run with other settings.
     """
-    from mlgp.metrics import evaluate, inverse_propensity, propensity_params
+    from mlgp.kernels.factory import canonical_kernel_name
+    from mlgp.metrics import evaluate
     from mlgp.models import MLGPF
     from mlgp.training import fit
 
@@ -139,6 +142,11 @@ def train_mlgpf(
     K = dataset.num_labels
     P = num_latent_gps or defaults.get("num_latent_gps", min(K, 30))
     M = num_inducing or defaults.get("num_inducing", 100)
+    batch_growth = _parse_batch_growth(batch_growth)
+    if isinstance(kernel, str):
+        canonical_kernel_name(kernel)  # raises ShapeError naming the choices
+    _check_arguments(K, P=P, M=M, epochs=epochs, batch_size=batch_size, negatives=negatives,
+                     learning_rate=learning_rate, bias_init=bias_init, max_train=max_train, seed=seed)
     Xtr, Ytr = normalise_rows(dataset.train.X), sp.csr_matrix(dataset.train.Y)
     if max_train is not None:
         Xtr, Ytr = Xtr[:max_train], Ytr[:max_train]
@@ -194,14 +202,13 @@ def train_mlgpf(
         checkpoint_dir=checkpoint_dir,
         seed=seed,
         progress=progress,
+        callback=callback,
     )
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    scores = model.predict_scores(Xte, batch_size=1000, top_k=5)
+    scores = model.predict_topk(Xte, min(5, K), batch_size=1000)
     predict_s = time.perf_counter() - t0
-    A, B = propensity_params(dataset.name)
-    inv_prop = inverse_propensity(sp.csr_matrix(dataset.train.Y), a=A, b=B)
-    table = evaluate(Yte, scores, ks=(1, 3, 5), inv_propensity=inv_prop, percent=True)
+    table = evaluate(Yte, scores, ks=(1, 3, 5), inv_propensity=dataset.inverse_propensity(), percent=True)
     return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, settings)
 
 
@@ -210,10 +217,31 @@ def train_mlgpf(
 _SETTINGS_ADDED = {"unit_sphere_inducing": False}
 
 
+def _check_arguments(K: int, *, P, M, epochs, batch_size, negatives, learning_rate, bias_init, max_train, seed) -> None:
+    """Raise :class:`ShapeError` naming the first bad argument of :func:`train_mlgpf`."""
+    check_positive_int(P, "num_latent_gps")
+    check_positive_int(M, "num_inducing")
+    if P > K:
+        raise ShapeError(f"num_latent_gps must be at most the number of labels K={K}, got {P}")
+    check_positive_int(epochs, "epochs")
+    check_positive_int(batch_size, "batch_size")
+    if negatives is not None:
+        check_positive_int(negatives, "negatives")
+        if negatives >= K:
+            raise ShapeError(f"negatives={negatives} sampled negative labels per point needs more than "
+                             f"K={K} labels; use negatives=None for every label (the exact bound)")
+    if max_train is not None:
+        check_positive_int(max_train, "max_train")
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) or not 0 < learning_rate < float("inf"):
+        raise ShapeError(f"learning_rate must be a positive number, got {learning_rate!r}")
+    if bias_init not in ("log-odds", "random"):
+        raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ShapeError(f"seed must be a non-negative integer, got {seed!r}")
+
+
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     """Write ``settings.json`` in a new checkpoint folder; refuse to resume one made with other settings."""
-    from mlgp.errors import MLGPError
-
     path = folder / "settings.json"
     settings = json.loads(json.dumps(settings))  # as stored: tuples become lists
     if path.is_file():

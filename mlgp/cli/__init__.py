@@ -1,0 +1,72 @@
+"""The ``mlgp`` command: one module per subcommand, no model code.
+
+``mlgp datasets``  statistics of the datasets in the data home (:mod:`mlgp.cli.datasets`);
+``mlgp evaluate``  metrics of a score file against a split's labels (:mod:`mlgp.cli.evaluate`);
+``mlgp demo``      train MLGPF with the paper's recipe and print its test metrics (:mod:`mlgp.cli.demo`).
+
+Output is mlgp's own: TensorFlow's start-up and log lines are kept out unless ``--verbose`` is
+given (:mod:`mlgp.cli.quiet`). Every error the package raises on bad input
+(:class:`mlgp.errors.MLGPError`) and every bad option value is printed as ``mlgp: error: <message>``
+and the command exits with status 2, without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from .. import __version__
+from ..errors import MLGPError
+from ..scores import load_scores
+from . import datasets, demo, evaluate
+from .common import PROG, Parser
+
+__all__ = ["main", "build_parser", "load_scores"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mlgp`` argument parser with its three subcommands."""
+    parser = Parser(
+        prog=PROG,
+        description="Multi-label learning with Gaussian processes (GPflow 2): datasets, "
+                    "evaluation, and a demo of MLGPF.",
+        epilog="Data home: set MLGP_DATA (or pass --data-home) to a folder with one sub-folder "
+               "per dataset holding train.txt.gz and test.txt.gz in XC format.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show TensorFlow's start-up and log lines")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    home_kw = dict(metavar="PATH", default=None, help="data home (default: $MLGP_DATA)")
+    datasets.add_parser(sub, home_kw)
+    evaluate.add_parser(sub, home_kw)
+    demo.add_parser(sub, home_kw)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``mlgp`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    0 on success; 2 for a usage error (argparse raises ``SystemExit(2)`` after printing
+    ``mlgp: error: …``) or an :class:`~mlgp.errors.MLGPError` (printed the same way).
+    """
+    parser = build_parser()
+    args = parser.parse_args(None if argv is None else list(argv))
+    try:
+        if args.command == "demo" and not args.verbose:
+            from .quiet import quiet_tensorflow
+
+            quiet_tensorflow()
+        return int(args.func(args) or 0)
+    except MLGPError as exc:
+        sys.stdout.flush()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

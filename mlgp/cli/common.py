@@ -1,0 +1,141 @@
+"""What the ``mlgp`` subcommands share: the parser class, option types, data-home resolution and
+the metric table's text form. No model code."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+
+from ..errors import MLGPError
+
+__all__ = [
+    "PROG",
+    "Parser",
+    "positive_int",
+    "non_negative_int",
+    "int_list",
+    "propensity_pair",
+    "resolve_home",
+    "no_home_message",
+    "format_metrics",
+    "check_csv_path",
+    "write_csv",
+]
+
+PROG = "mlgp"
+
+#: The largest seed accepted (NumPy and TensorFlow both take it).
+MAX_SEED = 2**31 - 1
+
+
+class Parser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose usage errors read ``mlgp: error: …`` (exit status 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number ≥ 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number in [0, 2³¹ − 1] (seeds)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}") from None
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
+    return v
+
+
+def int_list(text: str) -> list[int]:
+    """argparse type: ``"1,3,5"`` → ``[1, 3, 5]`` (positive, sorted, distinct)."""
+    try:
+        ks = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return sorted(set(ks))
+
+
+def propensity_pair(text: str) -> tuple[float, float]:
+    """argparse type: ``"0.55,1.5"`` → ``(0.55, 1.5)``, finite with A > 0 and B ≥ 0."""
+    try:
+        a, b = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two comma-separated numbers A,B, got {text!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and a > 0 and b >= 0):
+        raise argparse.ArgumentTypeError(f"expected finite A > 0 and B ≥ 0, got {text!r}")
+    return a, b
+
+
+def resolve_home(path: str | None) -> Path | None:
+    """The data home from ``--data-home`` or ``$MLGP_DATA``; None when neither is set.
+
+    A folder that is named but does not exist is an error
+    (:class:`~mlgp.errors.DatasetNotFoundError`, naming ``--data-home`` or ``$MLGP_DATA``).
+    """
+    from ..data import data_home
+
+    return data_home(path, required=False, option="--data-home")
+
+
+def no_home_message() -> str:
+    """How to set a data home, and the known datasets."""
+    from ..data import DATASETS
+    from ..data.registry import ENV_VAR
+
+    return (
+        f"No data home: set the environment variable {ENV_VAR} (or pass --data-home) to a folder "
+        "holding one sub-folder per dataset, each with train.txt.gz and test.txt.gz in the "
+        "Extreme Classification (XC) sparse text format and optionally labels.txt, e.g.\n"
+        f"    export {ENV_VAR}=/path/to/data      # then: /path/to/data/bibtex/train.txt.gz ...\n"
+        f"Known datasets: {', '.join(sorted(DATASETS))}."
+    )
+
+
+def format_metrics(table) -> str:
+    """A metric table of :func:`mlgp.metrics.evaluate` as text, in percent, two decimals."""
+    if not table.attrs.get("percent", False):
+        table = table * 100.0
+    shown = table.copy()
+    shown.columns = [f"@{k}" for k in shown.columns]
+    shown.index.name = "metric (%)"
+    return shown.to_string(float_format=lambda v: f"{v:.2f}")
+
+
+def check_csv_path(path: Path | None) -> None:
+    """Before any work: ``--csv`` must name a file in an existing folder."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise MLGPError(f"--csv {path}: is a folder, not a file name")
+    if not path.parent.is_dir():
+        raise MLGPError(f"--csv {path}: folder {str(path.parent)!r} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise MLGPError(f"--csv {path}: folder {str(path.parent)!r} is not writable")
+
+
+def write_csv(table, path: Path) -> None:
+    """Write a metric table as CSV (columns ``@k``)."""
+    out = table.copy()
+    out.columns = [f"@{k}" for k in out.columns]
+    out.index.name = "metric"
+    try:
+        out.to_csv(path)
+    except OSError as exc:
+        raise MLGPError(f"cannot write {path}: {exc.strerror or exc}") from None

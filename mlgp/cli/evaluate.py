@@ -1,0 +1,88 @@
+"""``mlgp evaluate SCORES --dataset NAME [--split test] [--k 1,3,5] [--csv OUT]``.
+
+P@k, nDCG@k, PSP@k and PSnDCG@k (percent) of a score file against a split's labels. ``SCORES`` is
+any file :func:`mlgp.scores.load_scores` reads — what :func:`mlgp.scores.save_scores` writes from a
+model's ``decision_function`` (dense ``.npy``) or ``predict_topk`` (``.npz`` with ``indices`` and
+``scores``), or a ``scipy.sparse.save_npz`` matrix. Rows are the split's points in file order;
+columns (or ``indices``) are 0-based label indices. Every input is checked before the metrics run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import DatasetNotFoundError, ShapeError
+from .common import check_csv_path, format_metrics, int_list, no_home_message, propensity_pair, resolve_home, write_csv
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
+    """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
+    p = sub.add_parser(
+        "evaluate", help="P@k, nDCG@k, PSP@k, PSnDCG@k of a scores file",
+        description="Evaluate predicted scores against a dataset split. SCORES: .npy (dense N×K "
+                    "array), .npz from scipy.sparse.save_npz (sparse N×K; missing entries rank "
+                    "last), or .npz with arrays 'indices' and 'scores' (top-k ranking, both N×k, "
+                    "best first). Rows follow the split's file order, columns are 0-based label "
+                    "indices. Ties in scores are broken by lower label index.")
+    p.add_argument("scores", type=Path, metavar="SCORES", help="scores file (.npy or .npz)")
+    p.add_argument("--dataset", required=True, metavar="NAME", help="dataset name in the data home")
+    p.add_argument("--split", choices=("test", "train"), default="test", help="default: test")
+    p.add_argument("--k", type=int_list, default=[1, 3, 5], metavar="K,K,...",
+                   help="cut-offs (default: 1,3,5)")
+    p.add_argument("--propensity", type=propensity_pair, default=None, metavar="A,B",
+                   help="propensity parameters (default: the dataset's, usually 0.55,1.5)")
+    p.add_argument("--csv", type=Path, default=None, metavar="OUT", help="also write the table as CSV")
+    p.add_argument("--data-home", **home_kw)
+    p.set_defaults(func=run)
+    return p
+
+
+def _describe(scores) -> str:
+    import scipy.sparse as sp
+
+    from ..scores import TopK
+
+    if isinstance(scores, TopK):
+        return f"top-{scores.k} ranking of {scores.num_rows} rows"
+    if sp.issparse(scores):
+        return f"sparse {scores.shape[0]}×{scores.shape[1]} scores ({scores.nnz} stored)"
+    return f"dense {scores.shape[0]}×{scores.shape[1]} scores ({scores.dtype})"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the metric table (and write it as CSV with ``--csv``)."""
+    from ..data import load
+    from ..metrics import evaluate
+    from ..scores import TopK, load_scores
+
+    check_csv_path(args.csv)
+    scores = load_scores(args.scores)
+    home = resolve_home(args.data_home)
+    if home is None:
+        raise DatasetNotFoundError(no_home_message().replace("\n", " ").replace("    ", ""))
+    ds = load(args.dataset, home)
+    split = ds.train if args.split == "train" else ds.test
+    N, K = split.Y.shape
+    where = f"{args.scores}"
+    if isinstance(scores, TopK):
+        if scores.num_rows != N:
+            raise ShapeError(f"{where}: the ranking has {scores.num_rows} rows but {ds.name}'s "
+                             f"{split.name} split has N={N} points")
+        if scores.k < max(args.k):
+            raise ShapeError(f"{where}: the ranking keeps k={scores.k} labels per row, fewer than "
+                             f"the largest cut-off {max(args.k)} (use --k)")
+    elif scores.shape != (N, K):
+        raise ShapeError(f"{where}: scores have shape {scores.shape[0]}×{scores.shape[1]} but "
+                         f"{ds.name}'s {split.name} split has N×K = {N}×{K}")
+    a, b = args.propensity if args.propensity is not None else (ds.propensity_a, ds.propensity_b)
+    table = evaluate(split.Y, scores, ks=args.k, inv_propensity=ds.inverse_propensity(a, b), percent=True)
+    print(f"{ds.name}, {split.name} split (N={N}, K={K}); {_describe(scores)} from {where}")
+    print(f"propensities from the train split with A={a:g}, B={b:g}")
+    print(format_metrics(table))
+    if args.csv is not None:
+        write_csv(table, args.csv)
+        print(f"table written to {args.csv}")
+    return 0

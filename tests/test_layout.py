@@ -1,0 +1,121 @@
+"""The package's rooms: which parts may import which, and what importing the light parts costs.
+
+The model families (the GP modules, ``geneml``, ``baselines``) never import one another; they meet
+only in the shared floor (``data``, ``scores``, ``metrics``, ``validation``, ``errors``), which
+imports no family; ``recipes``, ``cli`` and ``experiment`` may combine anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
+
+GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
+FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
+FLOOR = {"data", "scores", "metrics", "validation", "errors", "__init__"}
+COMBINERS = {"recipes", "cli", "experiment"}
+
+
+def _room(module: str) -> str:
+    """``mlgp.models.mlgpf`` → ``models``; ``mlgp`` → ``__init__``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ``mlgp`` module that the file imports (relative imports resolved), anywhere in it."""
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    package = parts[:-1] if parts[-1] != "__init__" else parts[:-1]
+    if parts[-1] == "__init__":
+        package = parts[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "mlgp"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            if name.split(".")[0] == "mlgp":
+                if node.module is None or name == "mlgp":
+                    out |= {f"{name}.{a.name}" for a in node.names}
+                else:
+                    out.add(name)
+    return out
+
+
+def _edges() -> list[tuple[str, str, str]]:
+    """(file, its room, imported room) for every import between rooms."""
+    edges = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        src = _room(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts))
+        for module in _imports(path):
+            dst = _room(module)
+            if dst != src:
+                edges.append((str(path.relative_to(PACKAGE.parent)), src, dst))
+    return edges
+
+
+def _family(room: str) -> str | None:
+    return next((name for name, rooms in FAMILIES.items() if room in rooms), None)
+
+
+def test_every_room_is_classified():
+    rooms = {_room(".".join(p.relative_to(PACKAGE.parent).with_suffix("").parts)) for p in PACKAGE.rglob("*.py")}
+    known = set().union(*FAMILIES.values()) | FLOOR | COMBINERS | {"distributions"}
+    assert rooms <= known, f"rooms without a rule: {sorted(rooms - known)}"
+
+
+def test_families_never_import_one_another():
+    bad = [(f, src, dst) for f, src, dst in _edges()
+           if _family(src) and _family(dst) and _family(src) != _family(dst)]
+    assert not bad, "imports across model families: " + "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
+
+
+def test_floor_imports_no_family_and_no_combiner():
+    bad = [(f, src, dst) for f, src, dst in _edges()
+           if src in FLOOR and (_family(dst) or dst in COMBINERS or dst == "distributions")]
+    assert not bad, "the shared floor reaches up: " + "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
+
+
+def test_families_and_distributions_import_no_combiner():
+    bad = [(f, src, dst) for f, src, dst in _edges()
+           if (_family(src) or src == "distributions") and dst in COMBINERS]
+    assert not bad, "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
+    bad = [(f, s, d) for f, s, d in _edges() if s == "distributions" and _family(d)]
+    assert not bad, "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
+
+
+def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
+    """The checker itself: a file of baselines importing mlgp.models is reported."""
+    fake = tmp_path / "mlgp"
+    (fake / "baselines").mkdir(parents=True)
+    (fake / "baselines" / "bad.py").write_text("from ..models import MLGPF\nimport mlgp.training.fit\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert {(s, d) for _, s, d in _edges()} == {("baselines", "models"), ("baselines", "training")}
+    with pytest.raises(AssertionError, match="baselines → models"):
+        test_families_never_import_one_another()
+
+
+@pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation"])
+def test_light_parts_do_not_import_tensorflow(module):
+    code = (f"import sys, {module}; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'gpflow', 'tensorflow_probability')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout[:300]
+
+
+def test_no_module_over_400_lines():
+    long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 420}
+    assert not long, f"modules over ~400 lines (split them by concept): {long}"
