@@ -19,6 +19,7 @@ from numbers import Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -79,6 +80,11 @@ class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         "smoothing": [Interval(Real, 0, None, closed="left")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
+
+    # batch_size only sets how many rows are scored at a time: not metadata to route
+    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
 
     def __init__(self, smoothing: float = 0.0, threshold: float = 0.5) -> None:
         self.smoothing = smoothing
