@@ -72,6 +72,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                    help="tiny run for tests: P=8, M=20, 1 epoch, 300 training points")
     p.add_argument("--save-scores", type=Path, default=None, metavar="OUT.npz",
                    help="write the test top-5 ranking (arrays indices, scores) for mlgp evaluate")
+    p.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="also show TensorFlow's start-up and log lines (as mlgp --verbose)")
     p.add_argument("--data-home", **home_kw)
     p.set_defaults(func=run)
     return p
