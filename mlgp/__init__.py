@@ -8,6 +8,7 @@ from .errors import (  # noqa: F401
     DataFormatError,
     DatasetNotFoundError,
     MLGPError,
+    ModelNotFoundError,
     ShapeError,
     TrainingDivergedError,
 )

@@ -12,6 +12,7 @@ __all__ = [
     "MLGPError",
     "DataFormatError",
     "DatasetNotFoundError",
+    "ModelNotFoundError",
     "ShapeError",
     "TrainingDivergedError",
 ]
@@ -48,6 +49,10 @@ class DataFormatError(MLGPError, ValueError):
 
 class DatasetNotFoundError(MLGPError, FileNotFoundError):
     """A dataset's files are not in the data home."""
+
+
+class ModelNotFoundError(MLGPError, FileNotFoundError):
+    """A saved model's folder, or one of the files in it, does not exist."""
 
 
 class ShapeError(MLGPError, ValueError):

@@ -1,6 +1,17 @@
-"""Models: MLGPF as a ``gpflow.models.GPModel``."""
+"""Models: MLGPF as a ``gpflow.models.GPModel``; building it from data; saving it without pickle."""
 
+from .builders import label_log_odds, mlgpf_from_data
 from .initialisation import kmeans_inducing, random_inducing
 from .mlgpf import MLGPF
+from .persistence import load_mlgpf, load_parameters, save_mlgpf
 
-__all__ = ["MLGPF", "kmeans_inducing", "random_inducing"]
+__all__ = [
+    "MLGPF",
+    "kmeans_inducing",
+    "label_log_odds",
+    "load_mlgpf",
+    "load_parameters",
+    "mlgpf_from_data",
+    "random_inducing",
+    "save_mlgpf",
+]

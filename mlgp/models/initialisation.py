@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import ShapeError
+
 __all__ = ["kmeans_inducing", "random_inducing"]
 
 
@@ -14,14 +16,15 @@ def kmeans_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, iterations: 
     """Cluster centres of ``X`` (N, D) after a few k-means iterations; returns dense (M, D).
 
     Uses scikit-learn's ``KMeans`` (k-means++ seeding, sparse input accepted) on at most
-    ``max_points`` rows drawn at random.
+    ``max_points`` rows drawn at random. Raises :class:`~mlgp.errors.ShapeError` (a ``ValueError``)
+    unless 1 ≤ M ≤ N.
     """
     from sklearn.cluster import KMeans
 
     N = X.shape[0]
     M = int(num_inducing)
     if not 1 <= M <= N:
-        raise ValueError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
+        raise ShapeError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(N, size=min(N, max_points), replace=False))
     sub = X[rows]
@@ -36,7 +39,7 @@ def random_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, seed: int = 
     N = X.shape[0]
     M = int(num_inducing)
     if not 1 <= M <= N:
-        raise ValueError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
+        raise ShapeError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
     rows = np.sort(np.random.default_rng(seed).choice(N, size=M, replace=False))
     Z = X[rows]
     return np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)

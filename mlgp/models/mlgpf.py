@@ -10,12 +10,22 @@ f = Φ h + b. The bound on a minibatch B of N points is
     ELBO = N/|B| Σ_{i∈B} Σ_k E_q[log σ(y_ik f_ik)] − Σ_p KL[q(u_p) ‖ p(u_p)],
 
 with the full KL, and the label sum either exact or estimated from a subsample of negatives.
+
+:class:`MLGPF` holds the bound and the predictions only. Labels are ranked by the mean utilities
+f̄ = Φ m(x) + b: :meth:`~MLGPF.decision_function` gives them dense (N, K) and
+:meth:`~MLGPF.predict_topk` as a :class:`~mlgp.scores.TopK`, for CSR or dense features, a block of
+rows at a time through :func:`mlgp.scores.score_in_batches` (the scoring interface of every mlgp
+model). Building a model from training data is :func:`mlgp.models.mlgpf_from_data`
+(``MLGPF.from_data``); saving and loading without pickle is :mod:`mlgp.models.persistence`
+(``MLGPF.save``, ``MLGPF.load``, ``MLGPF.load_parameters``).
 """
 
 from __future__ import annotations
 
-import json
+import functools
+import weakref
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,15 +38,18 @@ from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingV
 from gpflow.kernels import Kernel, SharedIndependent
 from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
-from ..variational import lower_triangular, shared_marginals
 
+from ..errors import ShapeError
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
-from ..errors import DataFormatError, ShapeError
-from ..validation import check_features, check_training_data
+from ..scores import TopK, score_in_batches
+from ..variational import lower_triangular, shared_marginals
 
 __all__ = ["MLGPF"]
 
-_FORMAT = "mlgp.MLGPF/1"
+# One compiled f̄(X) per model, built on first use. Kept beside the model rather than in its
+# attributes, so that tf.Module's tracking, checkpoints and deepcopy never see (or copy) a function
+# bound to another model's variables; the model is held weakly, so the entry dies with it.
+_COMPILED: "weakref.WeakKeyDictionary[MLGPF, Callable[[tf.Tensor], tf.Tensor]]" = weakref.WeakKeyDictionary()
 
 
 class MLGPF(GPModel, ExternalDataTrainingLossMixin):
@@ -59,6 +72,12 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         (P, M, M) lower-triangular initial Cholesky factors (default identity).
     whiten
         Whitened parameterisation of q(u).
+
+    Attributes
+    ----------
+    spec
+        The arguments of :func:`~mlgp.models.mlgpf_from_data` for a model built by it, else ``{}``;
+        saved with the model.
     """
 
     def __init__(
@@ -71,6 +90,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         q_sqrt: np.ndarray | None = None,
         whiten: bool = False,
     ) -> None:
+        # Shapes are checked here rather than by @check_shapes so that a wrong q_mu / q_sqrt raises
+        # the package's ShapeError (an MLGPError), like every other bad input.
         P = likelihood.num_latent
         if not isinstance(kernel, SharedIndependent):
             kernel = SharedIndependent(kernel, output_dim=P)
@@ -110,111 +131,35 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """M."""
         return int(self.inducing_variable.num_inducing)
 
-    # ----------------------------------------------------------------- construction from data
+    # ----------------------------------------------------------------- building and saving (elsewhere)
     @classmethod
-    def from_data(
-        cls,
-        X,
-        Y,
-        kernel: str | Kernel = "se+linear",
-        num_latent_gps: int = 30,
-        num_inducing: int = 100,
-        fixed_inducing: bool = False,
-        unit_sphere_inducing: bool = False,
-        whiten: bool = False,
-        kmeans_iterations: int = 5,
-        q_mu_init: float = 0.5,
-        q_sqrt_init: float = 0.2,
-        bias_init: str = "log-odds",
-        num_gauss_hermite_points: int = 10,
-        seed: int = 0,
-    ) -> "MLGPF":
-        """MLGPF initialised the paper's way from training data.
+    def from_data(cls, X, Y, *args, **kwargs) -> "MLGPF":
+        """MLGPF initialised the paper's way from training data: :func:`mlgp.models.mlgpf_from_data`.
 
-        Parameters
-        ----------
-        X
-            (N, D) features, CSR or dense (never densified as a whole).
-        Y
-            (N, K) 0/1 labels, CSR or dense.
-        kernel
-            ``"linear"``, ``"se"``, ``"se+linear"``, ``"se+linear-shared"`` (see
-            :func:`mlgp.kernels.make_kernel`) or a GPflow kernel.
-        num_latent_gps, num_inducing
-            P (1 ≤ P ≤ K) and M (1 ≤ M ≤ N).
-        fixed_inducing
-            SE-F: Z fixed at random training points instead of trainable k-means centres.
-        unit_sphere_inducing
-            Keep Z on the unit sphere (:class:`mlgp.inducing.UnitSphereInducingPoints`), as the
-            authors' code does for its L2-normalised inputs; the initial Z is scaled onto it.
-        q_mu_init, q_sqrt_init
-            Initial q(u_p): mean ``q_mu_init`` everywhere, covariance ``q_sqrt_init``² I.
-        bias_init
-            ``"log-odds"`` (default): b_k = log(f_k / (1 − f_k)) with the smoothed training label
-            frequency f_k = (n_k + ½) / (N + 1), so that training starts from the label marginals
-            (on Bibtex, P = 60, M = 200, Adam at the paper's step size, it reaches a given test P@1
-            5–10 epochs sooner);
-            ``"random"``: N(0, 1/P) entries, as in the authors' code.
-        seed
-            Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ (and b when random).
+        Takes that function's arguments, with the same defaults.
         """
-        from ..kernels import make_kernel
-        from ..kernels.factory import canonical_kernel_name
-        from .initialisation import kmeans_inducing, random_inducing
+        from .builders import mlgpf_from_data
 
-        X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
-        if bias_init not in ("log-odds", "random"):
-            raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")
-        N, D = X.shape
-        K = Y.shape[1]
-        P, M = int(num_latent_gps), int(num_inducing)
-        name = None
-        if isinstance(kernel, str):
-            name = canonical_kernel_name(kernel)
-            kernel = make_kernel(name, D)
-        if name == "linear" and M > D:
-            import warnings
+        return mlgpf_from_data(X, Y, *args, model_class=cls, **kwargs)
 
-            warnings.warn(
-                f"linear kernel with M={M} inducing inputs in D={D} dimensions: K_ZZ has rank at most D "
-                "and is invertible only through jitter; use M ≤ D, or the 'se' / 'se+linear' kernels",
-                stacklevel=2,
-            )
-        Z = random_inducing(X, M, seed) if fixed_inducing else kmeans_inducing(X, M, kmeans_iterations, seed)
-        if unit_sphere_inducing:
-            from ..inducing import UnitSphereInducingPoints
+    def save(self, path: str | Path) -> Path:
+        """Write the model to the folder ``path``: :func:`mlgp.models.save_mlgpf`."""
+        from .persistence import save_mlgpf
 
-            Z = UnitSphereInducingPoints(Z)
-        likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
-        if bias_init == "log-odds":
-            likelihood.bias.assign(label_log_odds(Y))
-        model = cls(
-            kernel,
-            likelihood,
-            Z,
-            num_data=N,
-            q_mu=np.full((M, P), float(q_mu_init)),
-            q_sqrt=np.tile(float(q_sqrt_init) * np.eye(M), (P, 1, 1)),
-            whiten=whiten,
-        )
-        if fixed_inducing:
-            from gpflow import set_trainable
+        return save_mlgpf(self, path)
 
-            set_trainable(model.inducing_variable, False)
-        model.spec = dict(
-            kernel=name,
-            num_features=D,
-            num_labels=K,
-            num_latent_gps=P,
-            num_inducing=M,
-            num_data=N,
-            whiten=bool(whiten),
-            fixed_inducing=bool(fixed_inducing),
-            unit_sphere_inducing=bool(unit_sphere_inducing),
-            bias_init=bias_init,
-            num_gauss_hermite_points=int(num_gauss_hermite_points),
-        )
-        return model
+    @classmethod
+    def load(cls, path: str | Path) -> "MLGPF":
+        """Rebuild a model written by :meth:`save`: :func:`mlgp.models.load_mlgpf`."""
+        from .persistence import load_mlgpf
+
+        return load_mlgpf(path, model_class=cls)
+
+    def load_parameters(self, path: str | Path) -> None:
+        """Assign the values saved in ``path`` to this model: :func:`mlgp.models.load_parameters`."""
+        from .persistence import load_parameters
+
+        load_parameters(self, path)
 
     # ----------------------------------------------------------------- the bound
     @check_shapes("return: [M, M]")
@@ -234,9 +179,11 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             return kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten)
         return kullback_leiblers.gauss_kl(self.q_mu, self.q_sqrt, K_cholesky=kuu_cholesky)
 
+    @inherit_check_shapes
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:  # type: ignore[override]
         return self.elbo(data)
 
+    @inherit_check_shapes
     def training_loss(self, data) -> tf.Tensor:  # type: ignore[override]
         """−(ELBO + log prior density of the parameters) on ``data``.
 
@@ -245,6 +192,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """
         return -(self.elbo(data) + self.log_prior_density())
 
+    @check_shapes("data[0]: [B, D]", "kuu_cholesky: [M, M]", "return: [B]")
     def expected_log_likelihood(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
         """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch.
 
@@ -261,18 +209,15 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             return self.likelihood.subsampled_expectations(f_mean, f_var, Y)
         return self.likelihood.variational_expectations(X, f_mean, f_var, Y)
 
+    @check_shapes("data[0]: [B, D]", "kuu_cholesky: [M, M]", "return: []")
     def elbo(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
         """The bound (an unbiased estimate of it for minibatches and subsampled labels).
 
-        Parameters
-        ----------
-        data
-            ``(X, Y)``: X (B, D) dense features; Y either (B, K) 0/1 labels (exact label sum) or a
-            :class:`~mlgp.likelihoods.LabelBatch` (subsampled negatives).
-        kuu_cholesky
-            (M, M) :meth:`kuu_cholesky`; computed here (once, for the marginals and the KL) when
-            not given. Passing it lets a caller differentiate the factorisation separately
-            (``fit(jit_compile="except-cholesky")``).
+        ``data`` is ``(X, Y)``: X (B, D) dense features; Y either (B, K) 0/1 labels (exact label
+        sum) or a :class:`~mlgp.likelihoods.LabelBatch` (subsampled negatives).
+        ``kuu_cholesky`` is :meth:`kuu_cholesky`, computed here (once, for the marginals and the
+        KL) when not given; passing it lets a caller differentiate the factorisation separately
+        (``fit(jit_compile="except-cholesky")``).
         """
         X = data[0]
         if kuu_cholesky is None:
@@ -288,12 +233,16 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     # ----------------------------------------------------------------- predictions
     @inherit_check_shapes
     def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False):
-        """Marginals of the P latent GPs at dense ``Xnew`` (N, D): mean and variance (N, P).
+        """Marginals of the P latent GPs at ``Xnew`` (N, D): mean and variance (N, P).
 
+        ``Xnew`` is dense or, for a batch of rows, CSR (densified here, whole: score large inputs
+        with :meth:`decision_function` or :meth:`predict_proba`, which go a block at a time).
         Marginals (the default) use :func:`mlgp.variational.shared_marginals`, which shares the
         projection K_ZZ⁻¹ K_Zx among the P functions; full covariances come from GPflow's
         ``conditional``.
         """
+        if sp.issparse(Xnew):
+            Xnew = np.asarray(Xnew.toarray(), dtype=default_float())
         if not full_cov and not full_output_cov:
             return shared_marginals(Xnew, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, white=self.whiten)
         mu, var = conditional(
@@ -308,143 +257,98 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         )
         return mu, var
 
-    @tf.function(reduce_retracing=True)
-    def _mean_utilities(self, Xb: tf.Tensor) -> tf.Tensor:
-        mu, _ = self.predict_f(Xb)
+    @check_shapes("Xnew: [N, D]", "return: [N, K]")
+    def _mean_utilities(self, Xnew: tf.Tensor) -> tf.Tensor:
+        """f̄ = Φ m(x) + b at dense ``Xnew`` (N, D); (N, K)."""
+        mu, _ = self.predict_f(Xnew)
         return tf.linalg.matmul(mu, self.likelihood.loadings, transpose_b=True) + self.likelihood.bias
 
-    def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None):
-        """Mean utilities f̄ = Φ m(x) + b for ranking labels.
+    def _compiled_mean_utilities(self) -> Callable[[tf.Tensor], tf.Tensor]:
+        """:meth:`_mean_utilities` compiled once for this model, for any number of rows.
+
+        The fixed input signature (None, D) means batches of any size share one trace. The
+        function wraps a ``functools.partial`` rather than a closure because TensorFlow counts
+        retracing per Python code object: closures made by many models would share one counter and
+        their first (legitimate) traces would be reported as retracing.
+        """
+        fn = _COMPILED.get(self)
+        if fn is None:
+            spec = tf.TensorSpec([None, self.num_features], default_float())
+            fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(self)), input_signature=[spec])
+            _COMPILED[self] = fn
+        return fn
+
+    def _score_block(self, Xb: np.ndarray) -> np.ndarray:
+        return self._compiled_mean_utilities()(tf.constant(Xb, dtype=default_float())).numpy()
+
+    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
+        """Mean utilities f̄ = Φ m(x) + b, the scores that rank the labels.
 
         Parameters
         ----------
         X
             (N, D) features, CSR or dense; densified ``batch_size`` rows at a time.
-        top_k
-            If given, return :class:`mlgp.metrics.TopK` with the ``top_k`` best labels per row
-            (memory O(N top_k)); otherwise the dense (N, K) array.
-        """
-        X = check_features(X, num_features=self.num_features)
-        batch_size = _check_batch_size(batch_size)
-        N = X.shape[0]
-        if top_k is not None:
-            from ..metrics import TopK, topk
+        batch_size
+            Rows per call of the compiled function.
 
-            k = int(top_k)
-            if k != top_k or not 1 <= k <= self.num_labels:
-                raise ShapeError(f"top_k must be an integer in [1, K={self.num_labels}], got {top_k!r}")
-            idx = np.empty((N, k), dtype=np.int64)
-            val = np.empty((N, k), dtype=np.float64)
-        else:
-            out = np.empty((N, self.num_labels), dtype=np.float64)
-        for start in range(0, N, int(batch_size)):
-            rows = slice(start, min(N, start + int(batch_size)))
-            xb = X[rows]
-            xb = xb.toarray() if sp.issparse(xb) else xb
-            f = self._mean_utilities(tf.constant(xb, dtype=default_float())).numpy()
-            if top_k is None:
-                out[rows] = f
-            else:
-                t = topk(f, k)
-                idx[rows], val[rows] = t.indices, t.scores
-        return out if top_k is None else TopK(idx, val)
+        Returns
+        -------
+        np.ndarray
+            (N, K) float64.
+        """
+        return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
+
+    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
+        """Each row's ``k`` labels of highest mean utility, in O(N k) memory.
+
+        Parameters
+        ----------
+        X
+            (N, D) features, CSR or dense; scored ``batch_size`` rows at a time.
+        k
+            Labels kept per row, 1 ≤ k ≤ K.
+        batch_size
+            Rows per call of the compiled function.
+
+        Returns
+        -------
+        TopK
+            (N, k) label indices and scores, best first (ties by lower label index).
+        """
+        return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
+                                num_features=self.num_features)
+
+    def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
+        """Alias kept for existing callers: :meth:`predict_topk` when ``top_k`` is given, else
+        :meth:`decision_function`.
+
+        Parameters
+        ----------
+        X
+            (N, D) features, CSR or dense.
+        batch_size
+            Rows per call of the compiled function.
+        top_k
+            If given, return :class:`~mlgp.scores.TopK` with the ``top_k`` best labels per row;
+            otherwise the dense (N, K) array.
+        """
+        if top_k is None:
+            return self.decision_function(X, batch_size)
+        return self.predict_topk(X, top_k, batch_size)
 
     def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Predictive label probabilities E_q[σ(f_k(x))], dense (N, K)."""
-        X = check_features(X, num_features=self.num_features)
-        batch_size = _check_batch_size(batch_size)
-        out = []
-        for start in range(0, X.shape[0], int(batch_size)):
-            xb = X[start : start + int(batch_size)]
-            xb = tf.constant(xb.toarray() if sp.issparse(xb) else xb, dtype=default_float())
-            mu, var = self.predict_f(xb)
-            out.append(self.likelihood.predict_mean_and_var(xb, mu, var)[0].numpy())
-        return np.concatenate(out, axis=0)
+        """Predictive label probabilities E_q[σ(f_k(x))], dense (N, K).
 
-
-    # ----------------------------------------------------------------- saving without pickle
-    def save(self, path: str | Path) -> Path:
-        """Write ``path/model.json`` (structure) and ``path/parameters.npz`` (unconstrained values).
-
-        Only models built by :meth:`from_data` can be rebuilt by :meth:`load`; any model's values can
-        be restored into a model of the same structure with :meth:`load_parameters`.
+        ``X`` (N, D) is CSR or dense, scored ``batch_size`` rows at a time (eagerly).
         """
-        path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        values = {name: p.unconstrained_variable.numpy() for name, p in _parameters(self).items()}
-        trainable = {name: bool(p.trainable) for name, p in _parameters(self).items()}
-        np.savez(path / "parameters.npz", **values)
-        (path / "model.json").write_text(json.dumps({"format": _FORMAT, "spec": self.spec, "trainable": trainable}, indent=2))
-        return path
 
-    def load_parameters(self, path: str | Path) -> None:
-        """Assign the values saved by :meth:`save` (exactly, in unconstrained space)."""
-        path = Path(path)
-        with np.load(path / "parameters.npz", allow_pickle=False) as npz:
-            params = _parameters(self)
-            missing = sorted(set(params) - set(npz.files))
-            extra = sorted(set(npz.files) - set(params))
-            if missing or extra:
-                raise ShapeError(f"saved parameters do not match this model: missing {missing}, unexpected {extra}")
-            values = {name: npz[name] for name in params}
-            for name, p in params.items():  # check every shape before assigning anything
-                if values[name].shape != tuple(p.unconstrained_variable.shape):
-                    raise ShapeError(f"{name}: saved shape {values[name].shape} ≠ model shape {tuple(p.unconstrained_variable.shape)}")
-            for name, p in params.items():
-                p.unconstrained_variable.assign(values[name])
+        def block(Xb: np.ndarray) -> np.ndarray:
+            x = tf.constant(Xb, dtype=default_float())
+            mu, var = self.predict_f(x)
+            return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy()
 
-    @classmethod
-    def load(cls, path: str | Path) -> "MLGPF":
-        """Rebuild a model written by :meth:`save` (of a model made by :meth:`from_data`)."""
-        from gpflow import set_trainable
-
-        from ..kernels import make_kernel
-
-        path = Path(path)
-        meta = json.loads((path / "model.json").read_text())
-        if meta.get("format") != _FORMAT:
-            raise DataFormatError(f"{path / 'model.json'} is not an MLGPF save (format {meta.get('format')!r})")
-        spec = meta["spec"]
-        if not spec or spec.get("kernel") is None:
-            raise DataFormatError("this save holds no model structure (model not built by MLGPF.from_data); use load_parameters")
-        D, K, P, M = spec["num_features"], spec["num_labels"], spec["num_latent_gps"], spec["num_inducing"]
-        if spec.get("unit_sphere_inducing", False):  # saves made before the option lack the key
-            from ..inducing import UnitSphereInducingPoints
-
-            Z = UnitSphereInducingPoints(np.ones((M, D)))
-        else:
-            Z = np.zeros((M, D))
-        model = cls(
-            make_kernel(spec["kernel"], D),
-            MultiLabelBernoulli(K, P, num_gauss_hermite_points=spec["num_gauss_hermite_points"]),
-            Z,
-            num_data=spec["num_data"],
-            whiten=spec["whiten"],
-        )
-        model.spec = spec
-        model.load_parameters(path)
-        params = _parameters(model)
-        for name, flag in meta.get("trainable", {}).items():
-            if name in params:
-                set_trainable(params[name], flag)
-        return model
+        return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
 
 
-def label_log_odds(Y) -> np.ndarray:
-    """log(f_k / (1 − f_k)) of each label's smoothed frequency f_k = (n_k + ½) / (N + 1); Y (N, K) → (K,)."""
-    N = Y.shape[0]
-    counts = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
-    f = (counts + 0.5) / (N + 1.0)
-    return np.log(f) - np.log1p(-f)
-
-
-def _check_batch_size(batch_size) -> int:
-    if isinstance(batch_size, bool) or int(batch_size) != batch_size or int(batch_size) < 1:
-        raise ShapeError(f"batch_size must be a positive integer, got {batch_size!r}")
-    return int(batch_size)
-
-
-def _parameters(module) -> dict:
-    from gpflow.utilities import parameter_dict
-
-    return {name.lstrip("."): p for name, p in parameter_dict(module).items()}
+def _call_mean_utilities(model_ref: "weakref.ReferenceType[MLGPF]", Xnew: tf.Tensor) -> tf.Tensor:
+    return model_ref()._mean_utilities(Xnew)

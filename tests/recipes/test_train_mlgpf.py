@@ -166,7 +166,7 @@ def test_train_mlgpf_takes_the_named_schedule(problem):
     "kwargs, match",
     [
         (dict(batch_growth="fast"), "batch_growth must be"),
-        (dict(kernel="rbf"), "unknown kernel 'rbf'"),
+        (dict(kernel="matern"), "unknown kernel 'matern'"),
         (dict(epochs=0), "epochs must be >= 1"),
         (dict(batch_size=2.5), "batch_size must be a positive integer"),
         (dict(num_latent_gps=99), "num_latent_gps must be at most the number of labels K=7"),
