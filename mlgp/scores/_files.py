@@ -101,7 +101,7 @@ def load_scores(path: str | Path):
         loaded = np.load(path, allow_pickle=False)
     except ValueError as exc:
         if "pickle" in str(exc).lower():
-            raise DataFormatError("the file holds Python objects (a pickled array), not numbers; "
+            raise DataFormatError("the file holds Python objects, not numbers; "
                                   "save a numeric array", path) from None
         raise DataFormatError(f"cannot read as a NumPy {suffix} file: {exc}", path) from None
     except (OSError, EOFError, zipfile.BadZipFile) as exc:

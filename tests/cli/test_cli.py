@@ -297,7 +297,7 @@ def test_missing_env_data_home_is_an_error(monkeypatch, tmp_path: Path, capsys, 
 def test_missing_flag_data_home_names_the_flag(with_data_home, tmp_path: Path, capsys, command) -> None:
     assert main([*command, "--data-home", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("mlgp: error: ") and "(from --data-home)" in err and "data_home" not in err
+    assert err.startswith("mlgp: error: ") and "(from --data-home)" in err and "(from data_home)" not in err
 
 
 def test_demo_rejects_negatives_not_below_k(no_data_home, capsys) -> None:

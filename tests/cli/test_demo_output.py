@@ -26,7 +26,8 @@ def _precision(Y: np.ndarray, ranking: np.ndarray, k: int) -> float:
 
 def test_synthetic_demo_against_oracle_and_frequency(monkeypatch, capsys) -> None:
     monkeypatch.delenv("MLGP_DATA", raising=False)
-    assert main(["demo", "--quick", "--epochs", "25", "--max-train", "600"]) == 0
+    # the demo's synthetic settings (P=10, M=50, batch 200), 40 of its 100 epochs
+    assert main(["demo", "--epochs", "40"]) == 0
     out = capsys.readouterr().out
     ds = mlgp.data.default_problem(seed=0)
     Y = ds.test.Y.toarray()
@@ -45,11 +46,11 @@ def test_synthetic_demo_against_oracle_and_frequency(monkeypatch, capsys) -> Non
     line = next(l for l in out.splitlines() if "true utilities" in l)
     np.testing.assert_allclose(_p_row(line), oracle, atol=0.006)
 
-    # the trained model lies between the two at P@1 and P@3
+    # the trained model lies between the two at every k
     model = next(l.split()[1:] for l in out.splitlines() if l.startswith("P "))
     model = [float(v) for v in model]
-    assert freq[0] < model[0] <= oracle[0] + 3.0, (freq, model, oracle)
-    assert freq[1] < model[1] <= oracle[1] + 3.0, (freq, model, oracle)
+    for k in range(3):
+        assert freq[k] < model[k] <= oracle[k] + 3.0, (freq, model, oracle)
 
 
 _TF_LINES = ("I0000", "W0000", "E0000", "absl::InitializeLog", "cuInit", "cuda", "oneDNN",
