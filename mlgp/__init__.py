@@ -5,6 +5,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .errors import (  # noqa: F401
+    ArgumentError,
     DataFormatError,
     DatasetNotFoundError,
     MLGPError,

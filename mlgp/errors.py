@@ -1,7 +1,9 @@
 """Exception types raised by mlgp.
 
 Every error the package raises on bad input derives from :class:`MLGPError`, so a
-caller can catch the package's own errors without catching TensorFlow's.
+caller can catch the package's own errors without catching TensorFlow's. Each also derives from
+the built-in type a caller would expect (``ValueError``, ``FileNotFoundError``,
+``FloatingPointError``), so ``except ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pathlib import Path
 
 __all__ = [
     "MLGPError",
+    "ArgumentError",
     "DataFormatError",
     "DatasetNotFoundError",
     "ModelNotFoundError",
@@ -20,6 +23,11 @@ __all__ = [
 
 class MLGPError(Exception):
     """Base class of every error raised by mlgp on bad input or failed training."""
+
+
+class ArgumentError(MLGPError, ValueError):
+    """An argument or option has a value the function does not accept (an unknown choice, a
+    negative scale, options that cannot be combined)."""
 
 
 class DataFormatError(MLGPError, ValueError):

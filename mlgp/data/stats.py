@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ..errors import ArgumentError
 from .registry import Dataset, Split
 
 __all__ = ["statistics", "statistics_table"]
@@ -50,7 +51,7 @@ def statistics(data: Dataset | Split) -> pd.Series:
     if isinstance(data, Split):
         return pd.Series(_split_stats(data), name=data.name, dtype=object)
     if not isinstance(data, Dataset):
-        raise TypeError(f"expected a Dataset or Split, got {type(data).__name__}")
+        raise ArgumentError(f"expected a Dataset or Split, got {type(data).__name__}")
     tr, te = data.train, data.test
     n = tr.num_points + te.num_points
     pos = tr.Y.nnz + te.Y.nnz

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..errors import ArgumentError, ShapeError
 from .registry import Dataset, Split
 
 __all__ = ["default_problem", "geneml_lowrank", "lspc_toy", "mlgpf_prior"]
@@ -22,7 +23,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 def _check_sizes(**sizes: int) -> None:
     for name, v in sizes.items():
         if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+            raise ShapeError(f"{name} must be a positive integer, got {v!r}")
 
 
 def _make(name: str, X: np.ndarray, Y: np.ndarray, num_train: int, extras: dict) -> Dataset:
@@ -55,9 +56,9 @@ def lspc_toy(num_train: int = 200, num_test: int = 200, num_labels: int = 5,
     _check_sizes(num_train=num_train, num_test=num_test, num_labels=num_labels,
                  num_features=num_features)
     if num_features < 2:
-        raise ValueError("lspc_toy needs num_features >= 2")
+        raise ArgumentError("lspc_toy needs num_features >= 2")
     if not 0.0 <= noise <= 1.0:
-        raise ValueError(f"noise must be a probability, got {noise}")
+        raise ArgumentError(f"noise must be a probability, got {noise}")
     rng = np.random.default_rng(seed)
     n = num_train + num_test
     X = rng.uniform(-1.0, 1.0, size=(n, num_features))
@@ -92,7 +93,7 @@ def geneml_lowrank(num_train: int = 500, num_test: int = 200, num_labels: int = 
                  num_features=num_features, rank=rank)
     alpha, beta = exposure
     if alpha <= 0 or beta <= 0:
-        raise ValueError(f"exposure Beta parameters must be positive, got {exposure}")
+        raise ArgumentError(f"exposure Beta parameters must be positive, got {exposure}")
     rng = np.random.default_rng(seed)
     n = num_train + num_test
     X = rng.standard_normal((n, num_features))
@@ -151,7 +152,7 @@ def mlgpf_prior(num_train: int = 300, num_test: int = 200, num_features: int = 1
     _check_sizes(num_train=num_train, num_test=num_test, num_features=num_features,
                  num_labels=num_labels, num_latent=num_latent)
     if lengthscale <= 0:
-        raise ValueError(f"lengthscale must be positive, got {lengthscale}")
+        raise ArgumentError(f"lengthscale must be positive, got {lengthscale}")
     rng = np.random.default_rng(seed)
     n = num_train + num_test
     X = rng.standard_normal((n, num_features))

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError, ShapeError
+from ..errors import ArgumentError, DataFormatError, ShapeError
 
 __all__ = ["read_xc", "write_xc"]
 
@@ -156,7 +156,7 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
     path = Path(path)
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
-        raise ValueError(f"dtype must be a floating dtype, got {dtype}")
+        raise ArgumentError(f"dtype must be a floating dtype, got {dtype}")
     text = _read_text(path)
     if text.strip() == "":
         raise DataFormatError("empty file (expected a header line 'N D K')", path, 1)
@@ -262,7 +262,7 @@ def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
     """
     path = Path(path)
     if int(decimals) != decimals or decimals < 0:
-        raise ValueError(f"decimals must be a non-negative integer, got {decimals}")
+        raise ArgumentError(f"decimals must be a non-negative integer, got {decimals}")
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     Y = sp.csr_matrix(Y, copy=True)
     if X.shape[0] != Y.shape[0]:

@@ -20,7 +20,7 @@ import tensorflow as tf
 from gpflow import default_float
 from gpflow.keras import tf_keras
 
-from ..errors import MLGPError, ShapeError, TrainingDivergedError
+from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
 from ..validation import check_features, check_labels, check_positive_int
 from .sampler import MinibatchSampler
 
@@ -138,15 +138,15 @@ def fit(
     if not variables:
         raise MLGPError("the model has no trainable variables")
     if jit_compile not in (False, True, "except-cholesky"):
-        raise ValueError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
+        raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
     if jit_compile == "except-cholesky" and not hasattr(model, "kuu_cholesky"):
-        raise ValueError("jit_compile='except-cholesky' needs a model with kuu_cholesky() and elbo(data, kuu_cholesky)")
+        raise ArgumentError("jit_compile='except-cholesky' needs a model with kuu_cholesky() and elbo(data, kuu_cholesky)")
     if jit_compile and strategy is not None:
-        raise ValueError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
+        raise ArgumentError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
     if strategy is not None:
         outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
         if outside:
-            raise ValueError(f"with a strategy, build the model inside `with strategy.scope():` ({len(outside)} variables were not, e.g. {outside[0]})")
+            raise ArgumentError(f"with a strategy, build the model inside `with strategy.scope():` ({len(outside)} variables were not, e.g. {outside[0]})")
         with strategy.scope():
             opt = optimizer or tf_keras.optimizers.Adam(learning_rate)
     else:
