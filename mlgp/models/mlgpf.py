@@ -281,7 +281,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     def _score_block(self, Xb: np.ndarray) -> np.ndarray:
         return self._compiled_mean_utilities()(tf.constant(Xb, dtype=default_float())).numpy()
 
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
+    def decision_function(self, X, batch_size: int = 1000, *, check_input: bool = True) -> np.ndarray:
         """Mean utilities f̄ = Φ m(x) + b, the scores that rank the labels.
 
         Parameters
@@ -290,15 +290,18 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             (N, D) features, CSR or dense; densified ``batch_size`` rows at a time.
         batch_size
             Rows per call of the compiled function.
+        check_input
+            Check ``X`` (D columns, finite values); ``False`` trusts a caller that has checked it.
 
         Returns
         -------
         np.ndarray
             (N, K) float64.
         """
-        return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
+        return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels,
+                                num_features=self.num_features, check_input=check_input)
 
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
+    def predict_topk(self, X, k: int, batch_size: int = 1000, *, check_input: bool = True) -> TopK:
         """Each row's ``k`` labels of highest mean utility, in O(N k) memory.
 
         Parameters
@@ -309,6 +312,8 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             Labels kept per row, 1 ≤ k ≤ K.
         batch_size
             Rows per call of the compiled function.
+        check_input
+            As in :meth:`decision_function`.
 
         Returns
         -------
@@ -316,7 +321,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             (N, k) label indices and scores, best first (ties by lower label index).
         """
         return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
-                                num_features=self.num_features)
+                                num_features=self.num_features, check_input=check_input)
 
     def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
         """Alias kept for existing callers: :meth:`predict_topk` when ``top_k`` is given, else

@@ -21,6 +21,7 @@ def score_in_batches(
     top_k: int | None = None,
     num_labels: int | None = None,
     num_features: int | None = None,
+    check_input: bool = True,
 ):
     """Score ``X`` a block of rows at a time.
 
@@ -41,12 +42,18 @@ def score_in_batches(
     num_features
         D, when known: ``X`` is checked to have D columns (with its other checks, before ``fn`` is
         first called).
+    check_input
+        Check ``X`` with :func:`mlgp.validation.check_features` (2-D, finite, D columns);
+        ``False`` trusts a caller that has checked it already and only needs CSR or an array.
 
     Returns
     -------
     np.ndarray (N, K) float64, or TopK (N, top_k)
     """
-    X = check_features(X, num_features=num_features)
+    if check_input:
+        X = check_features(X, num_features=num_features)
+    elif not sp.issparse(X):
+        X = np.asarray(X)
     batch_size = check_positive_int(batch_size, "batch_size")
     if top_k is not None:
         top_k = check_positive_int(top_k, "top_k")

@@ -54,6 +54,7 @@ def fit(
     jit_compile: bool | str = False,
     progress: bool = True,
     callback: Callable[[int, object, dict], None] | None = None,
+    check_input: bool = True,
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
 
@@ -76,7 +77,8 @@ def fit(
     seed
         Seeds TensorFlow and the minibatch/negative sampling.
     validation
-        Optional ``(X_val, Y_val)``; P@k for ``validation_ks`` is added to the trace each epoch.
+        Optional ``(X_val, Y_val)``; P@k for ``validation_ks`` is added to the trace each epoch
+        (the model needs ``predict_topk``, as :class:`~mlgp.models.MLGPF` has).
     checkpoint_dir
         Folder for ``tf.train.CheckpointManager`` checkpoints (and ``trace.csv``); training resumes
         from the latest one found there.
@@ -101,6 +103,10 @@ def fit(
         Show a tqdm progress bar.
     callback
         Called as ``callback(epoch, model, row)`` after each epoch.
+    check_input
+        Check ``data`` (finite features, 0/1 labels, matching rows); ``False`` trusts a caller that
+        has checked them (:meth:`mlgp.models.MLGPF.from_data` does). ``validation`` is checked
+        once here either way, not at every epoch.
 
     Returns
     -------
@@ -127,7 +133,7 @@ def fit(
         if not ok or check_positive_int(batch_growth[0], "batch_growth every") < 1 or int(batch_growth[1]) < 0:
             raise ShapeError(f"batch_growth must be a pair (every ≥ 1, increment ≥ 0), got {batch_growth!r}")
     tf.random.set_seed(seed)
-    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed)
+    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input)
     _check_model_fits_data(model, sampler.X, sampler.Y)
     if validation is not None:
         Xv, Yv = validation
@@ -360,6 +366,6 @@ def _make_split_step(model, opt):
 def _validate(model, validation, ks) -> dict:
     from ..metrics import precision_at_k, topk
 
-    Xv, Yv = validation
-    scores = model.predict_scores(Xv, top_k=max(ks))
+    Xv, Yv = validation  # checked once, before the first epoch
+    scores = model.predict_topk(Xv, max(ks), check_input=False)
     return {f"P@{k}": 100.0 * precision_at_k(Yv, topk(scores, k), k) for k in ks}

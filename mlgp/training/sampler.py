@@ -81,10 +81,18 @@ class MinibatchSampler:
         Sampled negatives per point, or ``None`` for all labels (dense (B, K) 0/1 label blocks).
     seed
         Seed of the point order and negative samples.
+    check_input
+        Check ``X`` and ``Y`` (:func:`mlgp.validation.check_training_data`); ``False`` trusts a
+        caller that has checked them already.
     """
 
-    def __init__(self, X, Y, batch_size: int, negatives: int | None = None, seed: int = 0) -> None:
-        self.X, self.Y = check_training_data(X, Y)
+    def __init__(self, X, Y, batch_size: int, negatives: int | None = None, seed: int = 0,
+                 check_input: bool = True) -> None:
+        if check_input:
+            self.X, self.Y = check_training_data(X, Y)
+        else:  # checked by the caller: only the storage and dtype the sampler slices
+            self.X = sp.csr_matrix(X).astype(np.float64, copy=False) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+            self.Y = sp.csr_matrix(Y).astype(np.float64, copy=False)
         N, K = self.Y.shape
         if not 1 <= int(batch_size):
             raise ShapeError(f"batch_size must be ≥ 1, got {batch_size}")
