@@ -15,7 +15,10 @@ For each configuration (P latent GPs, M inducing inputs) on Bibtex this prints
 * achieved GFLOP/s of an MLGPF step (analytic FLOP count of the dominant dense operations, see
   :func:`step_flops`) against a NumPy float64 matrix-multiply rate measured in the same run.
 
-Run ``python experiments/bench_mlgpf.py`` (full) or ``--quick`` (CI smoke test).
+Run ``python experiments/bench_mlgpf.py`` (full) or ``--quick``: the CI smoke test, which times every
+step mode and the stock route on a tiny synthetic problem (:data:`QUICK`) with every measurement in
+one child process, so that TensorFlow starts once (its peak memory is then cumulative, and none of
+its figures mean anything).
 """
 
 from __future__ import annotations
@@ -80,21 +83,28 @@ def numpy_matmul_rate(n: int = 2000, repeats: int = 5) -> float:
     return 2 * n**3 / float(np.median(times)) / 1e9
 
 
+#: ``--quick``: a tiny synthetic problem, one small configuration, two timed steps per measurement.
+QUICK = dict(num_train=48, num_features=6, num_labels=7, configs=[(2, 4)], batch_size=16, steps=2)
+
+
 def _load(quick: bool):
     from sklearn.preprocessing import normalize
 
     import mlgp.data
 
-    try:
-        ds = mlgp.data.load("bibtex")
-        X, Y = ds.train.X, ds.train.Y
-        name = "bibtex"
-    except mlgp.DatasetNotFoundError:
-        ds = mlgp.data.default_problem(seed=0)
-        X, Y = ds.train.X, ds.train.Y
-        name = ds.name
     if quick:
-        X, Y = X[:400], Y[:400]
+        ds = mlgp.data.mlgpf_prior(num_train=QUICK["num_train"], num_test=1, num_features=QUICK["num_features"],
+                                   num_labels=QUICK["num_labels"], num_latent=2, seed=0)
+        X, Y, name = ds.train.X, ds.train.Y, ds.name
+    else:
+        try:
+            ds = mlgp.data.load("bibtex")
+            X, Y = ds.train.X, ds.train.Y
+            name = "bibtex"
+        except mlgp.DatasetNotFoundError:
+            ds = mlgp.data.default_problem(seed=0)
+            X, Y = ds.train.X, ds.train.Y
+            name = ds.name
     return name, normalize(X).astype(np.float64).tocsr(), Y.tocsr()
 
 
@@ -213,16 +223,21 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     }
 
 
-def run_child(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool, steps: int = 0, whiten: bool = False, step_mode: str = "plain") -> dict:
-    cmd = [sys.executable, str(HERE), "--worker", route, f"--P={P}", f"--M={M}", f"--batch-size={batch_size}", f"--epochs={epochs}", f"--steps={steps}", f"--step-mode={step_mode}"]
+def run_children(jobs: list[dict], quick: bool) -> list[dict]:
+    """Run the :func:`worker` measurements ``jobs`` (each a dict of its arguments other than
+    ``quick``) in one child process, in order, and return their figures in the same order."""
+    cmd = [sys.executable, str(HERE), "--worker-jobs", json.dumps(jobs)]
     if quick:
         cmd.append("--quick")
-    if whiten:
-        cmd.append("--whiten")
     proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    what = ", ".join(f"{j['route']} P={j['P']} M={j['M']}" for j in jobs)
     if proc.returncode != 0:
-        raise RuntimeError(f"benchmark worker {route} P={P} M={M} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"benchmark worker ({what}) failed:\n{proc.stderr[-3000:]}")
+    lines = proc.stdout.strip().splitlines()[-len(jobs):]
+    figures = [json.loads(line) for line in lines]
+    if [(f["route"], f["P"], f["M"], f["whiten"]) for f in figures] != [(j["route"], j["P"], j["M"], j["whiten"]) for j in jobs]:
+        raise RuntimeError(f"benchmark worker ({what}) printed figures for other jobs:\n{proc.stdout[-3000:]}")
+    return figures
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -230,42 +245,56 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--worker", choices=["mlgpf", "stock"], help=argparse.SUPPRESS)
-    parser.add_argument("--P", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--M", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-jobs", default=None, help=argparse.SUPPRESS)  # JSON list of worker() arguments
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--epochs", type=int, default=None, help="timed epochs per measurement")
     parser.add_argument("--steps", type=int, default=0, help="time this many single steps instead of whole epochs (seconds/epoch = median step x steps/epoch); GPflow's stock route at P=159, M=400 needs about 20 GB and minutes per step")
     parser.add_argument("--no-stock", action="store_true", help="skip GPflow's stock route")
-    parser.add_argument("--step-mode", choices=list(STEP_MODES), default="plain", help=argparse.SUPPRESS)
     parser.add_argument("--whiten", action="store_true", help="also time the whitened q(u) (MLGPF's all-XLA step and the one with chol(K_ZZ) outside XLA, which the experiment scripts train with)")
     parser.add_argument("--configs", type=parse_configs, default=None, help="P:M pairs to time, e.g. 159:400,30:100 (default: those two)")
     args = parser.parse_args(argv)
 
-    if args.worker:
-        print(json.dumps(worker(args.worker, args.P, args.M, args.batch_size, args.epochs, args.quick, args.steps, args.whiten, args.step_mode)))
+    if args.worker_jobs:
+        for job in json.loads(args.worker_jobs):
+            print(json.dumps(worker(quick=args.quick, **job)), flush=True)
         return
 
     import pandas as pd
 
-    configs = args.configs or ([(8, 16)] if args.quick else [(159, 400), (30, 100)])
+    configs = args.configs or (QUICK["configs"] if args.quick else [(159, 400), (30, 100)])
     forms = [False, True] if (args.whiten or args.quick) else [False]
-    batch_size = args.batch_size or (100 if args.quick else 500)
+    batch_size = args.batch_size or (QUICK["batch_size"] if args.quick else 500)
     epochs = args.epochs or (1 if args.quick else 2)
-    settings = dict(configs=configs, whiten=forms, batch_size=batch_size, timed_epochs=epochs, timed_steps=args.steps, kernel="se+linear", dtype="float64")
+    steps = args.steps or (QUICK["steps"] if args.quick and not args.epochs else 0)
+    settings = dict(configs=configs, whiten=forms, batch_size=batch_size, timed_epochs=epochs, timed_steps=steps, kernel="se+linear", dtype="float64")
+    if args.quick:
+        settings.update(problem={k: QUICK[k] for k in ("num_train", "num_features", "num_labels")},
+                        peak_memory="cumulative: --quick runs every measurement in one child process")
+    # Per (P, M) and q(u) form: GPflow's stock route (unless --no-stock), then each of MLGPF's step modes.
+    plan = []
+    for (P, M), whiten in ((c, w) for c in configs for w in forms):
+        common = dict(P=P, M=M, batch_size=batch_size, epochs=epochs, steps=steps, whiten=whiten)
+        modes = ("xla", "except-cholesky") if whiten else ("plain",)
+        plan.append((None if args.no_stock else dict(common, route="stock"),
+                     [dict(common, route="mlgpf", step_mode=mode) for mode in modes]))
+    jobs = [job for stock_job, our_jobs in plan for job in ([stock_job] if stock_job else []) + our_jobs]
     with Experiment("bench_mlgpf", quick=args.quick, settings=settings, out=args.out) as exp:
         rate = numpy_matmul_rate(500 if args.quick else 2000)
+        if args.quick:  # one child process, so that TensorFlow starts once
+            figures = iter(run_children(jobs, quick=True))
+        else:  # each measurement in its own child process, so that the peak memory is that model's alone
+            figures = (run_children([job], quick=False)[0] for job in jobs)
         rows = []
-        for (P, M), whiten in ((c, w) for c in configs for w in forms):
-            stock = None if args.no_stock else run_child("stock", P, M, batch_size, epochs, args.quick, args.steps, whiten)
-            for mode in ("xla", "except-cholesky") if whiten else ("plain",):
-                ours = run_child("mlgpf", P, M, batch_size, epochs, args.quick, args.steps, whiten, mode)
+        for stock_job, our_jobs in plan:
+            stock = None if stock_job is None else next(figures)
+            for job in our_jobs:
+                ours = next(figures)
                 row = {
-                    "P": P,
-                    "M": M,
+                    "P": job["P"],
+                    "M": job["M"],
                     "batch": batch_size,
-                    "q(u)": "whitened" if whiten else "non-whitened",
-                    "mlgpf step": STEP_NAMES[mode],
+                    "q(u)": "whitened" if job["whiten"] else "non-whitened",
+                    "mlgpf step": STEP_NAMES[job["step_mode"]],
                     "timing": ours["timing"],
                     "mlgpf s/epoch": ours["seconds_per_epoch"],
                     "mlgpf peak MB": ours["peak_rss_mb"],

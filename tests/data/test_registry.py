@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -15,13 +16,13 @@ from mlgp.data import (
     Split,
     available,
     data_home,
-    find_data_home,
     load,
     statistics,
     statistics_table,
     write_xc,
 )
-from mlgp.errors import DataFormatError, DatasetNotFoundError, ShapeError
+from mlgp.errors import ArgumentError, DataFormatError, DatasetNotFoundError, ShapeError
+from mlgp.metrics import inverse_propensity
 
 README_TABLE = {
     # name: (N train, N test, D, K, labels per point)
@@ -61,34 +62,47 @@ def test_load_real(data_home, name):
 
 
 def test_available_and_env(data_home, monkeypatch):
+    import mlgp.data
+
     assert set(README_TABLE) <= set(available(data_home))
     monkeypatch.setenv("MLGP_DATA", str(data_home))
-    assert find_data_home() == data_home
+    assert mlgp.data.data_home() == data_home == mlgp.data.data_home(required=False)
     assert load("emotions").train.num_points == 391
 
 
 def test_data_home_errors(monkeypatch, tmp_path):
     monkeypatch.delenv("MLGP_DATA", raising=False)
-    assert find_data_home() is None
-    with pytest.raises(DatasetNotFoundError, match="MLGP_DATA"):
+    assert data_home(required=False) is None
+    with pytest.raises(DatasetNotFoundError, match=r"^no data home: pass data_home=\.\.\. or set the environment variable MLGP_DATA"):
         data_home()
-    with pytest.raises(DatasetNotFoundError, match="not a folder"):
-        data_home(tmp_path / "missing")
-    monkeypatch.setenv("MLGP_DATA", str(tmp_path / "missing"))
-    assert find_data_home() is None
-    with pytest.raises(DatasetNotFoundError):
+    with pytest.raises(DatasetNotFoundError, match=r"^no data home: pass --data-home=\.\.\. or set"):
+        data_home(option="--data-home")
+    missing = tmp_path / "missing"
+    with pytest.raises(DatasetNotFoundError, match=r"^data home '.*missing' \(from data_home\) does not exist$"):
+        data_home(missing)
+    with pytest.raises(DatasetNotFoundError, match=r"^data home '.*missing' \(from --data-home\) does not exist$"):
+        data_home(missing, required=False, option="--data-home")
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    with pytest.raises(DatasetNotFoundError, match=r"^data home '.*a_file' \(from data_home\) is not a folder$"):
+        data_home(a_file)
+    monkeypatch.setenv("MLGP_DATA", str(missing))
+    # a home that is named but missing is an error, whether or not one is required
+    with pytest.raises(DatasetNotFoundError, match=r"^data home '.*missing' \(from \$MLGP_DATA\) does not exist$"):
+        data_home(required=False)
+    with pytest.raises(DatasetNotFoundError, match=r"^data home '.*missing' \(from \$MLGP_DATA\) does not exist$"):
         load("bibtex")
     assert data_home(tmp_path) == tmp_path
 
 
 def test_missing_dataset_message(tmp_path):
-    with pytest.raises(DatasetNotFoundError) as info:
+    with pytest.raises(DatasetNotFoundError, match=r"dataset 'bibtex' not found: expected ") as info:
         load("bibtex", tmp_path)
     msg = str(info.value)
     assert "train.txt.gz" in msg and "test.txt.gz" in msg
     assert str(tmp_path / "bibtex") in msg
     assert "manikvarma.org" in msg
-    with pytest.raises(DatasetNotFoundError) as info:
+    with pytest.raises(DatasetNotFoundError, match=r"dataset 'nosuchthing' not found") as info:
         load("nosuchthing", tmp_path)
     assert "Known datasets" in str(info.value) and "mulan" in str(info.value)
     # FileNotFoundError is a base class: plain callers can catch it.
@@ -123,7 +137,7 @@ def test_load_custom_folder(tmp_path):
 @pytest.mark.parametrize("d_test,k_test,what", [(5, 3, "D"), (4, 2, "K")])
 def test_train_test_mismatch(tmp_path, d_test, k_test, what):
     folder = _toy(tmp_path, d_test=d_test, k_test=k_test)
-    with pytest.raises(DataFormatError) as info:
+    with pytest.raises(DataFormatError, match=f"train and test disagree on {what} ") as info:
         load("toy", tmp_path)
     msg = str(info.value)
     assert f"disagree on {what}" in msg
@@ -144,17 +158,30 @@ def test_labels_txt_optional(tmp_path):
 def test_dataset_validation():
     X = sp.csr_matrix((2, 3))
     Y = sp.csr_matrix((2, 2), dtype=np.int8)
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"split 'x': X has 2 rows but Y has 3"):
         Split("x", X, sp.csr_matrix((3, 2)), None)
     tr = Split("train", X, Y, None)
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"dataset 'd': train has 3 features, test has 4"):
         Dataset("d", tr, Split("test", sp.csr_matrix((1, 4)), sp.csr_matrix((1, 2)), None))
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"dataset 'd': train has 2 labels, test has 3"):
+        Dataset("d", tr, Split("test", sp.csr_matrix((1, 3)), sp.csr_matrix((1, 3)), None))
+    with pytest.raises(ShapeError, match=r"dataset 'd': 1 label names for 2 labels"):
         Dataset("d", tr, tr, label_names=["only one"])
     ds = Dataset("d", tr, tr)
     assert ds.propensity_a == 0.55 and ds.propensity_b == 1.5 and ds.extras == {}
-    with pytest.raises(Exception):
+    # the propensity constants follow the dataset's name (mlgp.metrics.propensity_params)
+    amazon = Dataset("AmazonCat-13K", tr, tr)
+    assert (amazon.propensity_a, amazon.propensity_b) == (0.6, 2.6)
+    np.testing.assert_allclose(amazon.inverse_propensity(), inverse_propensity(tr.Y, 0.6, 2.6), rtol=0, atol=0)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'name'"):
         ds.name = "other"  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'Y'"):
+        tr.Y = Y  # frozen
+
+
+def test_statistics_rejects_other_objects():
+    with pytest.raises(ArgumentError, match=r"^expected a Dataset or Split, got int$"):
+        statistics(42)
 
 
 def test_statistics_table(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlgp.data import Dataset, default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
+from mlgp.errors import ArgumentError, ShapeError
 
 
 def _check_dataset(ds: Dataset, ntr: int, nte: int, d: int, k: int) -> None:
@@ -101,11 +102,17 @@ def test_default_problem():
 
 
 def test_bad_arguments():
-    with pytest.raises(ValueError):
+    with pytest.raises(ShapeError, match=r"num_train must be a positive integer, got 0"):
         lspc_toy(0, 10)
-    with pytest.raises(ValueError):
+    with pytest.raises(ShapeError, match=r"num_labels must be a positive integer, got 2\.5"):
+        geneml_lowrank(10, 10, num_labels=2.5)
+    with pytest.raises(ShapeError, match=r"num_latent must be a positive integer, got 0"):
+        mlgpf_prior(10, 10, num_latent=0)
+    with pytest.raises(ArgumentError, match=r"lspc_toy needs num_features >= 2"):
+        lspc_toy(10, 10, num_features=1)
+    with pytest.raises(ArgumentError, match=r"noise must be a probability, got 2\.0"):
         lspc_toy(10, 10, noise=2.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ArgumentError, match=r"exposure Beta parameters must be positive, got \(0\.0, 1\.0\)"):
         geneml_lowrank(10, 10, exposure=(0.0, 1.0))
-    with pytest.raises(ValueError):
+    with pytest.raises(ArgumentError, match=r"lengthscale must be positive, got -1\.0"):
         mlgpf_prior(10, 10, lengthscale=-1.0)

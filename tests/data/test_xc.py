@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlgp.data import read_xc, write_xc
-from mlgp.errors import DataFormatError, MLGPError, ShapeError
+from mlgp.errors import ArgumentError, DataFormatError, MLGPError, ShapeError
 
 VALID = """4 6 3
 0,2 0:1.000000 3:-2.500000
@@ -71,12 +71,14 @@ def test_empty_label_and_feature_lines(tmp_path):
 def test_float32_dtype(tmp_path):
     X, _ = read_xc(_write(tmp_path, VALID), dtype=np.float32)
     assert X.dtype == np.float32
+    with pytest.raises(ArgumentError, match="dtype must be a floating dtype, got int64"):
+        read_xc(_write(tmp_path, VALID), dtype=np.int64)
 
 
 def test_explicit_zeros_are_dropped_after_checking(tmp_path):
     X, _ = read_xc(_write(tmp_path, "1 3 1\n0 0:0.0 1:1.0 2:-0.0\n"))
     assert X.nnz == 1 and X[0, 1] == 1.0
-    with pytest.raises(DataFormatError, match="line 2"):
+    with pytest.raises(DataFormatError, match=r"line 2: feature index 7 outside \[0, 3\)"):
         read_xc(_write(tmp_path, "1 3 1\n0 0:0.0 7:0.0\n"))
 
 
@@ -116,12 +118,14 @@ def test_writer_format(tmp_path):
 
 
 def test_writer_rejects_bad_input(tmp_path):
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"X has 2 rows but Y has 3"):
         write_xc(tmp_path / "a.txt", np.ones((2, 2)), np.ones((3, 2)))
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"Y must contain only 0 and 1"):
         write_xc(tmp_path / "a.txt", np.ones((2, 2)), 2 * np.ones((2, 2)))
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"X has non-finite values"):
         write_xc(tmp_path / "a.txt", np.array([[np.nan, 1.0]]), np.ones((1, 2)))
+    with pytest.raises(ArgumentError, match=r"decimals must be a non-negative integer, got -1"):
+        write_xc(tmp_path / "a.txt", np.ones((2, 2)), np.ones((2, 2)), decimals=-1)
 
 
 BAD_CASES = [
@@ -163,7 +167,7 @@ BAD_CASES = [
 @pytest.mark.parametrize("name", ["bad.txt", "bad.txt.gz"])
 def test_bad_input(tmp_path, text, line, fragment, name):
     p = _write(tmp_path, text, name)
-    with pytest.raises(DataFormatError) as info:
+    with pytest.raises(DataFormatError, match=f"line {line}: ") as info:
         read_xc(p)
     msg = str(info.value)
     assert str(p) in msg
@@ -181,21 +185,23 @@ def test_first_error_is_reported(tmp_path):
 def test_gzip_errors(tmp_path):
     p = tmp_path / "x.txt.gz"
     p.write_bytes(b"not gzip at all")
-    with pytest.raises(DataFormatError, match="gzip"):
+    with pytest.raises(DataFormatError, match="cannot decompress gzip data"):
         read_xc(p)
     good = gzip.compress(VALID.encode())
     p.write_bytes(good[: len(good) // 2])
-    with pytest.raises(DataFormatError):
+    with pytest.raises(DataFormatError, match="cannot decompress gzip data"):
         read_xc(p)
     q = tmp_path / "y.txt"
     q.write_bytes(good)
-    with pytest.raises(DataFormatError, match="name must end in .gz"):
+    with pytest.raises(DataFormatError, match=r"line 1: non-ASCII byte 0x8b .*name must end in \.gz"):
         read_xc(q)
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    # The OS error passes through unchanged (not wrapped in a DataFormatError).
+    with pytest.raises(FileNotFoundError, match="nope.txt") as info:
         read_xc(tmp_path / "nope.txt")
+    assert not isinstance(info.value, DataFormatError)
 
 
 # ---------------------------------------------------------------- hypothesis fuzz

@@ -28,7 +28,8 @@ def test_run_record_names_the_source_commit(tmp_path):
 
 
 def test_failed_run_is_recorded_with_its_error(tmp_path):
-    with pytest.raises(RuntimeError):
+    # the script's own error passes through the helper unchanged
+    with pytest.raises(RuntimeError, match=r"^the run broke$"):
         with Experiment("demo_script", out=tmp_path):
             raise RuntimeError("the run broke")
     record = json.loads((tmp_path / "run.json").read_text())

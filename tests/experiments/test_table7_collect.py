@@ -70,13 +70,18 @@ def test_collect_merges_separate_runs(table7, tmp_path: Path) -> None:
 def test_collect_rejects_duplicates_and_non_result_folders(table7, tmp_path: Path) -> None:
     a = _run_folder(tmp_path, "a", "LR", [0], 2)
     b = _run_folder(tmp_path, "b", "LR", [0], 2)
-    with pytest.raises(ValueError, match="more than one run"):
+    with pytest.raises(ValueError, match=r"--collect: the same \(dataset, variant, seed\) appears in more than one run"):
         table7.main(["--collect", str(a), str(b), "--out", str(tmp_path / "m1")])
-    with pytest.raises(FileNotFoundError, match="not a table7_kernels results folder"):
+    with pytest.raises(FileNotFoundError, match=r"--collect: .*nowhere is not a table7_kernels results folder \(missing .*table7_runs\.csv"):
         table7.main(["--collect", str(a), str(tmp_path / "nowhere"), "--out", str(tmp_path / "m2")])
+    c = _run_folder(tmp_path, "c", "SE", [1], 2)
+    pd.read_csv(c / "table7_runs.csv").drop(columns="P@5").to_csv(c / "table7_runs.csv", index=False)
+    with pytest.raises(ValueError, match=r"--collect: .*table7_runs\.csv lacks the columns \['P@5'\]"):
+        table7.main(["--collect", str(a), str(c), "--out", str(tmp_path / "m3")])
 
 
 def test_unknown_variant_is_refused(table7, capsys) -> None:
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         table7.main(["--variants", "LR,RBF"])
-    assert "unknown variant" in capsys.readouterr().err
+    assert info.value.code == 2  # argparse's usage error
+    assert "unknown variant(s) ['RBF']; choose from ['LR', 'SE', 'SE-F']" in capsys.readouterr().err

@@ -45,10 +45,15 @@ def test_inducing_points_lie_on_the_sphere_and_refuse_bad_rows():
     iv.Z.assign(2.0 * Z)  # assigning a point off the sphere keeps its direction
     np.testing.assert_allclose(iv.Z.numpy(), Z / np.linalg.norm(Z, axis=1, keepdims=True), rtol=1e-14)
     Z[2] = 0.0
-    with pytest.raises(ShapeError, match=r"rows \[2\]"):
+    with pytest.raises(ShapeError, match=r"inducing inputs on the unit sphere need finite non-zero rows; rows \[2\] are not"):
         UnitSphereInducingPoints(Z)
-    with pytest.raises(ShapeError, match="non-empty"):
+    Z[2], Z[4] = 1.0, np.inf
+    with pytest.raises(ShapeError, match=r"need finite non-zero rows; rows \[4\] are not"):
+        UnitSphereInducingPoints(Z)
+    with pytest.raises(ShapeError, match=r"Z must be a non-empty \(M, D\) array, got shape \(4,\)"):
         UnitSphereInducingPoints(np.ones(4))
+    with pytest.raises(ShapeError, match=r"Z must be a non-empty \(M, D\) array, got shape \(0, 3\)"):
+        UnitSphereInducingPoints(np.ones((0, 3)))
 
 
 def _pair(rng, kernel="se+linear", N=25, D=4, K=5, P=2, M=4):
@@ -138,5 +143,5 @@ def test_recipe_option_flag_and_checkpoints_from_before_the_option(problem, tmp_
     del settings["unit_sphere_inducing"]  # as written before the option existed
     (ckpt / "settings.json").write_text(json.dumps(settings))
     assert len(train_mlgpf(problem, epochs=2, checkpoint_dir=ckpt, **kw).trace) == 2
-    with pytest.raises(MLGPError, match="unit_sphere_inducing: checkpoint False, now True"):
+    with pytest.raises(MLGPError, match=r"checkpoint folder .* holds a run with other settings \(unit_sphere_inducing: checkpoint False, now True\); use another folder"):
         train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, **dict(kw, unit_sphere_inducing=True))

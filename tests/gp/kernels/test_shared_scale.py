@@ -9,6 +9,7 @@ import tensorflow as tf
 from gpflow.kernels import Linear, SquaredExponential, Sum
 
 from mlgp.data import mlgpf_prior
+from mlgp.errors import ShapeError
 from mlgp.kernels import SharedScaleSEPlusLinear, make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
@@ -52,6 +53,13 @@ def test_make_kernel_builds_it_with_the_authors_initial_scales():
     np.testing.assert_allclose(k.scales.numpy(), np.ones(4))  # ℓ = 1/√2 ↔ λ = 1
     assert make_kernel("se+linear-shared", 3, lengthscale=0.5).scales.numpy() == pytest.approx(np.full(3, 1 / (0.5 * np.sqrt(2))))
     assert len(k.trainable_parameters) == 3
+
+
+def test_make_kernel_rejects_unknown_names_and_sizes():
+    with pytest.raises(ShapeError, match=r"unknown kernel 'matern'; choose one of \['linear', 'se', "):
+        make_kernel("matern", 4)
+    with pytest.raises(ShapeError, match=r"num_features must be ≥ 1, got 0"):
+        make_kernel("se+linear-shared", 0)
 
 
 def test_bound_gradient_and_save_load_in_mlgpf(tmp_path):

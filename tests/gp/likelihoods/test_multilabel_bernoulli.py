@@ -8,7 +8,7 @@ import scipy.sparse as sp
 import tensorflow as tf
 from scipy import integrate
 
-from mlgp.errors import MLGPError, ShapeError
+from mlgp.errors import ShapeError
 from mlgp.likelihoods import LabelBatch, MultiLabelBernoulli
 from mlgp.training import MinibatchSampler, sample_labels
 
@@ -137,13 +137,15 @@ def test_predictive_quantities_match_quadrature(rng):
 
 
 def test_constructor_rejects_bad_shapes():
-    with pytest.raises(MLGPError, match="loadings"):
+    with pytest.raises(ShapeError, match=r"loadings must have shape \(K, P\) = \(4, 2\), got \(2, 4\)"):
         MultiLabelBernoulli(4, 2, loadings=np.zeros((2, 4)))
-    with pytest.raises(MLGPError, match="bias"):
+    with pytest.raises(ShapeError, match=r"bias must have shape \(K,\) = \(4,\), got \(3,\)"):
         MultiLabelBernoulli(4, 2, bias=np.zeros(3))
-    with pytest.raises(MLGPError, match="num_latent"):
+    with pytest.raises(ShapeError, match=r"need num_labels ≥ 1 and num_latent ≥ 1, got K=4, P=0"):
         MultiLabelBernoulli(4, 0)
-    with pytest.raises(MLGPError, match="num_gauss_hermite_points"):
+    with pytest.raises(ShapeError, match=r"need num_labels ≥ 1 and num_latent ≥ 1, got K=0, P=2"):
+        MultiLabelBernoulli(0, 2)
+    with pytest.raises(ShapeError, match=r"num_gauss_hermite_points must be ≥ 1, got 0"):
         MultiLabelBernoulli(4, 2, num_gauss_hermite_points=0)
 
 
@@ -184,18 +186,28 @@ def test_sample_labels_structure(rng):
 
 def test_sample_labels_rejects_bad_arguments(rng):
     Y = sp.csr_matrix(_label_rows(6))
-    with pytest.raises(ValueError, match="negatives"):
+    with pytest.raises(ShapeError, match=r"negatives must be ≥ 1 \(or None for all labels\), got 0"):
         sample_labels(Y, 0, rng)
-    with pytest.raises(ValueError, match="num_slots"):
+    with pytest.raises(ShapeError, match=r"num_slots=2 cannot hold 6 positives plus 3 negatives"):
         sample_labels(Y, 3, rng, num_slots=2)
 
 
 def test_subsampled_bound_is_unbiased(rng):
-    """Mean of 2000 subsampled estimates per point = exact label sum, within 4 Monte Carlo SEs."""
-    K, P, n, R = 8, 2, 2, 2000
+    """Mean of 2000 subsampled estimates per point = exact label sum, within 4 Monte Carlo SEs.
+
+    Rows with fewer negatives than ``negatives`` (here 1 and 2 of n = 3) draw all of them, so their
+    weight is |N_i| / (negatives drawn) = 1, not |N_i| / n: their estimate is exact on every draw.
+    """
+    K, P, n, R = 8, 2, 3, 2000
     lik, _, _ = make_lik(rng, K, P)
-    Y = _label_rows(K)
+    Y = np.vstack([_label_rows(K), np.zeros((2, K))])
+    Y[6, : K - 1] = 1.0  # one negative, fewer than n
+    Y[7, 1 : K - 2] = 1.0  # exactly n negatives (labels 0, 6, 7)
     B = Y.shape[0]
+    num_neg = K - Y.sum(axis=1)
+    assert num_neg.tolist() == [8, 0, 7, 5, 6, 2, 1, 3]
+    fewer = (num_neg > 0) & (num_neg < n)
+    assert fewer.sum() == 2  # rows 5 and 6
     Fmu, Fvar = random_moments(rng, B, P)
     exact = lik.variational_expectations(None, tf.constant(Fmu), tf.constant(Fvar), tf.constant(Y)).numpy()
 
@@ -205,14 +217,18 @@ def test_subsampled_bound_is_unbiased(rng):
     idx = np.concatenate([d[0] for d in draws])
     sgn = np.concatenate([d[1] for d in draws])
     w = np.concatenate([d[2] for d in draws])
+    # the rows with fewer negatives than requested: every negative drawn, each with weight 1
+    neg_w = np.where(sgn < 0, w, 0.0).reshape(R, B, S)
+    np.testing.assert_array_equal((neg_w > 0).sum(axis=2)[:, fewer], np.broadcast_to(num_neg[fewer], (R, 2)))
+    np.testing.assert_array_equal(neg_w.sum(axis=2)[:, fewer], np.broadcast_to(num_neg[fewer], (R, 2)))
     est = lik.subsampled_expectations(
         tf.constant(np.tile(Fmu, (R, 1))), tf.constant(np.tile(Fvar, (R, 1))),
         LabelBatch(tf.constant(idx), tf.constant(sgn), tf.constant(w)),
     ).numpy().reshape(R, B)
     mean, se = est.mean(axis=0), est.std(axis=0, ddof=1) / np.sqrt(R)
     # rows whose negatives are all sampled (0 or ≤ n negatives) have no Monte Carlo noise at all
-    deterministic = (K - Y.sum(axis=1)) <= n
-    assert deterministic[1] and deterministic[5] and not deterministic[0]
+    deterministic = num_neg <= n
+    assert deterministic.tolist() == [False, True, False, False, False, True, True, True]
     np.testing.assert_allclose(est[:, deterministic], np.broadcast_to(exact[deterministic], (R, deterministic.sum())), rtol=1e-12)
     assert np.all(se[~deterministic] > 0)
     z = np.abs(mean - exact)[~deterministic] / se[~deterministic]
@@ -266,7 +282,7 @@ def test_minibatch_sampler_covers_each_point_once_per_epoch(rng):
 
 def test_minibatch_sampler_rejects_bad_sizes(rng):
     X, Y = rng.normal(size=(10, 3)), (rng.random((10, 4)) < 0.5).astype(float)
-    with pytest.raises(ShapeError, match="batch_size"):
+    with pytest.raises(ShapeError, match=r"batch_size must be ≥ 1, got 0"):
         MinibatchSampler(X, Y, batch_size=0)
-    with pytest.raises(ShapeError, match="negatives"):
+    with pytest.raises(ShapeError, match=r"negatives must be ≥ 1 \(or None for all labels\), got 0"):
         MinibatchSampler(X, Y, batch_size=4, negatives=0)

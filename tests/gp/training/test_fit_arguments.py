@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlgp.data import mlgpf_prior
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.models import MLGPF
 from mlgp.training import fit
 
@@ -18,24 +18,26 @@ def model_and_data():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        (dict(epochs=0), "epochs must be >= 1"),
-        (dict(epochs=2.5), "epochs must be a positive integer"),
-        (dict(batch_size=0), "batch_size must be >= 1"),
-        (dict(checkpoint_every=0), "checkpoint_every must be >= 1"),
-        (dict(batch_growth="paper"), "batch_growth must be a pair"),
-        (dict(batch_growth=(0, 5)), "batch_growth every must be >= 1"),
-        (dict(batch_growth=(2, -1)), "batch_growth must be a pair"),
-        (dict(jit_compile="fast"), "jit_compile must be False, True or 'except-cholesky'"),
+        (dict(epochs=0), ShapeError, r"epochs must be >= 1, got 0"),
+        (dict(epochs=2.5), ShapeError, r"epochs must be a positive integer, got 2\.5"),
+        (dict(batch_size=0), ShapeError, r"batch_size must be >= 1, got 0"),
+        (dict(checkpoint_every=0), ShapeError, r"checkpoint_every must be >= 1, got 0"),
+        (dict(batch_growth="paper"), ShapeError,
+         r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\), got 'paper'"),
+        (dict(batch_growth=(0, 5)), ShapeError, r"batch_growth every must be >= 1, got 0"),
+        (dict(batch_growth=(2, -1)), ShapeError,
+         r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\), got \(2, -1\)"),
+        # an option value, not data
+        (dict(jit_compile="fast"), ArgumentError, r"jit_compile must be False, True or 'except-cholesky', got 'fast'"),
     ],
 )
-def test_fit_rejects_bad_arguments_before_tracing(model_and_data, kwargs, match):
+def test_fit_rejects_bad_arguments_before_tracing(model_and_data, kwargs, error, match):
     model, data = model_and_data
     before = [v.numpy().copy() for v in model.trainable_variables]
-    with pytest.raises(ValueError, match=match) as info:
+    with pytest.raises(error, match=match) as info:
         fit(model, data, progress=False, **{"epochs": 1, **kwargs})
-    if "jit_compile" not in kwargs:
-        assert isinstance(info.value, ShapeError)
+    assert isinstance(info.value, ValueError)
     for v, b in zip(model.trainable_variables, before):
         assert (v.numpy() == b).all()
