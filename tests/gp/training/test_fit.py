@@ -341,7 +341,7 @@ def test_xla_compiled_step_matches_the_plain_step(problem):
     """jit_compile=True trains to the same values (XLA may reorder sums: equal to 1e-9)."""
     data = (problem.train.X, problem.train.Y)
     for negatives in (None, 3):
-        kw = dict(epochs=3, batch_size=16, negatives=negatives, learning_rate=0.02, seed=2, progress=False)
+        kw = dict(epochs=3, batch_size=20, negatives=negatives, learning_rate=0.02, seed=2, progress=False)  # equal batches: one XLA compilation
         plain, xla = build(problem), build(problem)
         t_plain = fit(plain, data, **kw)
         t_xla = fit(xla, data, jit_compile=True, **kw)
@@ -357,7 +357,7 @@ def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten):
     data = (problem.train.X, problem.train.Y)
     kw_model = dict(kernel="se+linear", unit_sphere_inducing=True, whiten=whiten)
     for negatives in (None, 3):
-        kw = dict(epochs=3, batch_size=16, negatives=negatives, learning_rate=0.02, seed=2, progress=False)
+        kw = dict(epochs=3, batch_size=20, negatives=negatives, learning_rate=0.02, seed=2, progress=False)  # equal batches: one XLA compilation
         plain, split = build(problem, **kw_model), build(problem, **kw_model)
         start = values(plain)
         t_plain = fit(plain, data, **kw)
