@@ -17,15 +17,13 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ShapeError
 from ..scores import TopK, score_in_batches
-from ..validation import check_estimator_features, check_estimator_labels, check_features, check_labels
+from ..validation import check_estimator_features, check_estimator_labels, check_features
 
 __all__ = ["LabelFrequency"]
 

@@ -10,12 +10,9 @@ parser is checked against it.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -58,25 +55,6 @@ def python_blocks(text: str) -> list[str]:
     return [m.group(1).strip("\n") for m in _PYTHON_BLOCK.finditer(text)]
 
 
-_RUNNER = r"""
-import ast, json, sys
-cells = json.load(open(sys.argv[1]))
-namespace = {"__name__": "__main__"}
-for number, source in enumerate(cells, 1):
-    print(f"----- cell {number}", flush=True)
-    tree = ast.parse(source, filename=f"<cell {number}>")
-    last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = ast.Expression(tree.body.pop().value)
-    exec(compile(tree, f"<cell {number}>", "exec"), namespace)
-    if last is not None:
-        value = eval(compile(last, f"<cell {number}>", "eval"), namespace)
-        if value is not None:
-            print(repr(value), flush=True)
-print("----- all cells ran", flush=True)
-"""
-
-
 def test_notebooks_exist() -> None:
     assert NOTEBOOKS, "no notebooks under docs/notebooks"
     for path in NOTEBOOKS:
@@ -91,34 +69,43 @@ def test_parser_agrees_with_jupytext() -> None:
         assert code_cells(path.read_text(encoding="utf-8")) == theirs, path.name
 
 
-def _run_cells(name: str, cells: list[str], data_home: Path, tmp_path: Path) -> None:
-    cells_file = tmp_path / "cells.json"
-    cells_file.write_text(json.dumps(cells))
-    env = dict(os.environ, MPLBACKEND="Agg", MLGP_DATA=str(data_home), TF_CPP_MIN_LOG_LEVEL="2")
-    proc = subprocess.run(
-        [sys.executable, "-c", _RUNNER, str(cells_file)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, (
-        f"{name} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    )
-    assert "----- all cells ran" in proc.stdout
+def _run_cells(name: str, cells: list[str], data_home: Path, tmp_path: Path, monkeypatch) -> None:
+    """Run the cells in order in one fresh namespace, as a kernel would, in this process (the
+    libraries are imported once per test worker), in ``tmp_path`` with the data home set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setenv("MLGP_DATA", str(data_home))
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__"}
+    try:
+        for number, source in enumerate(cells, 1):
+            tree = ast.parse(source, filename=f"<{name} cell {number}>")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            try:
+                exec(compile(tree, f"<{name} cell {number}>", "exec"), namespace)
+                if last is not None:
+                    eval(compile(last, f"<{name} cell {number}>", "eval"), namespace)
+            except Exception as exc:
+                raise AssertionError(f"{name}, cell {number} failed: {type(exc).__name__}: {exc}\n{source}") from exc
+    finally:
+        plt.close("all")
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(notebook: Path, data_home: Path, tmp_path: Path) -> None:
-    _run_cells(notebook.name, code_cells(notebook.read_text(encoding="utf-8")), data_home, tmp_path)
+def test_notebook_runs(notebook: Path, data_home: Path, tmp_path: Path, monkeypatch) -> None:
+    _run_cells(notebook.name, code_cells(notebook.read_text(encoding="utf-8")), data_home, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("page", PAGES_RUN, ids=[p.stem for p in PAGES_RUN])
-def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path) -> None:
+def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path, monkeypatch) -> None:
     blocks = python_blocks(page.read_text(encoding="utf-8"))
     assert blocks, f"{page.name} has no python examples"
-    _run_cells(page.name, blocks, data_home, tmp_path)
+    _run_cells(page.name, blocks, data_home, tmp_path, monkeypatch)
 
 
 def test_sphinx_build_has_no_warnings(tmp_path: Path) -> None:
