@@ -248,13 +248,6 @@ def test_demo_quick_synthetic(no_data_home, capsys) -> None:
     _check_demo_output(out)
 
 
-def test_demo_free_inducing_inputs(no_data_home, capsys) -> None:
-    assert main(["demo", "--quick", "--no-unit-sphere-z"]) == 0
-    out = capsys.readouterr().out
-    assert "M=20 inducing inputs (free)" in out
-    _check_demo_output(out)
-
-
 def test_demo_quick_bibtex(with_data_home: Path, tmp_path: Path, capsys) -> None:
     saved = tmp_path / "top5.npz"
     assert main(["demo", "--quick", "--save-scores", str(saved)]) == 0
@@ -306,14 +299,17 @@ def test_demo_rejects_negatives_not_below_k(no_data_home, capsys) -> None:
     captured = capsys.readouterr()
     assert captured.err.startswith(f"mlgp: error: --negatives {K}") and f"K={K}" in captured.err
     assert "ELBO" not in captured.out
-    assert main(["demo", "--quick", "--negatives", str(K - 1)]) == 0
-    assert f"positives + {K - 1} sampled negatives per point" in capsys.readouterr().out
 
 
-def test_demo_prints_a_line_per_epoch_without_a_terminal(no_data_home, capsys) -> None:
-    # capsys is not a terminal, as a pipe or a log file is not
-    assert main(["demo", "--quick", "--epochs", "3"]) == 0
+def test_demo_free_z_sampled_negatives_and_a_line_per_epoch(no_data_home, capsys) -> None:
+    """One run for three options: free Z, K − 1 sampled negatives, and progress without a terminal
+    (capsys is not a terminal, as a pipe or a log file is not): a line per epoch."""
+    K = mlgp.data.default_problem(seed=0).num_labels
+    assert main(["demo", "--quick", "--no-unit-sphere-z", "--negatives", str(K - 1), "--epochs", "3"]) == 0
     out = capsys.readouterr().out
+    assert "M=20 inducing inputs (free)" in out
+    assert f"positives + {K - 1} sampled negatives per point" in out
     lines = [l for l in out.splitlines() if l.startswith("epoch ")]
     assert [l.split(":")[0] for l in lines] == ["epoch 1/3", "epoch 2/3", "epoch 3/3"]
     assert all(" ELBO -" in l for l in lines)
+    assert "ELBO trace (3 epoch(s)" in out and "by their training frequency" in out
