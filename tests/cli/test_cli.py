@@ -313,3 +313,16 @@ def test_demo_free_z_sampled_negatives_and_a_line_per_epoch(no_data_home, capsys
     assert [l.split(":")[0] for l in lines] == ["epoch 1/3", "epoch 2/3", "epoch 3/3"]
     assert all(" ELBO -" in l for l in lines)
     assert "ELBO trace (3 epoch(s)" in out and "by their training frequency" in out
+
+
+def test_evaluate_reads_what_the_scoring_interface_returns(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    """decision_function → save_scores (.npy) and predict_topk → save_scores (.npz) give `mlgp evaluate`
+    the same table as mlgp.metrics.evaluate on the model's outputs."""
+    from mlgp.baselines import LabelFrequency
+    from mlgp.scores import save_scores
+
+    model = LabelFrequency().fit(emotions.train.X, emotions.train.Y)
+    dense, top = model.decision_function(emotions.test.X), model.predict_topk(emotions.test.X, 5)
+    for scores, name in ((dense, "dense.npy"), (top, "top.npz")):
+        assert main(["evaluate", str(save_scores(tmp_path / name, scores)), "--dataset", "emotions"]) == 0
+        _check_printed(capsys.readouterr().out, _expected(emotions, scores))
