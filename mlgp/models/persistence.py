@@ -27,37 +27,36 @@ names the path.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
-import tensorflow_probability as tfp
 from gpflow import Parameter, set_trainable
-from gpflow.inducing_variables import InducingVariables
-from gpflow.kernels import Kernel
-from gpflow.utilities import parameter_dict
 
 from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
 from .mlgpf import MLGPF
+from .structure import (
+    MODEL_ROOTS,
+    build_transform,
+    build_tree,
+    checked_transform,
+    checked_tree,
+    class_name,
+    describe_likelihood,
+    describe_transform,
+    parameters_by_name,
+    resolve_class,
+)
 
 __all__ = ["load_mlgpf", "load_parameters", "save_mlgpf"]
 
 FORMAT = "mlgp.MLGPF/2"
 _FORMAT_V1 = "mlgp.MLGPF/1"
-_MODEL_ROOTS = ("gpflow", "mlgp")
-_BIJECTOR_ROOTS = ("gpflow", "mlgp", "tensorflow_probability")
-_MISSING = object()
-# Required constructor arguments that a class does not keep under the same name.
-_EXTRA_ARGUMENTS = {
-    "mlgp.kernels.shared_scale:SharedScaleSEPlusLinear": lambda k: {"num_features": int(k.scales.shape[0])},
-}
 
 
 # ----------------------------------------------------------------------------- the three entry points
@@ -69,16 +68,16 @@ def save_mlgpf(model: MLGPF, path: str | Path) -> Path:
     described in :mod:`mlgp.models.persistence`.
     """
     path = Path(path)
-    params = _parameters(model)
+    params = parameters_by_name(model)
     meta = {
         "format": FORMAT,
         "whiten": bool(model.whiten),
         "num_data": None if model.num_data is None else np.asarray(model.num_data).item(),
-        "kernel": _checked_tree(model.kernel, "kernel", path),
-        "inducing_variable": _checked_tree(model.inducing_variable, "inducing_variable", path, rebuild=False),
-        "likelihood": _describe_likelihood(model.likelihood, path),
+        "kernel": checked_tree(model.kernel, "kernel", path),
+        "inducing_variable": checked_tree(model.inducing_variable, "inducing_variable", path, rebuild=False),
+        "likelihood": describe_likelihood(model.likelihood, path),
         "parameters": {name: {"shape": list(p.unconstrained_variable.shape), "trainable": bool(p.trainable),
-                              "transform": _checked_transform(p.transform, name, path)} for name, p in params.items()},
+                              "transform": checked_transform(p.transform, name, path)} for name, p in params.items()},
         "spec": dict(model.spec),
     }
     try:
@@ -104,7 +103,7 @@ def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
         else:
             model = _build_v2(meta, path, model_class)
             saved = meta["parameters"]
-            _check_names(_parameters(model), saved, path)
+            _check_names(parameters_by_name(model), saved, path)
             _restore_transforms(model, saved, values, path)
             _assign(model, values, path, saved)
             trainable = {name: entry["trainable"] for name, entry in saved.items()}
@@ -112,7 +111,7 @@ def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         raise DataFormatError(f"malformed MLGPF save ({type(err).__name__}: {err})", path=path / "model.json") from err
-    params = _parameters(model)
+    params = parameters_by_name(model)
     for name, flag in trainable.items():
         if name in params:
             set_trainable(params[name], bool(flag))
@@ -166,10 +165,6 @@ def _read_values(path: Path) -> dict[str, np.ndarray]:
 
 
 # ----------------------------------------------------------------------------- parameters
-def _parameters(module) -> dict[str, Parameter]:
-    return {name.lstrip("."): p for name, p in parameter_dict(module).items()}
-
-
 def _check_names(params: dict, saved, path: Path) -> None:
     missing, extra = sorted(set(params) - set(saved)), sorted(set(saved) - set(params))
     if missing or extra:
@@ -178,29 +173,29 @@ def _check_names(params: dict, saved, path: Path) -> None:
 
 def _assign(model, values: dict, path: Path, saved: dict | None = None) -> None:
     """Check everything, then assign every value (a failed load leaves the model untouched)."""
-    params = _parameters(model)
+    params = parameters_by_name(model)
     _check_names(params, values, path)
     for name, p in params.items():
         if values[name].shape != tuple(p.unconstrained_variable.shape):
             raise ShapeError(f"{path}: {name}: saved shape {values[name].shape} ≠ model shape {tuple(p.unconstrained_variable.shape)}")
         if saved is not None and name in saved:
             try:
-                mine = _describe_transform(p.transform, name, path)
+                mine = describe_transform(p.transform, name, path)
             except DataFormatError:  # a transform the format cannot record differs from any saved one
                 mine = {"class": f"{type(p.transform).__module__}:{type(p.transform).__qualname__}"}
             if mine != saved[name]["transform"]:
-                raise DataFormatError(f"parameter {name} was saved with transform {_name(saved[name]['transform'])} "
-                                      f"but has {_name(mine)} here", path=path)
+                raise DataFormatError(f"parameter {name} was saved with transform {class_name(saved[name]['transform'])} "
+                                      f"but has {class_name(mine)} here", path=path)
     for name, p in params.items():
         p.unconstrained_variable.assign(values[name])
 
 
 def _restore_transforms(model, saved: dict, values: dict, path: Path) -> None:
     """Give each rebuilt Parameter whose transform differs from the saved one the saved transform."""
-    for name, p in _parameters(model).items():
-        if _describe_transform(p.transform, name, path) == saved[name]["transform"]:
+    for name, p in parameters_by_name(model).items():
+        if describe_transform(p.transform, name, path) == saved[name]["transform"]:
             continue
-        transform = _build_transform(saved[name]["transform"], name, path)
+        transform = build_transform(saved[name]["transform"], name, path)
         owner, attr = _owner(model, name, path)
         value = transform.forward(tf.constant(values[name], dtype=p.dtype))
         setattr(owner, attr, Parameter(value, transform=transform, prior=p.prior, prior_on=p.prior_on,
@@ -218,175 +213,12 @@ def _owner(model, name: str, path: Path):
     return obj, steps[-1][0]
 
 
-# ----------------------------------------------------------------------------- classes by name
-def _class_path(cls: type, roots: tuple[str, ...], what: str, path: Path) -> str:
-    if cls.__module__.split(".")[0] not in roots or "<locals>" in cls.__qualname__:
-        raise DataFormatError(f"cannot save {what} of class {cls.__module__}.{cls.__qualname__}: the MLGPF save format "
-                              f"rebuilds classes from {', '.join(roots)} only", path=path)
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _resolve(text: str, roots: tuple[str, ...], base: type | tuple, path: Path) -> type:
-    module, _, qualname = str(text).partition(":")
-    if module.split(".")[0] not in roots:
-        raise DataFormatError(f"refusing to load class {text!r}: only classes from {', '.join(roots)} are rebuilt", path=path)
-    try:
-        obj = importlib.import_module(module)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as err:
-        raise DataFormatError(f"class {text!r} not found in this installation ({err})", path=path) from None
-    if not (isinstance(obj, type) and issubclass(obj, base)):
-        raise DataFormatError(f"{text!r} is not a {getattr(base, '__name__', base)}", path=path)
-    return obj
-
-
-# ----------------------------------------------------------------------------- kernels and inducing variables
-def _is_simple(value) -> bool:
-    simple = value is None or isinstance(value, (bool, int, float, str, np.bool_, np.integer, np.floating))
-    return simple or (isinstance(value, (list, tuple)) and all(_is_simple(v) for v in value))
-
-
-def _plain(value):
-    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value).item() if value is not None else None
-
-
-def _describe_tree(obj, where: str, path: Path) -> dict:
-    """The constructor of ``obj`` (a kernel or inducing variable) as a JSON tree."""
-    cls = type(obj)
-    node: dict = {"class": _class_path(cls, _MODEL_ROOTS, where, path),
-                  "parameters": {}, "arguments": {}, "children": {}}
-    extra = _EXTRA_ARGUMENTS.get(node["class"], lambda o: {})(obj)
-    signature = inspect.signature(cls.__init__)
-    open_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-    for arg, p in signature.parameters.items():
-        if arg in ("self", "name", "active_dims") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        value = extra[arg] if arg in extra else getattr(obj, arg, _MISSING)
-        if isinstance(value, Parameter):
-            node["parameters"][arg] = list(value.shape)
-        elif isinstance(value, tf.Module):
-            node["children"][arg] = _describe_tree(value, f"{where}.{arg}", path)
-        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, tf.Module) for v in value):
-            node["children"][arg] = [_describe_tree(v, f"{where}.{arg}[{i}]", path) for i, v in enumerate(value)]
-        elif value is not _MISSING and _is_simple(value):
-            node["arguments"][arg] = _plain(value)
-        elif value is _MISSING and p.default is not p.empty:
-            continue
-        else:
-            raise DataFormatError(f"cannot save {where}: the constructor argument {arg!r} of {node['class']} is not "
-                                  "recorded by the MLGPF save format", path=path)
-    dims = getattr(obj, "active_dims", slice(None)) if isinstance(obj, Kernel) else slice(None)
-    if not (isinstance(dims, slice) and dims == slice(None)):
-        if "active_dims" not in signature.parameters and not open_kwargs:
-            raise DataFormatError(f"cannot save {where}: {node['class']} takes no active_dims", path=path)
-        node["active_dims"] = {"slice": [dims.start, dims.stop, dims.step]} if isinstance(dims, slice) else [int(d) for d in dims]
-    return node
-
-
-def _build_tree(node: dict, where: str, path: Path):
-    cls = _resolve(node["class"], _MODEL_ROOTS, (Kernel, InducingVariables), path)
-    kwargs = dict(node.get("arguments", {}))
-    kwargs.update({arg: np.ones(shape) for arg, shape in node.get("parameters", {}).items()})
-    for arg, child in node.get("children", {}).items():
-        kwargs[arg] = ([_build_tree(c, f"{where}.{arg}[{i}]", path) for i, c in enumerate(child)]
-                       if isinstance(child, list) else _build_tree(child, f"{where}.{arg}", path))
-    if "active_dims" in node:
-        dims = node["active_dims"]
-        kwargs["active_dims"] = slice(*dims["slice"]) if isinstance(dims, dict) else list(dims)
-    try:
-        return cls(**kwargs)
-    except Exception as err:  # a constructor's own complaint: the tree does not describe a valid object
-        raise DataFormatError(f"could not rebuild {where} ({node['class']}): {type(err).__name__}: {err}", path=path) from None
-
-
-def _checked_tree(obj, where: str, path: Path, rebuild: bool = True) -> dict:
-    """Describe ``obj`` and (for kernels, whose parameters are small) rebuild it at once, so that a
-    structure the format cannot carry is refused when saving rather than when loading."""
-    node = json.loads(json.dumps(_describe_tree(obj, where, path)))
-    if not rebuild:
-        return node
-    rebuilt = {k: tuple(p.shape) for k, p in _parameters(_build_tree(node, where, path)).items()}
-    original = {k: tuple(p.shape) for k, p in _parameters(obj).items()}
-    if rebuilt != original:
-        raise DataFormatError(f"cannot save {where}: rebuilding {node['class']} from its constructor arguments gives "
-                              f"parameters {rebuilt}, not {original}", path=path)
-    return node
-
-
-def _describe_likelihood(likelihood, path: Path) -> dict:
-    cls = type(likelihood)
-    if not isinstance(likelihood, MultiLabelBernoulli):
-        raise DataFormatError(f"cannot save a likelihood of class {cls.__module__}.{cls.__qualname__}: "
-                              "MLGPF saves hold a MultiLabelBernoulli", path=path)
-    return {"class": _class_path(cls, _MODEL_ROOTS, "likelihood", path), "num_labels": int(likelihood.num_labels),
-            "num_latent": int(likelihood.num_latent), "num_gauss_hermite_points": int(likelihood.num_gauss_hermite_points)}
-
-
-# ----------------------------------------------------------------------------- transforms
-def _describe_transform(bijector, where: str, path: Path) -> dict:
-    bijector = tfp.bijectors.Identity() if bijector is None else bijector
-    cls = type(bijector)
-    node = {"class": _class_path(cls, _BIJECTOR_ROOTS, f"the transform of {where}", path), "arguments": {}}
-    if bijector.parameters is None:  # a bijector that does not record its arguments: only argument-free ones
-        signature = inspect.signature(cls.__init__).parameters.values()
-        if any(p.default is p.empty and p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature):
-            raise DataFormatError(f"cannot save the transform of {where}: {node['class']} does not record its arguments", path=path)
-        return node
-    node["arguments"] = {k: _encode(v, where, path) for k, v in bijector.parameters.items() if k != "name"}
-    return json.loads(json.dumps(node))
-
-
-def _encode(value, where: str, path: Path):
-    if isinstance(value, tfp.bijectors.Bijector):
-        return {"transform": _describe_transform(value, where, path)}
-    if isinstance(value, (list, tuple)):
-        return [_encode(v, where, path) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (np.ndarray, np.generic, tf.Tensor, tf.Variable)):
-        array = np.asarray(value)
-        return {"array": array.tolist(), "dtype": str(array.dtype)}
-    raise DataFormatError(f"cannot save the transform of {where}: argument of type {type(value).__name__}", path=path)
-
-
-def _decode(value, where: str, path: Path):
-    if isinstance(value, dict) and "transform" in value:
-        return _build_transform(value["transform"], where, path)
-    if isinstance(value, dict):
-        return np.asarray(value["array"], dtype=value["dtype"])
-    return [_decode(v, where, path) for v in value] if isinstance(value, list) else value
-
-
-def _build_transform(node: dict, where: str, path: Path):
-    cls = _resolve(node["class"], _BIJECTOR_ROOTS, tfp.bijectors.Bijector, path)
-    try:
-        return cls(**{k: _decode(v, where, path) for k, v in node.get("arguments", {}).items()})
-    except MLGPError:
-        raise
-    except Exception as err:
-        raise DataFormatError(f"could not rebuild the transform of {where} ({node['class']}): {err}", path=path) from None
-
-
-def _checked_transform(bijector, where: str, path: Path) -> dict:
-    node = _describe_transform(bijector, where, path)
-    if _describe_transform(_build_transform(node, where, path), where, path) != node:
-        raise DataFormatError(f"cannot save the transform of {where}: {_name(node)} does not rebuild from its "
-                              "recorded arguments", path=path)
-    return node
-
-
-def _name(node: dict) -> str:
-    inner = [_name(v["transform"]) for v in node.get("arguments", {}).get("bijectors", []) if isinstance(v, dict)]
-    return node["class"].rpartition(":")[2] + (f"[{', '.join(inner)}]" if inner else "")
-
-
 # ----------------------------------------------------------------------------- building
 def _build_v2(meta: dict, path: Path, model_class: type[MLGPF]) -> MLGPF:
-    kernel = _build_tree(meta["kernel"], "kernel", path)
-    inducing = _build_tree(meta["inducing_variable"], "inducing_variable", path)
+    kernel = build_tree(meta["kernel"], "kernel", path)
+    inducing = build_tree(meta["inducing_variable"], "inducing_variable", path)
     lik = meta["likelihood"]
-    lik_class = _resolve(lik["class"], _MODEL_ROOTS, MultiLabelBernoulli, path)
+    lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
     likelihood = lik_class(int(lik["num_labels"]), int(lik["num_latent"]), num_gauss_hermite_points=int(lik["num_gauss_hermite_points"]))
     model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], whiten=bool(meta["whiten"]))
     model.spec = dict(meta.get("spec") or {})

@@ -1,0 +1,217 @@
+"""Recording GPflow and mlgp objects as JSON trees and rebuilding them: the structure half of
+:mod:`mlgp.models.persistence`.
+
+A node is ``{"class": "module:qualname", "parameters": {arg: shape}, "arguments": {arg: JSON
+value}, "children": {arg: node or [nodes]}, "active_dims": ...}``; a transform is a tree of TFP
+bijectors ``{"class", "arguments"}``. Only classes under :data:`MODEL_ROOTS` (and TFP for
+bijectors) are recorded or rebuilt; anything else raises :class:`~mlgp.errors.DataFormatError`
+naming the file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+from gpflow import Parameter
+from gpflow.inducing_variables import InducingVariables
+from gpflow.kernels import Kernel
+from gpflow.utilities import parameter_dict
+
+from ..errors import DataFormatError, MLGPError
+from ..likelihoods import MultiLabelBernoulli
+
+__all__ = [
+    "MODEL_ROOTS",
+    "build_transform",
+    "build_tree",
+    "checked_transform",
+    "checked_tree",
+    "class_name",
+    "describe_likelihood",
+    "describe_transform",
+    "parameters_by_name",
+    "resolve_class",
+]
+
+#: Top-level packages whose classes may be recorded and rebuilt.
+MODEL_ROOTS = ("gpflow", "mlgp")
+_BIJECTOR_ROOTS = ("gpflow", "mlgp", "tensorflow_probability")
+_MISSING = object()
+# Required constructor arguments that a class does not keep under the same name.
+_EXTRA_ARGUMENTS = {
+    "mlgp.kernels.shared_scale:SharedScaleSEPlusLinear": lambda k: {"num_features": int(k.scales.shape[0])},
+}
+
+
+def parameters_by_name(module) -> dict[str, Parameter]:
+    """Every Parameter of ``module`` by its GPflow path without the leading dot (``kernel.kernel.variance``)."""
+    return {name.lstrip("."): p for name, p in parameter_dict(module).items()}
+
+
+# ----------------------------------------------------------------------------- classes by name
+def _class_path(cls: type, roots: tuple[str, ...], what: str, path: Path) -> str:
+    if cls.__module__.split(".")[0] not in roots or "<locals>" in cls.__qualname__:
+        raise DataFormatError(f"cannot save {what} of class {cls.__module__}.{cls.__qualname__}: the MLGPF save format "
+                              f"rebuilds classes from {', '.join(roots)} only", path=path)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def resolve_class(text: str, roots: tuple[str, ...], base: type | tuple, path: Path) -> type:
+    module, _, qualname = str(text).partition(":")
+    if module.split(".")[0] not in roots:
+        raise DataFormatError(f"refusing to load class {text!r}: only classes from {', '.join(roots)} are rebuilt", path=path)
+    try:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as err:
+        raise DataFormatError(f"class {text!r} not found in this installation ({err})", path=path) from None
+    if not (isinstance(obj, type) and issubclass(obj, base)):
+        raise DataFormatError(f"{text!r} is not a {getattr(base, '__name__', base)}", path=path)
+    return obj
+
+
+# ----------------------------------------------------------------------------- kernels and inducing variables
+def _is_simple(value) -> bool:
+    simple = value is None or isinstance(value, (bool, int, float, str, np.bool_, np.integer, np.floating))
+    return simple or (isinstance(value, (list, tuple)) and all(_is_simple(v) for v in value))
+
+
+def _plain(value):
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value).item() if value is not None else None
+
+
+def _describe_tree(obj, where: str, path: Path) -> dict:
+    """The constructor of ``obj`` (a kernel or inducing variable) as a JSON tree."""
+    cls = type(obj)
+    node: dict = {"class": _class_path(cls, MODEL_ROOTS, where, path),
+                  "parameters": {}, "arguments": {}, "children": {}}
+    extra = _EXTRA_ARGUMENTS.get(node["class"], lambda o: {})(obj)
+    signature = inspect.signature(cls.__init__)
+    open_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    for arg, p in signature.parameters.items():
+        if arg in ("self", "name", "active_dims") or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        value = extra[arg] if arg in extra else getattr(obj, arg, _MISSING)
+        if isinstance(value, Parameter):
+            node["parameters"][arg] = list(value.shape)
+        elif isinstance(value, tf.Module):
+            node["children"][arg] = _describe_tree(value, f"{where}.{arg}", path)
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, tf.Module) for v in value):
+            node["children"][arg] = [_describe_tree(v, f"{where}.{arg}[{i}]", path) for i, v in enumerate(value)]
+        elif value is not _MISSING and _is_simple(value):
+            node["arguments"][arg] = _plain(value)
+        elif value is _MISSING and p.default is not p.empty:
+            continue
+        else:
+            raise DataFormatError(f"cannot save {where}: the constructor argument {arg!r} of {node['class']} is not "
+                                  "recorded by the MLGPF save format", path=path)
+    dims = getattr(obj, "active_dims", slice(None)) if isinstance(obj, Kernel) else slice(None)
+    if not (isinstance(dims, slice) and dims == slice(None)):
+        if "active_dims" not in signature.parameters and not open_kwargs:
+            raise DataFormatError(f"cannot save {where}: {node['class']} takes no active_dims", path=path)
+        node["active_dims"] = {"slice": [dims.start, dims.stop, dims.step]} if isinstance(dims, slice) else [int(d) for d in dims]
+    return node
+
+
+def build_tree(node: dict, where: str, path: Path):
+    cls = resolve_class(node["class"], MODEL_ROOTS, (Kernel, InducingVariables), path)
+    kwargs = dict(node.get("arguments", {}))
+    kwargs.update({arg: np.ones(shape) for arg, shape in node.get("parameters", {}).items()})
+    for arg, child in node.get("children", {}).items():
+        kwargs[arg] = ([build_tree(c, f"{where}.{arg}[{i}]", path) for i, c in enumerate(child)]
+                       if isinstance(child, list) else build_tree(child, f"{where}.{arg}", path))
+    if "active_dims" in node:
+        dims = node["active_dims"]
+        kwargs["active_dims"] = slice(*dims["slice"]) if isinstance(dims, dict) else list(dims)
+    try:
+        return cls(**kwargs)
+    except Exception as err:  # a constructor's own complaint: the tree does not describe a valid object
+        raise DataFormatError(f"could not rebuild {where} ({node['class']}): {type(err).__name__}: {err}", path=path) from None
+
+
+def checked_tree(obj, where: str, path: Path, rebuild: bool = True) -> dict:
+    """Describe ``obj`` and (for kernels, whose parameters are small) rebuild it at once, so that a
+    structure the format cannot carry is refused when saving rather than when loading."""
+    node = json.loads(json.dumps(_describe_tree(obj, where, path)))
+    if not rebuild:
+        return node
+    rebuilt = {k: tuple(p.shape) for k, p in parameters_by_name(build_tree(node, where, path)).items()}
+    original = {k: tuple(p.shape) for k, p in parameters_by_name(obj).items()}
+    if rebuilt != original:
+        raise DataFormatError(f"cannot save {where}: rebuilding {node['class']} from its constructor arguments gives "
+                              f"parameters {rebuilt}, not {original}", path=path)
+    return node
+
+
+def describe_likelihood(likelihood, path: Path) -> dict:
+    cls = type(likelihood)
+    if not isinstance(likelihood, MultiLabelBernoulli):
+        raise DataFormatError(f"cannot save a likelihood of class {cls.__module__}.{cls.__qualname__}: "
+                              "MLGPF saves hold a MultiLabelBernoulli", path=path)
+    return {"class": _class_path(cls, MODEL_ROOTS, "likelihood", path), "num_labels": int(likelihood.num_labels),
+            "num_latent": int(likelihood.num_latent), "num_gauss_hermite_points": int(likelihood.num_gauss_hermite_points)}
+
+
+# ----------------------------------------------------------------------------- transforms
+def describe_transform(bijector, where: str, path: Path) -> dict:
+    bijector = tfp.bijectors.Identity() if bijector is None else bijector
+    cls = type(bijector)
+    node = {"class": _class_path(cls, _BIJECTOR_ROOTS, f"the transform of {where}", path), "arguments": {}}
+    if bijector.parameters is None:  # a bijector that does not record its arguments: only argument-free ones
+        signature = inspect.signature(cls.__init__).parameters.values()
+        if any(p.default is p.empty and p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in signature):
+            raise DataFormatError(f"cannot save the transform of {where}: {node['class']} does not record its arguments", path=path)
+        return node
+    node["arguments"] = {k: _encode(v, where, path) for k, v in bijector.parameters.items() if k != "name"}
+    return json.loads(json.dumps(node))
+
+
+def _encode(value, where: str, path: Path):
+    if isinstance(value, tfp.bijectors.Bijector):
+        return {"transform": describe_transform(value, where, path)}
+    if isinstance(value, (list, tuple)):
+        return [_encode(v, where, path) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (np.ndarray, np.generic, tf.Tensor, tf.Variable)):
+        array = np.asarray(value)
+        return {"array": array.tolist(), "dtype": str(array.dtype)}
+    raise DataFormatError(f"cannot save the transform of {where}: argument of type {type(value).__name__}", path=path)
+
+
+def _decode(value, where: str, path: Path):
+    if isinstance(value, dict) and "transform" in value:
+        return build_transform(value["transform"], where, path)
+    if isinstance(value, dict):
+        return np.asarray(value["array"], dtype=value["dtype"])
+    return [_decode(v, where, path) for v in value] if isinstance(value, list) else value
+
+
+def build_transform(node: dict, where: str, path: Path):
+    cls = resolve_class(node["class"], _BIJECTOR_ROOTS, tfp.bijectors.Bijector, path)
+    try:
+        return cls(**{k: _decode(v, where, path) for k, v in node.get("arguments", {}).items()})
+    except MLGPError:
+        raise
+    except Exception as err:
+        raise DataFormatError(f"could not rebuild the transform of {where} ({node['class']}): {err}", path=path) from None
+
+
+def checked_transform(bijector, where: str, path: Path) -> dict:
+    node = describe_transform(bijector, where, path)
+    if describe_transform(build_transform(node, where, path), where, path) != node:
+        raise DataFormatError(f"cannot save the transform of {where}: {class_name(node)} does not rebuild from its "
+                              "recorded arguments", path=path)
+    return node
+
+
+def class_name(node: dict) -> str:
+    inner = [class_name(v["transform"]) for v in node.get("arguments", {}).get("bijectors", []) if isinstance(v, dict)]
+    return node["class"].rpartition(":")[2] + (f"[{', '.join(inner)}]" if inner else "")
