@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     import pandas as pd
 
     from mlgp.data import data_home, read_xc
+    from mlgp.errors import DatasetNotFoundError
     from mlgp.experiment import Experiment, add_argparse_args
     from mlgp.metrics import evaluate, inverse_propensity, topk
 
@@ -118,7 +119,10 @@ def main(argv: list[str] | None = None) -> None:
         sizes["repeats"] = args.repeats
     seed = (args.seeds or [0])[0]
     reps = sizes["repeats"]
-    home = data_home(required=False)
+    try:
+        home = data_home(required=False)
+    except DatasetNotFoundError:  # a data home named but missing: time the synthetic parts only
+        home = None
     settings = dict(sizes, labels_per_row=LABELS_PER_ROW, top_k=TOP_K, ks=[1, 3, 5],
                     data_home=str(home) if home else None)
 

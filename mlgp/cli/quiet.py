@@ -4,8 +4,8 @@ TensorFlow's C++ core writes lines to the process's standard error before its ow
 up (``WARNING: All log messages before absl::InitializeLog() …``, ``I0000 … cudart_stub``, and on a
 machine without a GPU ``E0000 … failed call to cuInit``) whatever ``TF_CPP_MIN_LOG_LEVEL`` says.
 :func:`quiet_tensorflow` therefore imports TensorFlow, and lets it look for devices, with file
-descriptor 2 pointed at ``os.devnull``, after setting ``TF_CPP_MIN_LOG_LEVEL=3``; then it sets the
-Python loggers of TensorFlow and absl to errors only. It must run before anything else imports
+descriptor 2 pointed at ``os.devnull``, after setting ``TF_CPP_MIN_LOG_LEVEL=2`` (error lines still
+show); then it sets the Python loggers of TensorFlow and absl to errors only. It must run before anything else imports
 TensorFlow; ``mlgp --verbose`` skips it. An exception raised by the import is still shown (the
 descriptor is restored first).
 """
@@ -24,20 +24,22 @@ __all__ = ["quiet_tensorflow"]
 def _stderr_to_devnull():
     sys.stderr.flush()
     saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        yield
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 2)
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(devnull)
     finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)
         os.close(saved)
-        os.close(devnull)
 
 
 def quiet_tensorflow() -> None:
     """Import TensorFlow silently and keep its later log lines below error level out of the output."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if "tensorflow" not in sys.modules:
         with _stderr_to_devnull():
             import tensorflow as tf

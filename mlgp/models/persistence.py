@@ -84,9 +84,12 @@ def save_mlgpf(model: MLGPF, path: str | Path) -> Path:
         text = json.dumps(meta, indent=2)
     except (TypeError, ValueError) as err:  # only model.spec can hold what JSON cannot
         raise DataFormatError(f"cannot save model.spec as JSON: {err}", path=path) from None
-    path.mkdir(parents=True, exist_ok=True)
-    np.savez(path / "parameters.npz", **{name: p.unconstrained_variable.numpy() for name, p in params.items()})
-    (path / "model.json").write_text(text)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        np.savez(path / "parameters.npz", **{name: p.unconstrained_variable.numpy() for name, p in params.items()})
+        (path / "model.json").write_text(text)
+    except OSError as err:
+        raise MLGPError(f"cannot save the model in {path}: {err.strerror or err}") from None
     return path
 
 

@@ -12,6 +12,7 @@ Every argument is checked before any k-means or TensorFlow work.
 from __future__ import annotations
 
 import json
+import numbers
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,7 +106,7 @@ def train_mlgpf(
         (:func:`mlgp.recipes.batch_growth`).
     bias_init
         ``"log-odds"`` (label frequencies) or ``"random"`` (the authors' N(0, 1/P)); see
-        :meth:`mlgp.models.MLGPF.from_data`.
+        :func:`mlgp.models.mlgpf_from_data`.
     jit_compile
         How :func:`mlgp.training.fit` compiles the step (``False``, ``True`` or
         ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
@@ -140,8 +141,8 @@ def train_mlgpf(
 
     defaults = PAPER_SETTINGS.get(dataset.name, {})
     K = dataset.num_labels
-    P = num_latent_gps or defaults.get("num_latent_gps", min(K, 30))
-    M = num_inducing or defaults.get("num_inducing", 100)
+    P = defaults.get("num_latent_gps", min(K, 30)) if num_latent_gps is None else num_latent_gps
+    M = defaults.get("num_inducing", 100) if num_inducing is None else num_inducing
     batch_growth = _parse_batch_growth(batch_growth)
     if isinstance(kernel, str):
         canonical_kernel_name(kernel)  # raises ShapeError naming the choices
@@ -209,7 +210,8 @@ def train_mlgpf(
     t0 = time.perf_counter()
     scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
     predict_s = time.perf_counter() - t0
-    table = evaluate(Yte, scores, ks=(1, 3, 5), inv_propensity=dataset.inverse_propensity(), percent=True)
+    ks = [k for k in (1, 3, 5) if k <= K]
+    table = evaluate(Yte, scores, ks=ks, inv_propensity=dataset.inverse_propensity(), percent=True)
     return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, settings)
 
 
@@ -233,7 +235,7 @@ def _check_arguments(K: int, *, P, M, epochs, batch_size, negatives, learning_ra
                              f"K={K} labels; use negatives=None for every label (the exact bound)")
     if max_train is not None:
         check_positive_int(max_train, "max_train")
-    if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)) or not 0 < learning_rate < float("inf"):
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not 0 < learning_rate < float("inf"):
         raise ShapeError(f"learning_rate must be a positive number, got {learning_rate!r}")
     if bias_init not in ("log-odds", "random"):
         raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")

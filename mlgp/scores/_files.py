@@ -50,7 +50,7 @@ def check_score_file_path(path: str | Path, dense: bool = False, what: str = "sc
     """
     path = Path(path)
     allowed = (".npz", ".npy") if dense else (".npz",)
-    if path.suffix.lower() not in allowed:
+    if path.suffix not in allowed:  # NumPy appends its own suffix to any other, upper case included
         raise MLGPError(f"{what} {str(path)!r}: the file name must end in {' or '.join(allowed)}")
     if not path.parent.is_dir():
         raise MLGPError(f"{what} {str(path)!r}: folder {str(path.parent)!r} does not exist")
@@ -92,8 +92,11 @@ def load_scores(path: str | Path):
             f"unsupported scores file type {path.suffix or '(none)'!r}: use .npy (dense N×K "
             "array) or .npz (scipy.sparse.save_npz matrix, or arrays 'indices' and 'scores' "
             "for a top-k ranking)", path)
-    with open(path, "rb") as fh:
-        magic = fh.read(6)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:
+        raise MLGPError(f"cannot read scores file {str(path)!r}: {exc.strerror or exc}") from None
     if magic != b"\x93NUMPY" and magic[:2] != b"PK":
         raise DataFormatError(f"not a NumPy {suffix} file (it does not start with NumPy's or "
                               "zip's signature)", path)

@@ -21,7 +21,7 @@ from gpflow import default_float
 from gpflow.keras import tf_keras
 
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
-from ..validation import check_features, check_labels, check_positive_int
+from ..validation import check_batch_growth, check_features, check_labels, check_positive_int
 from .sampler import MinibatchSampler
 
 __all__ = ["fit", "make_step"]
@@ -105,7 +105,7 @@ def fit(
         Called as ``callback(epoch, model, row)`` after each epoch.
     check_input
         Check ``data`` (finite features, 0/1 labels, matching rows); ``False`` trusts a caller that
-        has checked them (:meth:`mlgp.models.MLGPF.from_data` does). ``validation`` is checked
+        has checked them (:func:`mlgp.recipes.train_mlgpf` does, after ``from_data`` checked them). ``validation`` is checked
         once here either way, not at every epoch.
 
     Returns
@@ -129,9 +129,7 @@ def fit(
     batch_size = check_positive_int(batch_size, "batch_size")
     checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
     if batch_growth is not None:
-        ok = isinstance(batch_growth, (tuple, list)) and len(batch_growth) == 2
-        if not ok or check_positive_int(batch_growth[0], "batch_growth every") < 1 or int(batch_growth[1]) < 0:
-            raise ShapeError(f"batch_growth must be a pair (every ≥ 1, increment ≥ 0), got {batch_growth!r}")
+        batch_growth = check_batch_growth(batch_growth)
     tf.random.set_seed(seed)
     sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input)
     _check_model_fits_data(model, sampler.X, sampler.Y)
