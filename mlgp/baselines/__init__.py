@@ -10,6 +10,10 @@ likelihoods, variational, models, training); it meets the rest of mlgp only in `
 ``scores``, ``metrics``, ``validation`` and ``errors``. :class:`LabelFrequency` is the template.
 """
 
+from ._kernel_basis import median_heuristic
+from ._sylvester import pearson_similarity
 from .frequency import LabelFrequency
+from .lspc import LSPC
+from .mllspc import MLLSPC
 
-__all__ = ["LabelFrequency"]
+__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "median_heuristic", "pearson_similarity"]

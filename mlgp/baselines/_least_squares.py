@@ -1,0 +1,101 @@
+"""What LSPC and ML-LSPC share: the fitted Gaussian basis and the clipped, normalised posteriors.
+
+Contract: :func:`fit_basis` picks the centres and width and returns the (N, B) training design
+matrix with a :class:`GaussianBasis` that maps any (N', D) block to its (N', B) design;
+:func:`binary_posterior` and :func:`multiclass_posterior` turn fitted least-squares outputs ``q``
+into probabilities ``max(0, q_y) / Σ_y' max(0, q_y')`` (the paper's rounding-up and
+normalisation), falling back to the training class prior where every ``q_y <= 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval
+
+from ..errors import ShapeError
+from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
+
+__all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "check_threshold", "fit_basis",
+           "multiclass_posterior"]
+
+#: scikit-learn parameter constraints of the basis, shared by both estimators.
+BASIS_CONSTRAINTS: dict = {
+    "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
+    "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+    "alpha": [Interval(Real, 0, None, closed="neither")],
+    "random_state": ["random_state"],
+}
+
+
+@dataclass
+class GaussianBasis:
+    """Gaussian basis functions ``exp(-||x - c_b||² / (2 width²))`` with B fixed centres.
+
+    Attributes
+    ----------
+    centres : np.ndarray or scipy.sparse.csr_matrix of shape (B, D)
+    width : float
+    centre_norms : np.ndarray of shape (B,)
+        Squared norms of the centres.
+    """
+
+    centres: np.ndarray | sp.csr_matrix
+    width: float
+    centre_norms: np.ndarray
+
+    def design(self, X) -> np.ndarray:
+        """The (N, B) design matrix of ``X`` (N, D), CSR or dense."""
+        return gaussian_design(X, self.centres, self.width, self.centre_norms)
+
+
+def fit_basis(X, n_basis: int | None, kernel_width: float | None, random_state) -> tuple[GaussianBasis, np.ndarray]:
+    """Centres (``n_basis`` training rows, all when None or >= N) and width (``kernel_width``,
+    or the median heuristic over the training points when None) for ``X`` (N, D); returns the
+    basis and the training design matrix Φ (N, B)."""
+    rows = choose_centres(X.shape[0], n_basis, random_state)
+    centres = X[rows]
+    if sp.issparse(centres):
+        centres = sp.csr_matrix(centres)
+    width = float(kernel_width) if kernel_width is not None else median_heuristic(X, random_state=random_state)
+    basis = GaussianBasis(centres, width, row_norms_squared(centres))
+    return basis, basis.design(X)
+
+
+def _normalise(pos: np.ndarray, total: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    out = np.empty_like(pos)
+    ok = total > 0
+    np.divide(pos, total, out=out, where=ok)
+    return np.where(ok, out, prior)
+
+
+def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Per label, ``max(0, q1) / (max(0, q1) + max(0, q0))``; where both are <= 0 the label's
+    training frequency ``prior`` (K,). Arrays (N, K) → probabilities of presence (N, K)."""
+    pos = np.maximum(q_present, 0.0)
+    total = pos + np.maximum(q_absent, 0.0)
+    return _normalise(pos, total, np.broadcast_to(prior, pos.shape))
+
+
+def multiclass_posterior(Q: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Rows of ``max(0, Q)`` (N, Y) normalised to sum to one; a row with no positive entry gets the
+    training class frequencies ``prior`` (Y,)."""
+    pos = np.maximum(Q, 0.0)
+    total = pos.sum(axis=1, keepdims=True)
+    return _normalise(pos, np.broadcast_to(total, pos.shape), np.broadcast_to(prior, pos.shape))
+
+
+def check_threshold(threshold, num_labels: int) -> np.ndarray:
+    """``threshold`` as a float64 (K,) array: a scalar or one value per label, each in [0, 1]."""
+    t = np.asarray(threshold, dtype=np.float64)
+    if t.ndim == 0:
+        t = np.full(num_labels, float(t))
+    if t.shape != (num_labels,):
+        raise ShapeError(f"threshold must be a number or an array of one value per label, shape "
+                         f"({num_labels},); got shape {t.shape}")
+    if not np.all((t >= 0) & (t <= 1)):
+        raise ShapeError("threshold values must lie in [0, 1]")
+    return t

@@ -1,0 +1,243 @@
+"""MLkNN: multi-label k-nearest neighbours with a Bayesian posterior per label (Zhang & Zhou, 2007).
+
+Contract: ``fit(X, Y)`` takes features ``X`` (N, D), CSR or dense, and 0/1 labels ``Y`` (N, K),
+CSR or dense, checks them through :mod:`mlgp.validation` (bad input raises
+:class:`~mlgp.errors.ShapeError`, a ``ValueError``, before any work; so does ``N < n_neighbors + 1``)
+and learns, per label, a smoothed prior and the smoothed likelihoods of "``j`` of the ``k``
+nearest neighbours carry the label" given that the point does or does not carry it, from each
+training point's ``k`` nearest *other* training points. ``decision_function`` returns, for each
+point, the posterior probability of every label given how many of its ``k`` nearest training points
+carry it: a dense float64 (N, K) array in [0, 1] (the normalised posterior of the paper, not the
+unnormalised product). ``predict_proba`` returns the same array (multi-label convention: per-label
+presence probabilities), ``predict_topk`` ranks it (equal scores: lower label index first, the rule
+of :func:`mlgp.scores.topk`), ``predict`` returns the int64 0/1 (N, K) matrix
+``posterior >= threshold``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import metadata_routing
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..errors import ShapeError
+from ..scores import TopK, score_in_batches
+from ..validation import check_estimator_features, check_estimator_labels, check_features
+
+__all__ = ["MLkNN"]
+
+
+class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+    """ML-kNN: per-label Bayes rule on the number of a point's ``k`` nearest neighbours with the label.
+
+    For label ``l`` with prior ``P(H1_l)`` and likelihoods ``P(E_j | H1_l)``, ``P(E_j | H0_l)`` of
+    "exactly ``j`` of the ``k`` neighbours carry ``l``", a point whose neighbours carry ``l``
+    ``C_l`` times scores ``P(H1_l) P(E_C | H1_l) / (P(H1_l) P(E_C | H1_l) + P(H0_l) P(E_C | H0_l))``.
+    The likelihoods are counted on the training set, where each point's neighbours are the ``k``
+    nearest training points *other than itself*; an exact duplicate of a point is another point and
+    counts as its neighbour. Among points at the same distance as the ``k``-th neighbour, which are
+    taken is left to :class:`sklearn.neighbors.NearestNeighbors`.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=10
+        Number of neighbours ``k >= 1``; ``fit`` needs at least ``k + 1`` training points.
+    smoothing : float, default=1.0
+        Laplace pseudo-count ``s > 0``: ``P(H1_l) = (s + n_l) / (2 s + N)`` with ``n_l`` the
+        training points carrying ``l``, and ``P(E_j | H1_l) = (s + c1[j, l]) / (s (k + 1) + n_l)``
+        where ``c1[j, l]`` counts those of them with ``j`` neighbours carrying ``l`` (likewise
+        ``P(E_j | H0_l)`` from the ``N - n_l`` points without ``l``).
+    metric : {"euclidean", "cosine", "manhattan"}, default="euclidean"
+        Distance of :class:`~sklearn.neighbors.NearestNeighbors`; all three take CSR or dense ``X``.
+    threshold : float, default=0.5
+        ``predict`` marks label ``l`` present when its posterior is ``>= threshold`` (in [0, 1]).
+    n_jobs : int or None, default=None
+        Parallel jobs of the neighbour search, passed to NearestNeighbors.
+
+    Attributes
+    ----------
+    prior_ : np.ndarray of shape (K,), float64
+        ``P(H1_l)``, the smoothed fraction of training points carrying each label.
+    cond_prob_true_ : np.ndarray of shape (k + 1, K), float64
+        ``P(E_j | H1_l)`` in row ``j``; each column sums to 1.
+    cond_prob_false_ : np.ndarray of shape (k + 1, K), float64
+        ``P(E_j | H0_l)`` in row ``j``; each column sums to 1.
+    posterior_ : np.ndarray of shape (k + 1, K), float64
+        ``P(H1_l | E_j)`` in row ``j``: the score of label ``l`` at a point with ``j`` neighbours
+        carrying it.
+    nn_ : sklearn.neighbors.NearestNeighbors
+        The neighbour index over the training features.
+    labels_ : scipy.sparse.csr_matrix of shape (N, K), float64
+        The training labels.
+    n_features_in_ : int
+        Number of features D seen in ``fit``; ``X`` passed later must have D columns.
+    n_labels_ : int
+        Number of labels K.
+    classes_ : np.ndarray of shape (K,), int
+        ``arange(K)``, scikit-learn's label names for multi-label indicator targets.
+    n_samples_ : int
+        Number of training points N.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlgp.baselines.mlknn import MLkNN
+    >>> X = np.array([[0.0], [1.0], [3.0], [7.0], [8.0], [10.0]])
+    >>> Y = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [1, 1], [0, 1]])
+    >>> est = MLkNN(n_neighbors=2).fit(X, Y)
+    >>> est.prior_
+    array([0.5  , 0.625])
+    >>> est.predict_proba([[0.4], [9.0]]).round(4)
+    array([[0.3333, 0.7042],
+           [0.5   , 0.8264]])
+    >>> est.predict([[0.4], [9.0]])
+    array([[0, 1],
+           [1, 1]])
+    >>> est.predict_topk([[0.4]], k=2).indices
+    array([[1, 0]])
+    """
+
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "smoothing": [Interval(Real, 0, None, closed="neither")],
+        "metric": [StrOptions({"euclidean", "cosine", "manhattan"})],
+        "threshold": [Interval(Real, 0, 1, closed="both")],
+        "n_jobs": [Integral, None],
+    }
+
+    # batch_size only sets how many rows are scored at a time: not metadata to route
+    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict_proba = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
+
+    def __init__(self, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
+                 threshold: float = 0.5, n_jobs: int | None = None) -> None:
+        self.n_neighbors = n_neighbors
+        self.smoothing = smoothing
+        self.metric = metric
+        self.threshold = threshold
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.two_d_labels = True
+        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_label = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y) -> "MLkNN":
+        """Index the training points and count the priors and likelihoods; returns ``self``.
+
+        Parameters
+        ----------
+        X : np.ndarray or scipy sparse matrix of shape (N, D)
+            Finite features, N >= ``n_neighbors + 1``.
+        Y : np.ndarray or scipy sparse matrix of shape (N, K)
+            0/1 labels.
+        """
+        X = check_features(check_estimator_features(X, None, type(self).__name__))
+        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__)
+        N, K = Y.shape
+        k, s = int(self.n_neighbors), float(self.smoothing)
+        if N < k + 1:
+            raise ShapeError(f"MLkNN with n_neighbors={k} needs at least {k + 1} training points (each "
+                             f"point's {k} neighbours exclude itself); got {N} sample(s). Give more "
+                             f"points or a smaller n_neighbors.")
+        nn = NearestNeighbors(n_neighbors=k, metric=self.metric, n_jobs=self.n_jobs).fit(X)
+        # X=None: each training point's k nearest training points, the point itself left out
+        neighbours = nn.kneighbors(return_distance=False)
+        counts = self._neighbour_counts(neighbours, Y)  # CSR (N, K): C[i, l] in 0..k
+
+        n_pos = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
+        # c1[j, l] for j >= 1 from the entries where both the point and >= 1 neighbour carry l;
+        # c_all[j, l] (points of either kind with C = j) from all stored counts; j = 0 is the rest.
+        c1 = self._histogram(counts.multiply(Y).tocoo(), k, K)
+        c_all = self._histogram(counts.tocoo(), k, K)
+        c1[0] = n_pos - c1[1:].sum(axis=0)
+        c_all[0] = N - c_all[1:].sum(axis=0)
+        c0 = c_all - c1
+
+        self.prior_ = (s + n_pos) / (2.0 * s + N)
+        prior_false = (s + (N - n_pos)) / (2.0 * s + N)
+        self.cond_prob_true_ = (s + c1) / (s * (k + 1) + n_pos)
+        self.cond_prob_false_ = (s + c0) / (s * (k + 1) + (N - n_pos))
+        joint_true = self.prior_ * self.cond_prob_true_
+        self.posterior_ = joint_true / (joint_true + prior_false * self.cond_prob_false_)
+        self.nn_ = nn
+        self.labels_ = Y
+        self.n_features_in_ = int(X.shape[1])
+        self.n_labels_ = int(K)
+        self.classes_ = np.arange(K)
+        self.n_samples_ = int(N)
+        return self
+
+    @staticmethod
+    def _neighbour_counts(neighbours: np.ndarray, Y: sp.csr_matrix) -> sp.csr_matrix:
+        """``C[i, l]``, how many of row ``i``'s neighbours carry label ``l``: (B, N) 0/1 @ (N, K)."""
+        B, k = neighbours.shape
+        rows = sp.csr_matrix((np.ones(B * k), neighbours.ravel(), np.arange(0, B * k + 1, k)),
+                             shape=(B, Y.shape[0]))
+        return sp.csr_matrix(rows @ Y)
+
+    @staticmethod
+    def _histogram(entries: sp.coo_matrix, k: int, K: int) -> np.ndarray:
+        """(k + 1, K) float64: how many stored entries have value ``j`` in column ``l`` (j = 0 unset)."""
+        table = np.zeros((k + 1, K), dtype=np.float64)
+        np.add.at(table, (np.rint(entries.data).astype(np.intp), entries.col), 1.0)
+        table[0] = 0.0
+        return table
+
+    def _score_block(self, xb: np.ndarray) -> np.ndarray:
+        """The (B, K) posteriors of a dense block (B, D) of features."""
+        neighbours = self.nn_.kneighbors(xb, n_neighbors=int(self.n_neighbors), return_distance=False)
+        counts = np.rint(self._neighbour_counts(neighbours, self.labels_).toarray()).astype(np.intp)
+        return self.posterior_[counts, np.arange(self.n_labels_)]
+
+    def _score(self, X, batch_size: int, top_k: int | None = None):
+        check_is_fitted(self)
+        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
+        return score_in_batches(self._score_block, X, batch_size, top_k=top_k,
+                                num_labels=self.n_labels_, num_features=self.n_features_in_)
+
+    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
+        """Posterior ``P(H1_l | E)`` of every label for every point: a float64 (N, K) array in [0, 1].
+
+        Parameters
+        ----------
+        X : np.ndarray or scipy sparse matrix of shape (N, D)
+            Features with the D columns seen in ``fit``; each point's ``k`` nearest training points
+            are its neighbours (a point equal to a training point has it as a neighbour).
+        batch_size : int, default=1000
+            Rows scored at a time.
+        """
+        return self._score(X, batch_size)
+
+    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
+        """The posteriors of :meth:`decision_function`: (N, K) probabilities that each label is present."""
+        return self._score(X, batch_size)
+
+    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
+        """Each point's ``k`` most probable labels (``1 <= k <= K``), ties by the lower label index:
+        a :class:`~mlgp.scores.TopK` with ``indices`` and ``scores`` of shape (N, k).
+
+        ``X`` and ``batch_size`` are as in :meth:`decision_function`.
+        """
+        return self._score(X, batch_size, top_k=k)
+
+    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
+        """0/1 predictions: label ``l`` is present when its posterior is ``>= threshold``.
+
+        Same arguments as :meth:`decision_function`; returns an int64 (N, K) array.
+        """
+        return (self._score(X, batch_size) >= self.threshold).astype(np.int64)

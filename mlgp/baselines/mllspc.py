@@ -1,0 +1,244 @@
+"""MLLSPC: the multi-label least-squares probabilistic classifier (Nam, Hachiya & Sugiyama).
+
+Contract: ``fit(X, Y)`` takes features ``X`` (N, D), CSR or dense, and 0/1 labels ``Y`` (N, K),
+checks them (and every parameter) through :mod:`mlgp.validation` before any work, and fits, for
+each class y ∈ {present, absent}, the kernel model ``q_t(y|x) = θ_{y,t}ᵀ φ(x)`` with B Gaussian
+basis functions, all K labels at once: ``Θ_y`` (B, K) minimises
+``½ tr(Θᵀ ΦᵀΦ Θ) − tr(Θᵀ Φᵀ Π_y) + ½ tr(Θ C Θᵀ)``, i.e. solves the Sylvester equation
+``ΦᵀΦ Θ_y + Θ_y C = Φᵀ Π_y`` with ``C = diag(α + Σ_t' γ_tt') − Γ`` and ``Γ = coupling · W``.
+``decision_function`` returns ``q_t(present|x) − q_t(absent|x)`` (N, K); ``predict_proba`` the
+clipped and normalised probability of presence (N, K); ``predict`` the int64 0/1 matrix
+``proba >= threshold``; ``predict_topk`` ranks ``decision_function``. With ``coupling = 0`` the
+labels decouple into :class:`~mlgp.baselines.LSPC` per label.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.utils import metadata_routing
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..errors import ShapeError
+from ..scores import TopK, score_in_batches
+from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, check_threshold, fit_basis
+from ._sylvester import SOLVERS, coupling_matrix, pearson_similarity, solve_coupled
+
+__all__ = ["MLLSPC", "AUTO_EIG_MAX_BASIS"]
+
+#: ``solver="auto"`` takes ``"eig"`` up to this many basis functions B and ``"cg"`` above.
+AUTO_EIG_MAX_BASIS = 3000
+
+
+def check_similarity(similarity, num_labels: int) -> np.ndarray:
+    """A user-given label similarity as a float64 (K, K) array: finite, symmetric, non-negative."""
+    W = similarity.toarray() if sp.issparse(similarity) else np.asarray(similarity, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64)
+    if W.shape != (num_labels, num_labels):
+        raise ShapeError(f"similarity must be a (K, K) = ({num_labels}, {num_labels}) matrix, got shape {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise ShapeError("similarity contains NaN or inf")
+    if np.any(W < 0):
+        raise ShapeError("similarity must be non-negative (the paper uses max(0, Pearson correlation))")
+    if not np.allclose(W, W.T, rtol=1e-12, atol=1e-12):
+        i, j = np.unravel_index(np.argmax(np.abs(W - W.T)), W.shape)
+        raise ShapeError(f"similarity must be symmetric: entry ({i}, {j}) is {W[i, j]} but ({j}, {i}) is {W[j, i]}")
+    return W
+
+
+class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+    """Multi-label LSPC: one least-squares probabilistic classifier per label, coupled so that
+    similar labels get similar parameters.
+
+    Parameters
+    ----------
+    kernel_width : float or None, default=None
+        Gaussian kernel width σ; None takes the median distance between training points.
+    n_basis : int or None, default=1000
+        Number B of basis functions, centred on B training points drawn with ``random_state``
+        (all N when ``n_basis >= N``); None uses every training point (the paper's B = N).
+    alpha : float, default=0.1
+        Ridge regularisation λ > 0 of every label's parameters.
+    coupling : float, default=1.0
+        Scale c >= 0 of the label coupling Γ = c · W; 0 gives independent LSPCs.
+    similarity : "pearson" or array-like of shape (K, K), default="pearson"
+        W: ``max(0, Pearson correlation)`` of the training labels, or a symmetric non-negative
+        matrix of your own (its diagonal is irrelevant).
+    solver : {"auto", "eig", "sylvester", "cg", "dense"}, default="auto"
+        How the Sylvester equation is solved (see :mod:`mlgp.baselines._sylvester`): "auto" takes
+        "eig" for B <= ``AUTO_EIG_MAX_BASIS`` and "cg" above; "dense" is the naive BT × BT solve,
+        a reference for small problems only.
+    tol : float, default=1e-8
+        Relative residual at which "cg" stops.
+    max_iter : int or None, default=None
+        Iteration cap of "cg" (None: 10 · B · K).
+    threshold : float or array-like of shape (K,), default=0.5
+        ``predict`` marks label t present where its probability is ``>= threshold[t]``; 0.5 is the
+        paper's rule (the more probable of presence and absence).
+    random_state : int, RandomState or None, default=None
+        Seeds the choice of centres (and of the points the median heuristic looks at when N > 1000).
+
+    Attributes
+    ----------
+    coef_ : np.ndarray of shape (2, B, K)
+        Θ for presence (``coef_[0]``) and absence (``coef_[1]``).
+    basis_ : GaussianBasis
+        The centres (B, D), ``width`` and centre norms.
+    kernel_width_ : float
+        The width used.
+    similarity_ : np.ndarray of shape (K, K)
+        W (before scaling by ``coupling``).
+    prior_ : np.ndarray of shape (K,)
+        Training frequency of each label (the probability where both outputs are <= 0).
+    solver_ : str
+        The solver used.
+    solve_info_ : SolveInfo
+        For "cg", the iterations and relative residuals of the two solves (presence, absence).
+    n_iter_ : int
+        CG iterations (the larger of the two solves); 1 for the direct solvers.
+    n_features_in_, n_labels_, n_samples_, classes_
+        D, K, N and ``arange(K)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mlgp.baselines import MLLSPC
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2))
+    >>> Y = np.column_stack([X[:, 0] > 0, X[:, 0] + 0.1 * X[:, 1] > 0, X[:, 1] > 0]).astype(int)
+    >>> est = MLLSPC(random_state=0).fit(X, Y)
+    >>> est.coef_.shape, est.solver_
+    ((2, 200, 3), 'eig')
+    >>> est.predict([[2.0, 2.0], [-2.0, -2.0]])
+    array([[1, 1, 1],
+           [0, 0, 0]])
+    """
+
+    _parameter_constraints: dict = {
+        **BASIS_CONSTRAINTS,
+        "coupling": [Interval(Real, 0, None, closed="left")],
+        "similarity": [StrOptions({"pearson"}), "array-like", "sparse matrix"],
+        "solver": [StrOptions({"auto", *SOLVERS})],
+        "tol": [Interval(Real, 0, 1, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
+    }
+
+    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict_proba = {"batch_size": metadata_routing.UNUSED}
+    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
+
+    def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
+                 coupling: float = 1.0, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
+                 max_iter: int | None = None, threshold=0.5, random_state=None) -> None:
+        self.kernel_width = kernel_width
+        self.n_basis = n_basis
+        self.alpha = alpha
+        self.coupling = coupling
+        self.similarity = similarity
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
+        self.threshold = threshold
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.two_d_labels = True
+        tags.target_tags.single_output = False
+        tags.classifier_tags.multi_label = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _check_options(self, num_labels: int) -> tuple[np.ndarray | None, np.ndarray]:
+        """User similarity (or None for Pearson) and thresholds, checked before any work."""
+        W = None
+        if not (isinstance(self.similarity, str) and self.similarity == "pearson"):
+            W = check_similarity(self.similarity, num_labels)
+        return W, check_threshold(self.threshold, num_labels)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y) -> "MLLSPC":
+        """Fit the coupled least-squares classifiers; returns ``self``.
+
+        Parameters
+        ----------
+        X : np.ndarray or scipy sparse matrix of shape (N, D)
+        Y : np.ndarray or scipy sparse matrix of shape (N, K)
+            0/1 labels.
+        """
+        X = check_features(check_estimator_features(X, None, type(self).__name__))
+        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__).astype(np.float64)
+        N, K = Y.shape
+        W, _ = self._check_options(K)
+        self.basis_, Phi = fit_basis(X, self.n_basis, self.kernel_width, self.random_state)
+        B = Phi.shape[1]
+        self.similarity_ = pearson_similarity(Y) if W is None else W
+        C = coupling_matrix(float(self.alpha), float(self.coupling) * self.similarity_)
+        G = Phi.T @ Phi
+        R_present = np.asarray((Y.T @ Phi).T)                      # Φᵀ Π_present (B, K)
+        R_absent = Phi.sum(axis=0)[:, None] - R_present               # Φᵀ (1 − Y)
+        solver = self.solver if self.solver != "auto" else ("eig" if B <= AUTO_EIG_MAX_BASIS else "cg")
+        max_iter = self.max_iter if self.max_iter is not None else 10 * B * K
+        thetas, info = solve_coupled(G, C, [R_present, R_absent], solver, tol=float(self.tol), max_iter=max_iter)
+        self.coef_ = np.stack(thetas)
+        self.solver_ = solver
+        self.solve_info_ = info
+        self.n_iter_ = max(info.iterations, default=1)
+        self.kernel_width_ = self.basis_.width
+        self.prior_ = np.asarray(Y.mean(axis=0)).ravel()
+        self.n_features_in_ = int(X.shape[1])
+        self.n_labels_ = int(K)
+        self.n_samples_ = int(N)
+        self.classes_ = np.arange(K)
+        return self
+
+    # ---------------------------------------------------------------- scoring
+    def _outputs(self, xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        Phi = self.basis_.design(xb)
+        return Phi @ self.coef_[0], Phi @ self.coef_[1]
+
+    def _difference_block(self, xb: np.ndarray) -> np.ndarray:
+        q1, q0 = self._outputs(xb)
+        return q1 - q0
+
+    def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        return binary_posterior(*self._outputs(xb), self.prior_)
+
+    def _score(self, fn, X, batch_size: int, top_k: int | None = None):
+        check_is_fitted(self)
+        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
+        return score_in_batches(fn, X, batch_size, top_k=top_k, num_labels=self.n_labels_,
+                                num_features=self.n_features_in_)
+
+    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
+        """``q_t(present|x) − q_t(absent|x)`` for every point and label: float64 (N, K).
+
+        Positive where presence is the more probable class. ``X`` (N, D), CSR or dense, with the D
+        columns seen in ``fit``; ``batch_size`` rows are scored at a time.
+        """
+        return self._score(self._difference_block, X, batch_size)
+
+    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
+        """Probability of each label's presence: float64 (N, K) in [0, 1] (multi-label convention:
+        one column per label, not one (N, 2) array per label). Arguments as in
+        :meth:`decision_function`."""
+        return self._score(self._proba_block, X, batch_size)
+
+    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
+        """int64 0/1 (N, K): ``predict_proba(X) >= threshold``."""
+        proba = self.predict_proba(X, batch_size)
+        return (proba >= check_threshold(self.threshold, self.n_labels_)).astype(np.int64)
+
+    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
+        """Each point's ``k`` labels with the largest :meth:`decision_function` (ties: lower label
+        index first), as a :class:`~mlgp.scores.TopK` of shape (N, k)."""
+        return self._score(self._difference_block, X, batch_size, top_k=k)
