@@ -14,6 +14,7 @@ from ._kernel_basis import median_heuristic
 from ._sylvester import pearson_similarity
 from .frequency import LabelFrequency
 from .lspc import LSPC
+from .mlknn import MLkNN
 from .mllspc import MLLSPC
 
-__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "median_heuristic", "pearson_similarity"]
+__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "MLkNN", "median_heuristic", "pearson_similarity"]

@@ -64,8 +64,10 @@ class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         (all N when ``n_basis >= N``); None uses every training point (the paper's B = N).
     alpha : float, default=0.1
         Ridge regularisation λ > 0 of every label's parameters.
-    coupling : float, default=1.0
-        Scale c >= 0 of the label coupling Γ = c · W; 0 gives independent LSPCs.
+    coupling : float, default=0.1
+        Scale c >= 0 of the label coupling Γ = c · W; 0 gives independent LSPCs. Its useful range
+        depends on ``alpha`` and on how many labels are similar: choose it by cross-validation
+        (:class:`MLLSPCCV` does so cheaply).
     similarity : "pearson" or array-like of shape (K, K), default="pearson"
         W: ``max(0, Pearson correlation)`` of the training labels, or a symmetric non-negative
         matrix of your own (its diagonal is irrelevant).
@@ -135,7 +137,7 @@ class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
 
     def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
-                 coupling: float = 1.0, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
+                 coupling: float = 0.1, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
                  max_iter: int | None = None, threshold=0.5, random_state=None) -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis

@@ -40,10 +40,12 @@ def _make(name: str, X: np.ndarray, Y: np.ndarray, num_train: int, extras: dict)
 
 
 def lspc_toy(num_train: int = 200, num_test: int = 200, num_labels: int = 5,
-             num_features: int = 300, noise: float = 0.0, seed: int = 0) -> Dataset:
-    """The ML-LSPC toy problem.
+             num_features: int = 300, noise: float = 0.0, seed: int = 0,
+             inputs: str = "normal") -> Dataset:
+    """The ML-LSPC toy problem (Nam et al., section 6.1).
 
-    ``x ~ U(-1, 1)^D``; only ``x1, x2`` are informative. Label ``t = 1..T`` is
+    ``x ~ N(0, I_D)`` (the paper's; ``inputs="uniform"``: ``x ~ U(-1, 1)^D``); only ``x1, x2`` are
+    informative. Label ``t = 1..T`` is
     positive iff ``cos(2 pi t / T) x1 + sin(2 pi t / T) x2 > 0``; then each label
     entry is flipped with probability ``noise``.
 
@@ -51,7 +53,7 @@ def lspc_toy(num_train: int = 200, num_test: int = 200, num_labels: int = 5,
     -------
     Dataset
         X (N, D) dense-in-CSR float64, Y (N, T) int8. ``extras``: ``angles`` (T,),
-        ``noise``.
+        ``noise``, ``inputs``.
     """
     _check_sizes(num_train=num_train, num_test=num_test, num_labels=num_labels,
                  num_features=num_features)
@@ -59,16 +61,22 @@ def lspc_toy(num_train: int = 200, num_test: int = 200, num_labels: int = 5,
         raise ArgumentError("lspc_toy needs num_features >= 2")
     if not 0.0 <= noise <= 1.0:
         raise ArgumentError(f"noise must be a probability, got {noise}")
+    if inputs not in ("normal", "uniform"):
+        raise ArgumentError(f"inputs must be 'normal' or 'uniform', got {inputs!r}")
     rng = np.random.default_rng(seed)
     n = num_train + num_test
-    X = rng.uniform(-1.0, 1.0, size=(n, num_features))
+    if inputs == "normal":
+        X = rng.standard_normal(size=(n, num_features))
+    else:
+        X = rng.uniform(-1.0, 1.0, size=(n, num_features))
     t = np.arange(1, num_labels + 1)
     angles = 2.0 * np.pi * t / num_labels
     score = np.outer(X[:, 0], np.cos(angles)) + np.outer(X[:, 1], np.sin(angles))
     Y = score > 0
     if noise > 0:
         Y ^= rng.random(Y.shape) < noise
-    return _make("lspc_toy", X, Y, num_train, {"angles": angles, "noise": float(noise)})
+    return _make("lspc_toy", X, Y, num_train, {"angles": angles, "noise": float(noise),
+                                                      "inputs": inputs})
 
 
 def geneml_lowrank(num_train: int = 500, num_test: int = 200, num_labels: int = 50,

@@ -43,12 +43,14 @@ def test_shapes_and_determinism(make, shape):
     assert not _same(a, c)
 
 
-def test_lspc_decision_rule():
+@pytest.mark.parametrize("inputs", ["normal", "uniform"])
+def test_lspc_decision_rule(inputs):
     T = 6
-    ds = lspc_toy(100, 50, num_labels=T, num_features=10, seed=1)
+    ds = lspc_toy(100, 50, num_labels=T, num_features=10, seed=1, inputs=inputs)
+    assert ds.extras["inputs"] == inputs
     for split in (ds.train, ds.test):
         X = split.X.toarray()
-        assert np.all(np.abs(X) <= 1.0)
+        assert np.all(np.abs(X) <= 1.0) == (inputs == "uniform")
         t = np.arange(1, T + 1)
         rule = (np.cos(2 * np.pi * t / T) * X[:, [0]] + np.sin(2 * np.pi * t / T) * X[:, [1]]) > 0
         np.testing.assert_array_equal(split.Y.toarray(), rule.astype(np.int8))
