@@ -16,5 +16,6 @@ from .frequency import LabelFrequency
 from .lspc import LSPC
 from .mlknn import MLkNN
 from .mllspc import MLLSPC
+from .mllspc_cv import MLLSPCCV
 
-__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "MLkNN", "median_heuristic", "pearson_similarity"]
+__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic", "pearson_similarity"]

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.mllspc
-from mlgp.baselines import LSPC, MLLSPC, pearson_similarity
+from mlgp.baselines import LSPC, MLLSPC, MLLSPCCV, pearson_similarity
 from mlgp.baselines._kernel_basis import gaussian_design
 from mlgp.baselines._sylvester import sylvester_residual
 from mlgp.data import lspc_toy
@@ -52,15 +52,18 @@ HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
 if HAS_EXPECTED_FAILED:
     from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
-    @parametrize_with_checks([MLLSPC(random_state=0)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-                             xfail_strict=True)
+    # MLLSPCCV (a small grid) wraps MLLSPC and fails exactly the same checks
+    ESTIMATORS = [MLLSPC(random_state=0), MLLSPCCV(alphas=(0.1,), couplings=(0.0, 0.1), cv=3, random_state=0)]
+
+    @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, xfail_strict=True)
     def test_sklearn_estimator_checks(estimator, check) -> None:
         check(estimator)
 
-    def test_skipped_checks_are_exactly_the_failing_ones() -> None:
+    @pytest.mark.parametrize("estimator", ESTIMATORS, ids=["MLLSPC", "MLLSPCCV"])
+    def test_skipped_checks_are_exactly_the_failing_ones(estimator) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            results = check_estimator(MLLSPC(random_state=0), on_fail=None, expected_failed_checks=EXPECTED_FAILED_CHECKS)
+            results = check_estimator(estimator, on_fail=None, expected_failed_checks=EXPECTED_FAILED_CHECKS)
         status: dict[str, set] = {}
         for r in results:
             status.setdefault(r["check_name"], set()).add(r["status"])

@@ -1,0 +1,69 @@
+"""Tests of mlgp.baselines.MLLSPCCV: its cross-validation equals GridSearchCV over MLLSPC on the
+same folds (every score, the ranks, the refitted model), for each scoring; bad grids are refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import f1_score, hamming_loss, make_scorer
+from sklearn.model_selection import GridSearchCV, KFold
+
+from mlgp.baselines import MLLSPC, MLLSPCCV
+from mlgp.data import lspc_toy
+from mlgp.errors import ShapeError
+
+SCORERS = {
+    "hamming_loss": make_scorer(hamming_loss, greater_is_better=False),
+    "f1_example": make_scorer(f1_score, average="samples", zero_division=0),
+    "f1_micro": make_scorer(f1_score, average="micro", zero_division=0),
+    "f1_macro": make_scorer(f1_score, average="macro", zero_division=0),
+}
+
+
+def _data(seed: int = 0):
+    ds = lspc_toy(150, 50, num_labels=6, num_features=5, noise=0.05, seed=seed)
+    return ds.train.X.toarray(), ds.train.Y.toarray(), ds.test.X.toarray()
+
+
+@pytest.mark.parametrize("scoring", sorted(SCORERS))
+def test_cross_validation_equals_grid_search(scoring) -> None:
+    X, Y, X_test = _data()
+    grid = dict(alpha=[0.01, 0.1], coupling=[0.0, 0.1, 1.0], kernel_width=[1.0, 2.0])
+    folds = KFold(4, shuffle=True, random_state=3)
+    ours = MLLSPCCV(kernel_widths=grid["kernel_width"], alphas=grid["alpha"], couplings=grid["coupling"],
+                    n_basis=60, cv=folds, scoring=scoring, random_state=0).fit(X, Y)
+    ref = GridSearchCV(MLLSPC(n_basis=60, random_state=0), grid, cv=folds, scoring=SCORERS[scoring]).fit(X, Y)
+    assert ours.n_splits_ == 4 and ours.cv_results_["params"] == ref.cv_results_["params"]
+    for key in ["mean_test_score", "std_test_score"] + [f"split{i}_test_score" for i in range(4)]:
+        np.testing.assert_allclose(ours.cv_results_[key], ref.cv_results_[key], atol=1e-12, err_msg=key)
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"], ref.cv_results_["rank_test_score"])
+    assert ours.best_params_ == ref.best_params_ and ours.best_index_ == ref.best_index_
+    assert ours.best_score_ == pytest.approx(ref.best_score_, abs=1e-12)
+    np.testing.assert_allclose(ours.best_estimator_.coef_, ref.best_estimator_.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(ours.decision_function(X_test), ref.best_estimator_.decision_function(X_test), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X_test), ref.best_estimator_.predict(X_test))
+    np.testing.assert_allclose(ours.predict_proba(X_test), ref.best_estimator_.predict_proba(X_test), atol=1e-9)
+    np.testing.assert_array_equal(ours.predict_topk(X_test, 2).indices, ref.best_estimator_.predict_topk(X_test, 2).indices)
+
+
+def test_default_widths_are_multiples_of_the_median_heuristic() -> None:
+    from mlgp.baselines import median_heuristic
+
+    X, Y, _ = _data(1)
+    cv = MLLSPCCV(alphas=[0.1], couplings=[0.0], n_basis=40, cv=3, random_state=0).fit(X, Y)
+    m = median_heuristic(X, random_state=0)
+    np.testing.assert_allclose(sorted(set(cv.cv_results_["param_kernel_width"])), [0.5 * m, m, 2 * m])
+    assert len(cv.cv_results_["params"]) == 3 and cv.best_estimator_.solver_ == "eig"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"alphas": [0.1, 0.0]}, r"alphas must be a non-empty sequence of finite numbers > 0, got \[0\.1, 0\.0\]"),
+    ({"alphas": []}, r"alphas must be a non-empty sequence"),
+    ({"couplings": [-1.0]}, r"couplings must be a non-empty sequence of finite numbers >= 0, got \[-1\.0\]"),
+    ({"kernel_widths": [np.nan]}, r"kernel_widths must be a non-empty sequence of finite numbers > 0"),
+    ({"similarity": np.eye(3)}, r"similarity must be a \(K, K\) = \(6, 6\) matrix, got shape \(3, 3\)"),
+])
+def test_bad_grids_are_refused(kwargs, message) -> None:
+    X, Y, _ = _data()
+    with pytest.raises(ShapeError, match=message):
+        MLLSPCCV(**kwargs).fit(X, Y)
