@@ -22,13 +22,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
-from ..metrics import f1_scores
+from ..metrics import f1_scores, precision_at_k
 from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
@@ -38,12 +39,16 @@ from .mllspc import MLLSPC, check_similarity
 
 __all__ = ["MLLSPCCV", "SCORINGS"]
 
-#: Model-selection criteria of :class:`MLLSPCCV` on the 0/1 predictions (greater is better).
+#: Model-selection criteria of :class:`MLLSPCCV` (greater is better): of the 0/1 predictions, or
+#: (``precision@k``) of the ranking by ``decision_function``.
 SCORINGS = {
-    "hamming_loss": lambda Y, P: -float(np.mean(Y != P)),
-    "f1_example": lambda Y, P: f1_scores(Y, P)["example"],
-    "f1_micro": lambda Y, P: f1_scores(Y, P)["micro"],
-    "f1_macro": lambda Y, P: f1_scores(Y, P)["macro"],
+    "hamming_loss": lambda Y, P, S: -float(np.mean(Y != P)),
+    "f1_example": lambda Y, P, S: f1_scores(Y, P)["example"],
+    "f1_micro": lambda Y, P, S: f1_scores(Y, P)["micro"],
+    "f1_macro": lambda Y, P, S: f1_scores(Y, P)["macro"],
+    "precision@1": lambda Y, P, S: precision_at_k(Y, S, 1),
+    "precision@3": lambda Y, P, S: precision_at_k(Y, S, 3),
+    "precision@5": lambda Y, P, S: precision_at_k(Y, S, 5),
 }
 
 _GRID = [Interval(Real, 0, None, closed="neither")]
@@ -66,9 +71,11 @@ class MLLSPCCV(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
         Folds, resolved by ``check_cv(cv, Y, classifier=True)`` (an int gives unshuffled KFold for
         label matrices).
-    scoring : {"hamming_loss", "f1_example", "f1_micro", "f1_macro"}, default="hamming_loss"
-        Criterion on the 0/1 predictions ``predict_proba >= threshold``; "hamming_loss" is the
-        misclassification rate over all (point, label) pairs, the paper's toy-study criterion.
+    scoring : {"hamming_loss", "f1_example", "f1_micro", "f1_macro", "precision@1", "precision@3", \
+"precision@5"}, default="hamming_loss"
+        Criterion on the 0/1 predictions ``predict_proba >= threshold`` ("hamming_loss" is the
+        misclassification rate over all (point, label) pairs, the paper's toy-study criterion), or
+        precision at k of the ranking by ``decision_function``.
 
     Attributes
     ----------
@@ -158,13 +165,9 @@ class MLLSPCCV(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         for i, (train, val) in enumerate(splits):
             scores[i] = self._fold_scores(X[train], Y[train], X[val], Y[val], grid, widths, user_W, thresholds)
         mean = scores.mean(axis=0)
-        order = np.argsort(-mean, kind="stable")
-        rank = np.empty(len(grid), dtype=np.int32)
-        rank[order] = np.arange(1, len(grid) + 1)
-        # equal means share the better rank, as in GridSearchCV
-        for j in range(1, len(grid)):
-            if mean[order[j]] == mean[order[j - 1]]:
-                rank[order[j]] = rank[order[j - 1]]
+        # equal means share the better rank, as in GridSearchCV; means equal to 12 decimals are
+        # taken as equal (fold averages of the same counts can differ in the last bit)
+        rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
         self.cv_results_ = {
             "params": grid,
             **{f"param_{k}": np.array([p[k] for p in grid]) for k in ("alpha", "coupling", "kernel_width")},
@@ -211,7 +214,7 @@ class MLLSPCCV(MultiOutputMixin, ClassifierMixin, BaseEstimator):
                 q1 = P @ (A1 / denom) @ U.T
                 q0 = P @ (A0 / denom) @ U.T
                 pred = (binary_posterior(q1, q0, prior) >= thresholds).astype(np.int64)
-                out[j] = score(Y_va, pred)
+                out[j] = score(Y_va, pred, q1 - q0)
         return out
 
     # ------------------------------------------------------- the refitted model
