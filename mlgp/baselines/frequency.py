@@ -18,17 +18,16 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
-from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted
 
-from ..scores import TopK, score_in_batches
+from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._estimator import MultiLabelScoringMixin
 
 __all__ = ["LabelFrequency"]
 
 
-class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """Frequency-ranking baseline: every point gets the labels' training frequencies as scores.
 
     The ranking (most frequent labels first, ties by the lower label index) is the same for all
@@ -79,24 +78,9 @@ class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
 
-    # batch_size only sets how many rows are scored at a time: not metadata to route
-    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
-
     def __init__(self, smoothing: float = 0.0, threshold: float = 0.5) -> None:
         self.smoothing = smoothing
         self.threshold = threshold
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.two_d_labels = True
-        tags.target_tags.single_output = False
-        tags.classifier_tags.multi_label = True
-        tags.classifier_tags.multi_class = False
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "LabelFrequency":
@@ -125,12 +109,6 @@ class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         """The (B, K) scores of a dense block (B, D): the same row of frequencies for every point."""
         return np.broadcast_to(self.scores_, (xb.shape[0], self.n_labels_))
 
-    def _score(self, X, batch_size: int, top_k: int | None = None):
-        check_is_fitted(self)
-        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
-        return score_in_batches(self._score_block, X, batch_size, top_k=top_k,
-                                num_labels=self.n_labels_, num_features=self.n_features_in_)
-
     def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
         """Scores of every label for every point: a float64 (N, K) array, each row ``scores_``.
 
@@ -141,7 +119,7 @@ class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         batch_size : int, default=1000
             Rows scored at a time.
         """
-        return self._score(X, batch_size)
+        return self._score(self._score_block, X, batch_size)
 
     def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
         """Each point's ``k`` best labels (``1 <= k <= K``), most frequent first, ties by the lower
@@ -149,11 +127,11 @@ class LabelFrequency(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
         ``X`` and ``batch_size`` are as in :meth:`decision_function`.
         """
-        return self._score(X, batch_size, top_k=k)
+        return self._score(self._score_block, X, batch_size, top_k=k)
 
     def predict(self, X, batch_size: int = 1000) -> np.ndarray:
         """0/1 predictions: label ``j`` is present when its score is ``>= threshold``.
 
         Same arguments as :meth:`decision_function`; returns an int64 (N, K) array.
         """
-        return (self._score(X, batch_size) >= self.threshold).astype(np.int64)
+        return (self._score(self._score_block, X, batch_size) >= self.threshold).astype(np.int64)

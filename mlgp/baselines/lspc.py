@@ -19,14 +19,14 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
-from ..scores import TopK, score_in_batches
+from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._estimator import MultiLabelScoringMixin
 from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, check_threshold, fit_basis, multiclass_posterior
 
 __all__ = ["LSPC"]
@@ -47,7 +47,7 @@ def _class_targets(y, num_points: int) -> tuple[np.ndarray, np.ndarray]:
     return classes, index
 
 
-class LSPC(ClassifierMixin, BaseEstimator):
+class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
     """Least-squares probabilistic classifier with a Gaussian kernel basis.
 
     Parameters
@@ -104,11 +104,6 @@ class LSPC(ClassifierMixin, BaseEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
     }
 
-    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_proba = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
-
     def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  threshold=0.5, random_state=None) -> None:
         self.kernel_width = kernel_width
@@ -118,12 +113,10 @@ class LSPC(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
+        tags = super().__sklearn_tags__()           # the multi-label tags, then 1-D targets too
+        tags.target_tags.two_d_labels = False
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
-        tags.classifier_tags.multi_label = True
         tags.classifier_tags.multi_class = True
         return tags
 
@@ -168,6 +161,7 @@ class LSPC(ClassifierMixin, BaseEstimator):
     # ---------------------------------------------------------------- scoring
     @property
     def _num_outputs(self) -> int:
+        check_is_fitted(self)
         return self.classes_.size
 
     def _raw_block(self, xb: np.ndarray) -> np.ndarray:
@@ -183,17 +177,11 @@ class LSPC(ClassifierMixin, BaseEstimator):
             return binary_posterior(Phi @ self.coef_[0], Phi @ self.coef_[1], self.prior_)
         return multiclass_posterior(Phi @ self.coef_, self.prior_)
 
-    def _score(self, fn, X, batch_size: int, top_k: int | None = None):
-        check_is_fitted(self)
-        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
-        return score_in_batches(fn, X, batch_size, top_k=top_k, num_labels=self._num_outputs,
-                                num_features=self.n_features_in_)
-
     def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
         """Raw least-squares outputs, float64: (N, Y) ``q(y|x)`` for class labels ((N,)
         ``q_1 − q_0`` for two classes), (N, K) ``q(present|x) − q(absent|x)`` for a label matrix.
         ``X`` (N, D), CSR or dense; ``batch_size`` rows are scored at a time."""
-        scores = self._score(self._raw_block, X, batch_size)
+        scores = self._score(self._raw_block, X, batch_size, num_labels=self._num_outputs)
         if not self.multilabel_ and self._num_outputs == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
@@ -201,7 +189,7 @@ class LSPC(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
         """Probabilities, float64: (N, Y) rows summing to one for class labels; (N, K) presence
         probabilities for a label matrix."""
-        return self._score(self._proba_block, X, batch_size)
+        return self._score(self._proba_block, X, batch_size, num_labels=self._num_outputs)
 
     def predict(self, X, batch_size: int = 1000) -> np.ndarray:
         """The most probable class (N,) (ties: the first in ``classes_``); for a label matrix the
@@ -214,4 +202,4 @@ class LSPC(ClassifierMixin, BaseEstimator):
     def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
         """Each point's ``k`` best classes or labels by the raw outputs (ties: lower index first),
         as a :class:`~mlgp.scores.TopK` of shape (N, k); indices refer to ``classes_``."""
-        return self._score(self._raw_block, X, batch_size, top_k=k)
+        return self._score(self._raw_block, X, batch_size, top_k=k, num_labels=self._num_outputs)

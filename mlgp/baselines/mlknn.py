@@ -22,18 +22,17 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
-from ..scores import TopK, score_in_batches
+from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._estimator import MultiLabelScoringMixin
 
 __all__ = ["MLkNN"]
 
 
-class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """ML-kNN: per-label Bayes rule on the number of a point's ``k`` nearest neighbours with the label.
 
     For label ``l`` with prior ``P(H1_l)`` and likelihoods ``P(E_j | H1_l)``, ``P(E_j | H0_l)`` of
@@ -111,12 +110,6 @@ class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         "n_jobs": [Integral, None],
     }
 
-    # batch_size only sets how many rows are scored at a time: not metadata to route
-    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_proba = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
-
     def __init__(self, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
                  threshold: float = 0.5, n_jobs: int | None = None) -> None:
         self.n_neighbors = n_neighbors
@@ -124,16 +117,6 @@ class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.metric = metric
         self.threshold = threshold
         self.n_jobs = n_jobs
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.two_d_labels = True
-        tags.target_tags.single_output = False
-        tags.classifier_tags.multi_label = True
-        tags.classifier_tags.multi_class = False
-        return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "MLkNN":
@@ -204,12 +187,6 @@ class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         counts = np.rint(self._neighbour_counts(neighbours, self.labels_).toarray()).astype(np.intp)
         return self.posterior_[counts, np.arange(self.n_labels_)]
 
-    def _score(self, X, batch_size: int, top_k: int | None = None):
-        check_is_fitted(self)
-        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
-        return score_in_batches(self._score_block, X, batch_size, top_k=top_k,
-                                num_labels=self.n_labels_, num_features=self.n_features_in_)
-
     def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
         """Posterior ``P(H1_l | E)`` of every label for every point: a float64 (N, K) array in [0, 1].
 
@@ -221,11 +198,11 @@ class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         batch_size : int, default=1000
             Rows scored at a time.
         """
-        return self._score(X, batch_size)
+        return self._score(self._score_block, X, batch_size)
 
     def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
         """The posteriors of :meth:`decision_function`: (N, K) probabilities that each label is present."""
-        return self._score(X, batch_size)
+        return self._score(self._score_block, X, batch_size)
 
     def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
         """Each point's ``k`` most probable labels (``1 <= k <= K``), ties by the lower label index:
@@ -233,11 +210,11 @@ class MLkNN(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
         ``X`` and ``batch_size`` are as in :meth:`decision_function`.
         """
-        return self._score(X, batch_size, top_k=k)
+        return self._score(self._score_block, X, batch_size, top_k=k)
 
     def predict(self, X, batch_size: int = 1000) -> np.ndarray:
         """0/1 predictions: label ``l`` is present when its posterior is ``>= threshold``.
 
         Same arguments as :meth:`decision_function`; returns an int64 (N, K) array.
         """
-        return (self._score(X, batch_size) >= self.threshold).astype(np.int64)
+        return (self._score(self._score_block, X, batch_size) >= self.threshold).astype(np.int64)

@@ -19,13 +19,12 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
-from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
-from ..scores import TopK, score_in_batches
+from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._estimator import MultiLabelScoringMixin
 from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, check_threshold, fit_basis
 from ._sylvester import SOLVERS, coupling_matrix, pearson_similarity, solve_coupled
 
@@ -51,7 +50,7 @@ def check_similarity(similarity, num_labels: int) -> np.ndarray:
     return W
 
 
-class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """Multi-label LSPC: one least-squares probabilistic classifier per label, coupled so that
     similar labels get similar parameters.
 
@@ -131,11 +130,6 @@ class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
     }
 
-    __metadata_request__decision_function = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_proba = {"batch_size": metadata_routing.UNUSED}
-    __metadata_request__predict_topk = {"batch_size": metadata_routing.UNUSED}
-
     def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  coupling: float = 0.1, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
                  max_iter: int | None = None, threshold=0.5, random_state=None) -> None:
@@ -149,16 +143,6 @@ class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.max_iter = max_iter
         self.threshold = threshold
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.two_d_labels = True
-        tags.target_tags.single_output = False
-        tags.classifier_tags.multi_label = True
-        tags.classifier_tags.multi_class = False
-        return tags
 
     def _check_options(self, num_labels: int) -> tuple[np.ndarray | None, np.ndarray]:
         """User similarity (or None for Pearson) and thresholds, checked before any work."""
@@ -214,12 +198,6 @@ class MLLSPC(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     def _proba_block(self, xb: np.ndarray) -> np.ndarray:
         return binary_posterior(*self._outputs(xb), self.prior_)
-
-    def _score(self, fn, X, batch_size: int, top_k: int | None = None):
-        check_is_fitted(self)
-        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
-        return score_in_batches(fn, X, batch_size, top_k=top_k, num_labels=self.n_labels_,
-                                num_features=self.n_features_in_)
 
     def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
         """``q_t(present|x) − q_t(absent|x)`` for every point and label: float64 (N, K).

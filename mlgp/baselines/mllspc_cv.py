@@ -32,6 +32,7 @@ from ..errors import ShapeError
 from ..metrics import f1_scores, precision_at_k
 from ..scores import TopK
 from ..validation import check_estimator_features, check_estimator_labels, check_features
+from ._estimator import MultiLabelScoringMixin
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 from ._least_squares import binary_posterior, check_threshold
 from ._sylvester import pearson_similarity
@@ -54,7 +55,7 @@ SCORINGS = {
 _GRID = [Interval(Real, 0, None, closed="neither")]
 
 
-class MLLSPCCV(MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
     """ML-LSPC with cross-validated ``kernel_width``, ``alpha`` and ``coupling``.
 
     Parameters
@@ -118,16 +119,6 @@ class MLLSPCCV(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         self.scoring = scoring
         self.threshold = threshold
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.two_d_labels = True
-        tags.target_tags.single_output = False
-        tags.classifier_tags.multi_label = True
-        tags.classifier_tags.multi_class = False
-        return tags
 
     @staticmethod
     def _grid_values(values, name: str, lower: float, closed: bool) -> list[float]:
