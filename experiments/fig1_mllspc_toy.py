@@ -11,8 +11,9 @@ parameter chosen by 5-fold CV on the misclassification rate, averaged over 50 ru
     BT × BT solve (the paper's ``mldivide``), CG (the paper's ``pcg``), the two-eigendecomposition
     solution and Bartels–Stewart; medians of ``--repeats`` fits, all in this one process.
 
-Rows are appended to ``toy_runs.csv`` / ``toy_timing.csv`` as they finish; a rerun with the same
-``--out`` skips what is there, so a stopped run resumes.
+Rows are appended to ``toy_runs.csv`` / ``toy_timing.csv`` as they finish (:class:`mlgp.experiment.RunLog`);
+a rerun with the same sizes skips what is there, so a stopped run resumes and ``--runs``/``--tasks``
+can be extended.
 
     python experiments/fig1_mllspc_toy.py                  # 50 runs, T = 2..50
     python experiments/fig1_mllspc_toy.py --runs 10 --tasks 5,20,50
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -39,29 +39,23 @@ def _ints(text: str) -> list[int]:
     return values
 
 
-def _done(path: Path, keys: list[str]) -> tuple[pd.DataFrame, set]:
-    if not path.is_file():
-        return pd.DataFrame(), set()
-    df = pd.read_csv(path)
-    return df, set(map(tuple, df[keys].astype(str).to_numpy()))
+RUN_COLUMNS = ["run", "T", "method", "error", "cv_error", "params"]
+TIMING_COLUMNS = ["T", "n_basis", "solver", "median_seconds", "min_seconds", "max_seconds", "cg_iterations",
+                  "rel_diff_vs_eig"]
 
 
-def _append(path: Path, rows: list[dict]) -> None:
-    pd.DataFrame(rows).to_csv(path, mode="a", header=not path.is_file(), index=False)
-
-
-def _accuracy_runs(args, sizes, exp) -> pd.DataFrame:
+def _accuracy_runs(args, sizes, exp, settings) -> pd.DataFrame:
     from sklearn.metrics import hamming_loss, make_scorer
     from sklearn.model_selection import GridSearchCV
 
     from mlgp.baselines import LSPC, MLLSPC, MLLSPCCV, MLkNN
     from mlgp.data import lspc_toy
+    from mlgp.experiment import RunLog
 
-    path = exp.folder / "toy_runs.csv"
-    _, done = _done(path, ["run", "T"])
+    log = RunLog(exp.folder, "toy_runs", RUN_COLUMNS, ["run", "T"], settings, args.fresh)
     for T in args.tasks:
         for run in range(args.runs):
-            if (str(run), str(T)) in done:
+            if log.done(run, T):
                 continue
             t0 = time.perf_counter()
             seed = 1000 * run + T
@@ -82,19 +76,20 @@ def _accuracy_runs(args, sizes, exp) -> pd.DataFrame:
                                scoring=make_scorer(hamming_loss, greater_is_better=False)).fit(X, Y)
             rows.append(dict(run=run, T=T, method="ML-kNN", error=float(np.mean(knn.predict(Xt) != Yt)),
                              cv_error=-knn.best_score_, params=f"k={knn.best_params_['n_neighbors']}"))
-            _append(path, rows)
+            for row in rows:
+                log.append(row)
             print(f"  T={T:3d} run {run:2d}: " + "  ".join(f"{r['method']} {r['error']:.4f}" for r in rows)
                   + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    return pd.read_csv(path)
+    return log.rows
 
 
-def _timing_runs(args, sizes, exp) -> pd.DataFrame:
+def _timing_runs(args, sizes, exp, settings) -> pd.DataFrame:
     from mlgp.baselines import MLLSPC, median_heuristic
     from mlgp.baselines._sylvester import DENSE_MAX_UNKNOWNS
     from mlgp.data import lspc_toy
+    from mlgp.experiment import RunLog
 
-    path = exp.folder / "toy_timing.csv"
-    _, done = _done(path, ["T", "n_basis", "solver"])
+    log = RunLog(exp.folder, "toy_timing", TIMING_COLUMNS, ["T", "n_basis", "solver"], settings, args.fresh)
     for B in sizes["timing_basis"]:
         for T in args.tasks:
             ds = lspc_toy(sizes["N"], 1, num_labels=T, num_features=sizes["D"], seed=T)
@@ -102,7 +97,7 @@ def _timing_runs(args, sizes, exp) -> pd.DataFrame:
             width = median_heuristic(X)
             rows = []
             for solver in ("dense", "cg", "eig", "sylvester"):
-                if (str(T), str(B), solver) in done or (solver == "dense" and B * T > DENSE_MAX_UNKNOWNS):
+                if log.done(T, B, solver) or (solver == "dense" and B * T > DENSE_MAX_UNKNOWNS):
                     continue
                 seconds, models = [], []
                 for _ in range(args.repeats):
@@ -119,9 +114,9 @@ def _timing_runs(args, sizes, exp) -> pd.DataFrame:
                 ref = next((r["coef"] for r in rows if r["solver"] == "eig"), rows[0]["coef"])
                 for r in rows:
                     r["rel_diff_vs_eig"] = float(np.linalg.norm(r.pop("coef") - ref) / np.linalg.norm(ref))
-                _append(path, rows)
+                    log.append(r)
                 print(f"  timing B={B} T={T:3d}: " + "  ".join(f"{r['solver']} {r['median_seconds']:.3f} s" for r in rows), flush=True)
-    return pd.read_csv(path)
+    return log.rows
 
 
 def _figures(exp, runs: pd.DataFrame, timing: pd.DataFrame, sizes) -> None:
@@ -157,6 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timing-basis", type=_ints, default=[200, 2000],
                         help="B values of the timing study (default 200,2000; dense runs only where B·T <= 20000)")
     parser.add_argument("--repeats", type=int, default=3, help="fits per timing (the median is reported)")
+    parser.add_argument("--fresh", action="store_true", help="discard the rows of an earlier run in the results folder")
     args = parser.parse_args(argv)
     args.tasks = args.tasks or ([2, 5] if args.quick else [2, 5, 10, 20, 30, 50])
     args.runs = args.runs or (2 if args.quick else 50)
@@ -171,8 +167,9 @@ def main(argv: list[str] | None = None) -> None:
         exp.note("inputs", "x ~ N(0, I_D) as the paper; its kernel-centre count B is not stated (B = N is its "
                            "kernel model); here B = n_basis random training points")
         exp.note("grid", "widths 0.5/1/2 × median distance; alphas and couplings as in settings; ML-kNN k by 5-fold CV")
-        runs = _accuracy_runs(args, sizes, exp)
-        timing = _timing_runs(args, sizes, exp)
+        # rows made with the same sizes and grid are kept and extended (more --runs or --tasks)
+        runs = _accuracy_runs(args, sizes, exp, {k: v for k, v in sizes.items() if k != "timing_basis"})
+        timing = _timing_runs(args, sizes, exp, dict(N=sizes["N"], D=sizes["D"], repeats=args.repeats))
         summary = (runs.groupby(["T", "method"])["error"].agg(["mean", "std", "count"]).reset_index()
                    .pivot(index="T", columns="method", values=["mean", "std", "count"]))
         summary.columns = [f"{m} {stat}" for stat, m in summary.columns]

@@ -18,6 +18,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 TRACE_COLUMNS = ["epoch", "elbo", "elbo_std", "seconds", "batch_size"]
 METRICS = {"P", "nDCG", "PSP", "PSnDCG"}
+ENRON_METRICS = ["f1_example", "f1_micro", "f1_macro", "hamming", "P@1", "P@3", "P@5"]
+LSPC_METHODS = {"LSPC", "ML-LSPC", "ML-kNN"}
 BENCH_STEPS = {("non-whitened", "tf.function"), ("whitened", "XLA"), ("whitened", "XLA except chol(K_ZZ)")}
 
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
@@ -37,6 +39,27 @@ EXPECTED: dict[str, dict] = {
         tables={"elbo_traces": (["epoch", "elbo", "inducing", "final test P@1"], set())},
         figures=["elbo_traces"],
     ),
+    "fig1_mllspc_toy": dict(
+        tables={
+            "fig1a_misclassification": (["T", "LSPC mean", "ML-LSPC mean", "ML-kNN mean", "ML-LSPC − LSPC"]
+                                        + [f"{m} {s}" for m in ("LSPC", "ML-LSPC", "ML-kNN") for s in ("std", "count")], set()),
+            "toy_runs": (["run", "T", "method", "error", "cv_error", "params"], set()),
+            "fig1b_solver_time": (["T", "n_basis", "solver", "median_seconds", "min_seconds", "max_seconds",
+                                   "cg_iterations", "rel_diff_vs_eig"], {"cg_iterations"}),
+            "fig1b_speedups": (["n_basis", "T", "cg", "dense", "eig", "sylvester", "dense / cg"], set()),
+        },
+        figures=["fig1a_misclassification", "fig1b_solver_time"],
+    ),
+    "mllspc_xc_metrics": dict(
+        tables={
+            "xc_runs": (["dataset", "method", "params", "cv P@1", "select_seconds", "fit_seconds", "predict_seconds",
+                         "N train", "N test", "test rows without labels (kept)"]
+                        + [f"{m}@{k}" for m in ("P", "nDCG", "PSP", "PSnDCG") for k in (1, 3, 5)], set()),
+            "mllspc_xc_metrics": (["dataset", "method", "metric", "k", "value"], set()),
+            "mllspc_xc_metrics_wide": (["dataset", "metric", "method", "@1", "@3", "@5"], set()),
+        },
+        figures=[],
+    ),
     "table4_mlgpf": dict(
         tables={
             # one seed: no std; the paper's numbers exist for P@k of some (dataset, kernel) only
@@ -45,6 +68,22 @@ EXPECTED: dict[str, dict] = {
             "elbo_traces": (TRACE_COLUMNS + ["dataset", "kernel", "seed"], set()),
         },
         figures=["elbo_traces"],
+    ),
+    "table_enron_mllspc": dict(
+        tables={
+            "enron_runs": (["split", "seed", "method", "params", "cv_f1_example", *ENRON_METRICS, "select_seconds",
+                            "fit_seconds"], set()),
+            # quick: 2 random splits, so every std exists
+            "enron_mllspc": (["method", "splits", "f1_example mean", "f1_example std", "paper F", "fit_seconds mean",
+                              "fit_seconds std", "paper seconds", "select_seconds mean"]
+                             + [f"{m} mean" for m in ENRON_METRICS] + [f"mulan {m}" for m in [*ENRON_METRICS, "fit_seconds"]],
+                             set()),
+            # equal example-F1 on both splits (ML-LSPC choosing coupling 0): no t statistic
+            "enron_ttest": (["comparison", "metric", "splits", "mean difference", "statistic", "p (two-sided)",
+                             "p (one-sided, ML-LSPC greater)", "ML-LSPC better at 5% (one-sided)"],
+                            {"statistic", "p (two-sided)", "p (one-sided, ML-LSPC greater)"}),
+        },
+        figures=[],
     ),
     "table7_kernels": dict(
         tables={
@@ -101,6 +140,16 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         assert (df["min s"] <= df["median s"]).all() and (df["median s"] <= df["max s"]).all()
         assert (df["throughput"] > 0).all()
         assert any(t.startswith("read_xc") for t in df["task"])  # the data home is set: parsing was timed
+    elif name == "fig1_mllspc_toy":
+        runs, timing = tables["toy_runs"], tables["fig1b_solver_time"]
+        assert set(runs["method"]) == LSPC_METHODS and set(runs["T"]) == {2, 5} and len(runs) == 2 * 2 * 3
+        assert runs["error"].between(0, 1).all() and runs["cv_error"].between(0, 1).all()
+        # T = 2: the two labels are exact opposites, W = 0, so coupling changes nothing
+        t2 = runs[runs["T"] == 2].pivot(index="run", columns="method", values="error")
+        np.testing.assert_allclose(t2["ML-LSPC"], t2["LSPC"], atol=1e-12)
+        assert set(timing["solver"]) == {"dense", "cg", "eig", "sylvester"} and (timing["median_seconds"] > 0).all()
+        assert (timing["rel_diff_vs_eig"] < 1e-4).all()  # every solver finds the same model
+        assert (timing.loc[timing["solver"] == "cg", "cg_iterations"] >= 1).all()
     elif name == "fig1_elbo_traces":
         df = tables["elbo_traces"]
         assert set(df["inducing"]) == {"Z optimised", "Z fixed"}
@@ -114,6 +163,49 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         assert published.any() and set(df.loc[published, "metric"]) == {"P"}
         np.testing.assert_allclose(df.loc[published, "difference"], (df["mean"] - df["paper"])[published])
         assert (tables["elbo_traces"]["elbo"] < 0).all()
+    elif name == "table_enron_mllspc":
+        runs, agg, tests = tables["enron_runs"], tables["enron_mllspc"], tables["enron_ttest"]
+        # quick: Mulan's split and 2 random 1000/702 splits, each with the three methods once
+        assert len(runs) == 9 and not runs.duplicated(["split", "method"]).any()
+        assert set(runs["split"]) == {"mulan", "random-0", "random-1"} and set(runs["method"]) == LSPC_METHODS
+        assert runs[["f1_example", "f1_micro", "f1_macro", "hamming", "cv_f1_example"]].stack().between(0, 1).all()
+        assert runs[["P@1", "P@3", "P@5"]].stack().between(0, 100).all()
+        assert (runs["fit_seconds"] > 0).all() and (runs["select_seconds"] > 0).all()
+        assert (runs.loc[runs["method"] == "ML-kNN", "params"].str.match(r"^n_neighbors=\d+$")).all()
+        assert runs.loc[runs["method"] == "LSPC", "params"].str.contains("kernel_width=").all()
+        assert not runs.loc[runs["method"] == "LSPC", "params"].str.contains("coupling").any()
+        # where CV gave ML-LSPC coupling 0 it chose LSPC's point too, and the refitted LSPC is that model
+        by = runs.set_index(["split", "method"])
+        for split in runs["split"].unique():
+            if "coupling=0;" in by.loc[(split, "ML-LSPC"), "params"]:
+                np.testing.assert_allclose(by.loc[(split, "ML-LSPC"), ENRON_METRICS].to_numpy(float),
+                                           by.loc[(split, "LSPC"), ENRON_METRICS].to_numpy(float), atol=1e-6)
+        assert set(agg["method"]) == LSPC_METHODS and (agg["splits"] == 2).all()
+        paper = agg.set_index("method")
+        assert paper.loc["ML-LSPC", "paper F"] == 0.561 and paper.loc["ML-kNN", "paper seconds"] == 9.6
+        for m in LSPC_METHODS:
+            random = runs[(runs["method"] == m) & (runs["split"] != "mulan")]
+            np.testing.assert_allclose(paper.loc[m, "f1_example mean"], random["f1_example"].mean())
+            np.testing.assert_allclose(paper.loc[m, "mulan f1_example"], by.loc[("mulan", m), "f1_example"])
+        assert set(tests["comparison"]) == {"ML-LSPC vs LSPC", "ML-LSPC vs ML-kNN"} and (tests["splits"] == 2).all()
+        for col in ("p (two-sided)", "p (one-sided, ML-LSPC greater)"):
+            p = tests[col].dropna()
+            assert p.between(0, 1).all(), col
+    elif name == "mllspc_xc_metrics":
+        runs, long, wide = tables["xc_runs"], tables["mllspc_xc_metrics"], tables["mllspc_xc_metrics_wide"]
+        assert set(runs["dataset"]) == {"enron"} and sorted(runs["method"]) == sorted(LSPC_METHODS)
+        assert set(long["metric"]) == METRICS and set(long["k"]) == {1, 3, 5} and len(long) == 3 * 4 * 3
+        assert long["value"].between(0, 100).all() and runs["cv P@1"].between(0, 100).all()
+        for col in ("select_seconds", "fit_seconds", "predict_seconds"):
+            assert (runs[col] > 0).all(), col
+        # at k = 1 nDCG is P and PSnDCG is PSP; every method ranks far above chance on Enron
+        np.testing.assert_allclose(runs["nDCG@1"], runs["P@1"])
+        np.testing.assert_allclose(runs["PSnDCG@1"], runs["PSP@1"])
+        assert (runs["P@1"] > 40).all() and (runs["P@1"] >= runs["P@5"]).all()
+        merged = long.merge(wide.melt(["dataset", "metric", "method"], var_name="at", value_name="wide"), on=["dataset", "metric", "method"])
+        merged = merged[merged["at"] == "@" + merged["k"].astype(str)]
+        assert len(merged) == len(long)
+        np.testing.assert_allclose(merged["value"], merged["wide"])
     elif name == "table7_kernels":
         runs, agg = tables["table7_runs"], tables["table7_kernels"]
         assert set(runs["variant"]) == set(agg["variant"]) == {"LR", "SE", "SE-F"}

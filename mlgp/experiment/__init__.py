@@ -32,13 +32,15 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import MLGPError
-from .recipes.settings import PAPER_BATCH_GROWTH, batch_growth
+from ..errors import MLGPError
+from ..recipes.settings import PAPER_BATCH_GROWTH, batch_growth
+from .runlog import RunLog
 
 __all__ = [
     "PAPER_BATCH_GROWTH",
     "QUICK_SIZES",
     "Experiment",
+    "RunLog",
     "add_argparse_args",
     "add_training_args",
     "elbo_axis_limits",
@@ -54,7 +56,7 @@ __all__ = [
 #: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).
 QUICK_SIZES = dict(num_latent_gps=8, num_inducing=20, max_train=300)
 
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]
 _PACKAGES = ("mlgp", "numpy", "scipy", "pandas", "scikit-learn", "tensorflow", "tensorflow-probability", "gpflow", "tf-keras")
 
 

@@ -1,0 +1,68 @@
+"""Resumable result rows for long experiment scripts: one CSV row per finished run.
+
+Contract: :class:`RunLog` owns ``<folder>/<name>.csv`` and ``<name>.settings.json``. Rows are
+appended (and flushed) as each run finishes; reopening the log with other settings raises
+``SystemExit`` with the two settings side by side, before anything is written; a cut-off last line
+(a run killed while writing) is dropped; ``fresh=True`` discards what is there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["RunLog"]
+
+
+class RunLog:
+    """One CSV row per finished run, appended as soon as it is done, plus the settings it was made
+    with (``<name>.settings.json``); reopening with other settings is refused."""
+
+    def __init__(self, folder: Path, name: str, columns: list[str], key: list[str], settings: dict, fresh: bool) -> None:
+        self.path, self.meta = folder / f"{name}.csv", folder / f"{name}.settings.json"
+        self.columns, self.key = columns, key
+        settings = json.loads(json.dumps(settings, default=str))
+        folder.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            self.path.unlink(missing_ok=True)
+            self.meta.unlink(missing_ok=True)
+        if self.path.is_file():
+            stored = json.loads(self.meta.read_text()) if self.meta.is_file() else None
+            if stored != settings:
+                raise SystemExit(f"{self.path} holds runs made with other settings:\n  stored  {stored}\n  now     {settings}\n"
+                                 f"rerun with the same options, another --out, or --fresh to discard them")
+            text = self.path.read_text()
+            if text and not text.endswith("\n"):
+                # a run killed while writing left a cut-off last line: drop it
+                self.path.write_text(text[: text.rfind("\n") + 1])
+            rows = pd.read_csv(self.path)
+            missing = [c for c in columns if c not in rows.columns]
+            if missing:
+                raise SystemExit(f"{self.path} lacks the columns {missing}; use another --out or --fresh")
+            self.rows = rows[columns].dropna(subset=[c for c in columns if c != "params"]).reset_index(drop=True)
+            self.rows.to_csv(self.path, index=False)
+        else:
+            self.rows = pd.DataFrame(columns=columns)
+            self.meta.write_text(json.dumps(settings, indent=2) + "\n")
+
+    def done(self, *key) -> bool:
+        if self.rows.empty:
+            return False
+        hit = np.ones(len(self.rows), dtype=bool)
+        for col, value in zip(self.key, key):
+            hit &= (self.rows[col].astype(str) == str(value)).to_numpy()
+        return bool(hit.any())
+
+    def get(self, *key) -> dict:
+        hit = np.ones(len(self.rows), dtype=bool)
+        for col, value in zip(self.key, key):
+            hit &= (self.rows[col].astype(str) == str(value)).to_numpy()
+        return self.rows[hit].iloc[0].to_dict()
+
+    def append(self, row: dict) -> None:
+        frame = pd.DataFrame([row], columns=self.columns)
+        frame.to_csv(self.path, mode="a", header=not self.path.is_file() or self.path.stat().st_size == 0, index=False)
+        self.rows = frame if self.rows.empty else pd.concat([self.rows, frame], ignore_index=True)
