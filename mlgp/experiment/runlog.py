@@ -19,7 +19,28 @@ __all__ = ["RunLog"]
 
 class RunLog:
     """One CSV row per finished run, appended as soon as it is done, plus the settings it was made
-    with (``<name>.settings.json``); reopening with other settings is refused."""
+    with (``<name>.settings.json``); reopening with other settings is refused.
+
+    Parameters
+    ----------
+    folder : Path
+        The results folder.
+    name : str
+        The log's file stem.
+    columns : list of str
+        The columns of every row.
+    key : list of str
+        The columns that name a run (``done`` and ``get`` take their values).
+    settings : dict
+        What makes rows comparable (JSON-serialisable, or turned to text).
+    fresh : bool
+        Discard stored rows and settings first.
+
+    Attributes
+    ----------
+    rows : pandas.DataFrame
+        The stored rows, in order.
+    """
 
     def __init__(self, folder: Path, name: str, columns: list[str], key: list[str], settings: dict, fresh: bool) -> None:
         self.path, self.meta = folder / f"{name}.csv", folder / f"{name}.settings.json"
@@ -49,6 +70,7 @@ class RunLog:
             self.meta.write_text(json.dumps(settings, indent=2) + "\n")
 
     def done(self, *key) -> bool:
+        """Whether a row with these values of the key columns (compared as text) is stored."""
         if self.rows.empty:
             return False
         hit = np.ones(len(self.rows), dtype=bool)
@@ -57,12 +79,14 @@ class RunLog:
         return bool(hit.any())
 
     def get(self, *key) -> dict:
+        """The first stored row with these key values, as a dict."""
         hit = np.ones(len(self.rows), dtype=bool)
         for col, value in zip(self.key, key):
             hit &= (self.rows[col].astype(str) == str(value)).to_numpy()
         return self.rows[hit].iloc[0].to_dict()
 
     def append(self, row: dict) -> None:
+        """Write one finished run's row (a dict over ``columns``) to the CSV at once."""
         frame = pd.DataFrame([row], columns=self.columns)
         frame.to_csv(self.path, mode="a", header=not self.path.is_file() or self.path.stat().st_size == 0, index=False)
         self.rows = frame if self.rows.empty else pd.concat([self.rows, frame], ignore_index=True)
