@@ -131,13 +131,16 @@ def _figures(exp, runs: pd.DataFrame, timing: pd.DataFrame, sizes) -> None:
     ax.legend()
     exp.figure("fig1a_misclassification", fig)
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    colours = dict(zip(("dense", "cg", "eig", "sylvester"), ("C3", "C0", "C2", "C1")))
+    styles = dict(zip(sorted(timing["n_basis"].unique()), ("-", "--", ":", "-.")))
     for (solver, B), g in timing.groupby(["solver", "n_basis"]):
         g = g.sort_values("T")
-        ax.plot(g["T"], g["median_seconds"], marker="o", label=f"{solver} (B={B})")
+        ax.plot(g["T"], g["median_seconds"], marker="o", color=colours.get(solver), linestyle=styles[B],
+                label=f"{solver} (B={B})")
     ax.set(xlabel="number of labels T", ylabel="fit seconds (median)", yscale="log",
            title=f"ML-LSPC fit time by solver (N={sizes['N']}, D={sizes['D']})")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     exp.figure("fig1b_solver_time", fig)
 
 
