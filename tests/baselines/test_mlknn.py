@@ -5,7 +5,6 @@ from __future__ import annotations
 import doctest
 import subprocess
 import sys
-import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -59,7 +58,7 @@ CHECKED = [MLkNN(), MLkNN(n_neighbors=3, metric="cosine", smoothing=0.5)]
 HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
 
 if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+    from sklearn.utils.estimator_checks import parametrize_with_checks
 
     # strict: a listed check that starts passing fails, so the list cannot go stale
     # the k=3 cosine instance runs in the exhaustive test below only, to keep this file fast
@@ -72,19 +71,11 @@ else:  # pragma: no cover
 
 
 @pytest.mark.parametrize("estimator", CHECKED, ids=["default", "k3-cosine"])
-def test_skipped_checks_are_exactly_the_failing_ones(estimator) -> None:
+def test_skipped_checks_are_exactly_the_failing_ones(estimator, assert_failing_checks_are) -> None:
     """Every listed check runs and fails, and no other check fails."""
     if not HAS_EXPECTED_FAILED:
         pytest.skip("needs scikit-learn >= 1.6")
-    expected = _expected_failed(estimator)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(estimator, on_fail=None, expected_failed_checks=expected)
-    status = {}
-    for r in results:
-        status.setdefault(r["check_name"], set()).add(r["status"])
-    assert {name for name, s in status.items() if "failed" in s} == set()
-    assert {name for name, s in status.items() if "xfail" in s} == set(expected)
+    assert_failing_checks_are(estimator, _expected_failed(estimator))
 
 
 def test_docstring_example_runs() -> None:
