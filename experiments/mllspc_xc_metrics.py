@@ -42,45 +42,14 @@ def params_text(params: dict) -> str:
     return "; ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
 
 
-def precision_at_1(estimator, X, Y) -> float:
-    """GridSearchCV scorer: P@1 (fraction, greater is better) of ``estimator.decision_function``."""
-    from mlgp.metrics import precision_at_k
-
-    return precision_at_k(Y, estimator.decision_function(X), 1)
-
-
 def fit_method(method: str, Xtr, Ytr, seed: int, grid: dict, n_basis: int):
-    """Choose the hyperparameters on (Xtr, Ytr) by CV on P@1, then fit the chosen model on all of it.
+    """Choose the hyperparameters on (Xtr, Ytr) by CV on P@1, then fit the chosen model on all of it:
+    (model, chosen params, best CV P@1 in percent, selection seconds, final-fit seconds)."""
+    from mlgp.experiment.lspc import select_and_fit
 
-    Returns (model, chosen params, best CV P@1 in percent, selection seconds, final-fit seconds);
-    the selection seconds include the refit the CV object makes itself.
-    """
-    from sklearn.model_selection import GridSearchCV
-
-    from mlgp.baselines import LSPC, MLLSPC, MLLSPCCV, MLkNN
-
-    t0 = time.perf_counter()
-    if method == "ML-kNN":
-        search = GridSearchCV(MLkNN(), {"n_neighbors": grid["knn"]}, cv=grid["cv"], scoring=precision_at_1,
-                              error_score="raise")
-        search.fit(Xtr, Ytr.toarray())
-        select = time.perf_counter() - t0
-        params, score = dict(search.best_params_), float(search.best_score_)
-        t0 = time.perf_counter()
-        model = MLkNN(**params).fit(Xtr, Ytr)
-    else:
-        couplings = [0.0] if method == "LSPC" else grid["couplings"]
-        search = MLLSPCCV(alphas=grid["alphas"], couplings=couplings, n_basis=n_basis, cv=grid["cv"],
-                          scoring="precision@1", random_state=seed).fit(Xtr, Ytr)
-        select = time.perf_counter() - t0
-        params, score = dict(search.best_params_), float(search.best_score_)
-        t0 = time.perf_counter()
-        if method == "LSPC":
-            params.pop("coupling")
-            model = LSPC(n_basis=n_basis, random_state=seed, **params).fit(Xtr, Ytr)
-        else:
-            model = MLLSPC(n_basis=n_basis, random_state=seed, **params).fit(Xtr, Ytr)
-    return model, params, 100.0 * score, select, time.perf_counter() - t0
+    model, params, score, select, fit = select_and_fit(method, Xtr, Ytr, seed=seed, grid=grid, n_basis=n_basis,
+                                                       scoring="precision@1")
+    return model, params, 100.0 * score, select, fit
 
 
 def long_table(runs: pd.DataFrame) -> pd.DataFrame:

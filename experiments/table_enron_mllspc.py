@@ -26,7 +26,6 @@ rerun with the same settings skips the pairs already there, so a stopped run con
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 import pandas as pd
@@ -55,38 +54,11 @@ def params_text(params: dict) -> str:
 
 
 def fit_method(method: str, Xtr, Ytr, seed: int, grid: dict, n_basis: int | None):
-    """Choose the hyperparameters on (Xtr, Ytr) by CV, then fit the chosen model on all of it.
+    """Choose the hyperparameters on (Xtr, Ytr) by CV on example F1, then fit the chosen model on all
+    of it: (model, chosen params, best CV example-F1, selection seconds, final-fit seconds)."""
+    from mlgp.experiment.lspc import select_and_fit
 
-    Returns (model, chosen params, best CV example-F1, selection seconds, final-fit seconds). The
-    selection seconds include the refit the CV object makes itself; the final fit is timed apart.
-    """
-    from sklearn.metrics import f1_score, make_scorer
-    from sklearn.model_selection import GridSearchCV
-
-    from mlgp.baselines import LSPC, MLLSPC, MLLSPCCV, MLkNN
-
-    t0 = time.perf_counter()
-    if method == "ML-kNN":
-        search = GridSearchCV(MLkNN(), {"n_neighbors": grid["knn"]}, cv=grid["cv"], error_score="raise",
-                              scoring=make_scorer(f1_score, average="samples", zero_division=0))
-        search.fit(Xtr, Ytr.toarray())
-        select = time.perf_counter() - t0
-        params, score = dict(search.best_params_), float(search.best_score_)
-        t0 = time.perf_counter()
-        model = MLkNN(**params).fit(Xtr, Ytr)
-    else:
-        couplings = [0.0] if method == "LSPC" else grid["couplings"]
-        search = MLLSPCCV(alphas=grid["alphas"], couplings=couplings, n_basis=n_basis, cv=grid["cv"],
-                          scoring="f1_example", random_state=seed).fit(Xtr, Ytr)
-        select = time.perf_counter() - t0
-        params, score = dict(search.best_params_), float(search.best_score_)
-        t0 = time.perf_counter()
-        if method == "LSPC":
-            params.pop("coupling")
-            model = LSPC(n_basis=n_basis, random_state=seed, **params).fit(Xtr, Ytr)
-        else:
-            model = MLLSPC(n_basis=n_basis, random_state=seed, **params).fit(Xtr, Ytr)
-    return model, params, score, select, time.perf_counter() - t0
+    return select_and_fit(method, Xtr, Ytr, seed=seed, grid=grid, n_basis=n_basis, scoring="f1_example")
 
 
 def score_split(model, Xte, Yte) -> dict:
