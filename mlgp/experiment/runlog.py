@@ -63,7 +63,9 @@ class RunLog:
             missing = [c for c in columns if c not in rows.columns]
             if missing:
                 raise SystemExit(f"{self.path} lacks the columns {missing}; use another --out or --fresh")
-            self.rows = rows[columns].dropna(subset=[c for c in columns if c != "params"]).reset_index(drop=True)
+            # rows missing a key value are not runs; other columns may hold NaN (e.g. a solver
+            # without iterations)
+            self.rows = rows[columns].dropna(subset=key).reset_index(drop=True)
             self.rows.to_csv(self.path, index=False)
         else:
             self.rows = pd.DataFrame(columns=columns)
