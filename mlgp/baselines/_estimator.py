@@ -5,7 +5,7 @@ Contract: :class:`MultiLabelScoringMixin` declares scikit-learn's tags for estim
 the scoring methods, and gives ``_score(fn, X, batch_size, top_k)``: check that the estimator is
 fitted and that ``X`` has the D columns seen in ``fit``, then score it through
 :func:`mlgp.scores.score_in_batches` (dense (N, K) float64, or a TopK when ``top_k`` is given).
-Subclasses set ``n_features_in_`` and ``n_labels_`` in ``fit``.
+Subclasses record N, D and K in ``fit`` with ``_set_fitted_shape``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,14 @@ class MultiLabelScoringMixin:
         tags.classifier_tags.multi_label = True
         tags.classifier_tags.multi_class = False
         return tags
+
+    def _set_fitted_shape(self, num_samples: int, num_features: int, num_labels: int) -> None:
+        """Record N, D and K after ``fit``: ``n_samples_``, ``n_features_in_``, ``n_labels_`` and
+        ``classes_ = arange(K)`` (scikit-learn's label names for indicator targets)."""
+        self.n_samples_ = int(num_samples)
+        self.n_features_in_ = int(num_features)
+        self.n_labels_ = int(num_labels)
+        self.classes_ = np.arange(num_labels)
 
     def _score(self, fn: Callable[[np.ndarray], np.ndarray], X, batch_size: int, top_k: int | None = None,
                num_labels: int | None = None):

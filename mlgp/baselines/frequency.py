@@ -99,10 +99,7 @@ class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, 
         s = float(self.smoothing)
         self.label_counts_ = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
         self.scores_ = (self.label_counts_ + s) / (N + 2.0 * s)
-        self.n_features_in_ = int(X.shape[1])
-        self.n_labels_ = int(K)
-        self.classes_ = np.arange(K)
-        self.n_samples_ = int(N)
+        self._set_fitted_shape(N, X.shape[1], K)
         return self
 
     def _score_block(self, xb: np.ndarray) -> np.ndarray:

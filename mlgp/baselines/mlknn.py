@@ -159,10 +159,7 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         self.posterior_ = joint_true / (joint_true + prior_false * self.cond_prob_false_)
         self.nn_ = nn
         self.labels_ = Y
-        self.n_features_in_ = int(X.shape[1])
-        self.n_labels_ = int(K)
-        self.classes_ = np.arange(K)
-        self.n_samples_ = int(N)
+        self._set_fitted_shape(N, X.shape[1], K)
         return self
 
     @staticmethod

@@ -181,10 +181,7 @@ class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEsti
         self.n_iter_ = max(info.iterations, default=1)
         self.kernel_width_ = self.basis_.width
         self.prior_ = np.asarray(Y.mean(axis=0)).ravel()
-        self.n_features_in_ = int(X.shape[1])
-        self.n_labels_ = int(K)
-        self.n_samples_ = int(N)
-        self.classes_ = np.arange(K)
+        self._set_fitted_shape(N, X.shape[1], K)
         return self
 
     # ---------------------------------------------------------------- scoring

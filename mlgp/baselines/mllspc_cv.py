@@ -91,8 +91,8 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         ``std_test_score``, ``rank_test_score``, as in GridSearchCV.
     n_splits_ : int
         Number of folds.
-    n_features_in_, n_labels_, classes_
-        D, K and ``arange(K)``.
+    n_samples_, n_features_in_, n_labels_, classes_
+        N, D, K and ``arange(K)``.
     """
 
     _parameter_constraints: dict = {
@@ -147,11 +147,13 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         alphas = self._grid_values(self.alphas, "alphas", 0.0, closed=False)
         couplings = self._grid_values(self.couplings, "couplings", 0.0, closed=True)
         if self.kernel_widths is None:
-            widths = [f * median_heuristic(X, random_state=self.random_state) for f in (0.5, 1.0, 2.0)]
+            median = median_heuristic(X, random_state=self.random_state)
+            widths = [f * median for f in (0.5, 1.0, 2.0)]
         else:
             widths = self._grid_values(self.kernel_widths, "kernel_widths", 0.0, closed=False)
         grid = list(ParameterGrid({"alpha": alphas, "coupling": couplings, "kernel_width": widths}))
-        splits = list(check_cv(self.cv, Y.toarray(), classifier=True).split(X, Y.toarray()))
+        Y_dense = Y.toarray()
+        splits = list(check_cv(self.cv, Y_dense, classifier=True).split(X, Y_dense))
         scores = np.empty((len(splits), len(grid)))
         for i, (train, val) in enumerate(splits):
             scores[i] = self._fold_scores(X[train], Y[train], X[val], Y[val], grid, widths, user_W, thresholds)
@@ -174,9 +176,7 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         self.best_estimator_ = MLLSPC(n_basis=self.n_basis, similarity=self.similarity, solver="eig",
                                       threshold=self.threshold, random_state=self.random_state,
                                       **self.best_params_).fit(X, Y)
-        self.n_features_in_ = int(X.shape[1])
-        self.n_labels_ = int(K)
-        self.classes_ = np.arange(K)
+        self._set_fitted_shape(X.shape[0], X.shape[1], K)
         return self
 
     def _fold_scores(self, X_tr, Y_tr, X_va, Y_va, grid, widths, user_W, thresholds) -> np.ndarray:
