@@ -140,7 +140,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
         fit_step = make_step(model, opt, None, N, STEP_MODES[step_mode])
 
         def step(batch):
-            return fit_step(*batch)
+            return fit_step(*batch)[0]
 
         def batches():
             yield from sampler.epoch()

@@ -2,7 +2,8 @@
 
 :func:`mlgpf_from_data` checks the data once (before anything is built), picks the kernel, starts Z
 at a few k-means iterations (or at random training points for SE-F), the bias at the labels'
-log-odds and q(u_p) at a broad Gaussian, and records its arguments in ``model.spec`` (which
+log-odds and q(u_p) at a broad Gaussian (or all of Φ and q(u)'s means at a linear warm start,
+:mod:`mlgp.models.warm_start`), in the q(u) family and float type asked for, and records its arguments in ``model.spec`` (which
 :func:`mlgp.models.save_mlgpf` saves with the model). :meth:`MLGPF.from_data
 <mlgp.models.MLGPF.from_data>` calls it.
 """
@@ -11,17 +12,35 @@ from __future__ import annotations
 
 import warnings
 
+from dataclasses import replace
+
 import numpy as np
-from gpflow import set_trainable
+import tensorflow as tf
+from gpflow import covariances, set_trainable
+from gpflow.config import as_context, config
+from gpflow.inducing_variables import InducingPoints
 from gpflow.kernels import Kernel
 
 from ..errors import ShapeError
 from ..likelihoods import MultiLabelBernoulli
 from ..validation import check_training_data
+from ..variational import make_q
+from ..variational.factory import check_q_family
 from . import initialisation
 from .mlgpf import MLGPF
 
-__all__ = ["label_log_odds", "mlgpf_from_data"]
+__all__ = ["DTYPES", "label_log_odds", "mlgpf_from_data"]
+
+#: The float types a model can be built in, with the jitter added to K_ZZ in each.
+DTYPES: dict[str, tuple[type, float]] = {"float64": (np.float64, 1e-6), "float32": (np.float32, 1e-4)}
+
+
+def check_dtype(dtype) -> str:
+    """The name of ``dtype`` if it is one of :data:`DTYPES`, else :class:`~mlgp.errors.ShapeError`."""
+    name = np.dtype(dtype).name if isinstance(dtype, type) or isinstance(dtype, np.dtype) else dtype
+    if name not in DTYPES:
+        raise ShapeError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+    return name
 
 
 def mlgpf_from_data(
@@ -40,6 +59,9 @@ def mlgpf_from_data(
     num_gauss_hermite_points: int = 10,
     seed: int = 0,
     *,
+    q_family: str | None = None,
+    dtype: str = "float64",
+    warm_start: bool = False,
     model_class: type[MLGPF] = MLGPF,
 ) -> MLGPF:
     """MLGPF initialised the paper's way from training data.
@@ -61,11 +83,15 @@ def mlgpf_from_data(
         Keep Z on the unit sphere (:class:`mlgp.inducing.UnitSphereInducingPoints`), as the
         authors' code does for its L2-normalised inputs; the initial Z is scaled onto it.
     whiten
-        Whitened parameterisation of q(u).
+        Whitened parameterisation of q(u) (the same as ``q_family="whitened"``).
     kmeans_iterations
         k-means iterations for the initial Z (:func:`mlgp.models.kmeans_inducing`).
     q_mu_init, q_sqrt_init
-        Initial q(u_p): mean ``q_mu_init`` everywhere, covariance ``q_sqrt_init**2 * I``.
+        Initial q(u_p): mean ``q_mu_init`` everywhere, covariance ``q_sqrt_init**2 * I`` (Cholesky
+        families). The preconditioned family starts at μ_p = c 1 with c chosen so that the mean of
+        u_p = K_ZZ μ_p over Z is ``q_mu_init``, and Σ_p = ``q_sqrt_init**2`` I, which gives S_p the
+        eigenvalues λ s/(λ + s) (s = ``q_sqrt_init**2``, λ those of K_ZZ): the Cholesky families'
+        s in the directions the prior supports, never more than the prior's λ elsewhere.
     bias_init
         ``"log-odds"`` (default): b_k = log(f_k / (1 − f_k)) with the smoothed training label
         frequency f_k = (n_k + ½) / (N + 1) (:func:`label_log_odds`), so that training starts from
@@ -76,6 +102,16 @@ def mlgpf_from_data(
         Quadrature nodes per 1-D expectation.
     seed
         Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ (and b when random).
+    q_family
+        ``"cholesky"`` (default; ``"whitened"`` when ``whiten``), ``"whitened"`` or
+        ``"preconditioned"`` (:mod:`mlgp.variational`).
+    dtype
+        ``"float64"`` (default) or ``"float32"``: the model's float type (its parameters, and the
+        precision :func:`mlgp.training.fit` trains in), with K_ZZ's jitter 1e-6 or 1e-4
+        (:data:`DTYPES`).
+    warm_start
+        Start Φ and q(u)'s means at the linear solution of :mod:`mlgp.models.warm_start` instead of
+        random Φ and constant means.
     model_class
         The class to build (:meth:`MLGPF.from_data <mlgp.models.MLGPF.from_data>` passes its own).
 
@@ -84,12 +120,46 @@ def mlgpf_from_data(
     MLGPF
         With ``spec`` holding these arguments (the kernel's name, or ``None`` for a kernel object).
     """
-    from ..kernels import make_kernel
-    from ..kernels.factory import canonical_kernel_name
-
     X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
     if bias_init not in ("log-odds", "random"):
         raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")
+    if q_family is None:
+        q_family = "whitened" if whiten else "cholesky"
+    check_q_family(q_family)
+    if whiten and q_family != "whitened":
+        raise ShapeError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
+    dtype = check_dtype(dtype)
+    float_type, jitter = DTYPES[dtype]
+    with as_context(replace(config(), float=float_type, jitter=jitter)):
+        model = _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
+                       kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm_start,
+                       model_class)
+    model.spec = dict(
+        kernel=model.spec.pop("kernel"),
+        num_features=X.shape[1],
+        num_labels=Y.shape[1],
+        num_latent_gps=int(num_latent_gps),
+        num_inducing=int(num_inducing),
+        num_data=X.shape[0],
+        whiten=q_family == "whitened",
+        q_family=q_family,
+        dtype=dtype,
+        warm_start=bool(warm_start),
+        fixed_inducing=bool(fixed_inducing),
+        unit_sphere_inducing=bool(unit_sphere_inducing),
+        bias_init=bias_init,
+        num_gauss_hermite_points=int(num_gauss_hermite_points),
+    )
+    return model
+
+
+def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
+           kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm,
+           model_class) -> MLGPF:
+    """The model, built in the current GPflow float type and jitter."""
+    from ..kernels import make_kernel
+    from ..kernels.factory import canonical_kernel_name
+
     N, D = X.shape
     K = Y.shape[1]
     P, M = int(num_latent_gps), int(num_inducing)
@@ -111,34 +181,45 @@ def mlgpf_from_data(
         from ..inducing import UnitSphereInducingPoints
 
         Z = UnitSphereInducingPoints(Z)
+    else:
+        Z = InducingPoints(Z)
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
     if bias_init == "log-odds":
         likelihood.bias.assign(label_log_odds(Y))
-    model = model_class(
-        kernel,
-        likelihood,
-        Z,
-        num_data=N,
-        q_mu=np.full((M, P), float(q_mu_init)),
-        q_sqrt=np.tile(float(q_sqrt_init) * np.eye(M), (P, 1, 1)),
-        whiten=whiten,
-    )
+    Kuu = covariances.Kuu(Z, kernel, jitter=0.0).numpy().astype(np.float64)
+    if warm:
+        from .warm_start import warm_start
+
+        alpha, loadings = warm_start(X, Y, lambda xb: kernel(tf.constant(xb, Z.Z.dtype), Z.Z).numpy(), Kuu,
+                                     likelihood.bias.numpy().astype(np.float64), P, seed=seed)
+        likelihood.loadings.assign(loadings)
+    else:
+        alpha = None
+    q = _initial_q(q_family, M, P, Kuu, float(q_mu_init), float(q_sqrt_init), alpha)
+    model = model_class(kernel, likelihood, Z, num_data=N, q=q)
     if fixed_inducing:
         set_trainable(model.inducing_variable, False)
-    model.spec = dict(
-        kernel=name,
-        num_features=D,
-        num_labels=K,
-        num_latent_gps=P,
-        num_inducing=M,
-        num_data=N,
-        whiten=bool(whiten),
-        fixed_inducing=bool(fixed_inducing),
-        unit_sphere_inducing=bool(unit_sphere_inducing),
-        bias_init=bias_init,
-        num_gauss_hermite_points=int(num_gauss_hermite_points),
-    )
+    model.spec = {"kernel": name}
     return model
+
+
+def _initial_q(family: str, M: int, P: int, Kuu: np.ndarray, q_mu_init: float, q_sqrt_init: float, alpha):
+    """The initial q(u) of ``family`` (see :func:`mlgpf_from_data`); ``alpha`` (M, P): the warm
+    start's m = K_ZZ α, or ``None`` for the constant start."""
+    q_sqrt = np.tile(q_sqrt_init * np.eye(M), (P, 1, 1))
+    if family == "preconditioned":
+        if alpha is None:
+            c = q_mu_init / max(float(Kuu.sum(axis=1).mean()), 1e-12)
+            alpha = np.full((M, P), c)
+        return make_q(family, M, P, q_mu=alpha, q_sigma=np.full((P, M), max(q_sqrt_init**2, 1e-3)))
+    if alpha is None:
+        return make_q(family, M, P, q_mu=np.full((M, P), q_mu_init), q_sqrt=q_sqrt)
+    if family == "cholesky":
+        return make_q(family, M, P, q_mu=Kuu @ alpha, q_sqrt=q_sqrt)
+    from gpflow.config import default_jitter
+
+    L = np.linalg.cholesky(Kuu + default_jitter() * np.eye(M))
+    return make_q(family, M, P, q_mu=L.T @ alpha, q_sqrt=q_sqrt)
 
 
 def label_log_odds(Y) -> np.ndarray:

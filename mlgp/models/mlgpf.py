@@ -1,11 +1,12 @@
 r"""MLGPF: the multi-label Gaussian-process latent factor model (Panos, Dellaportas & Titsias, 2021).
 
-P latent functions h_p ~ GP(0, k) share one kernel and one set of M inducing inputs Z. With
-q(u_p) = N(μ_p, L_p L_pᵀ) (non-whitened, as in the paper; ``whiten=True`` uses u = L_K v instead)
-the marginals q(h_p(x)) = N(m_p(x), s_p(x)) come from GPflow's own ``conditional`` for a
-``SharedIndependent`` kernel with ``SharedIndependentInducingVariables``; the
-:class:`~mlgp.likelihoods.MultiLabelBernoulli` likelihood mixes them into the K label utilities
-f = Φ h + b. The bound on a minibatch B of N points is
+P latent functions h_p ~ GP(0, k) share one kernel and one set of M inducing inputs Z (a
+``SharedIndependent`` kernel with ``SharedIndependentInducingVariables``). The model holds one q(u)
+family object (:mod:`mlgp.variational`): ``"cholesky"`` q(u_p) = N(μ_p, L_p L_pᵀ) (the paper's
+form, the default), ``"whitened"`` (u = L_K v) or ``"preconditioned"`` (2M parameters per GP); the
+family gives the marginals q(h_p(x)) = N(m_p(x), s_p(x)) and the KL from K_ZZ, and the
+:class:`~mlgp.likelihoods.MultiLabelBernoulli` likelihood mixes the marginals into the K label
+utilities f = Φ h + b. The bound on a minibatch B of N points is
 
     ELBO = N/|B| Σ_{i∈B} Σ_k E_q[log σ(y_ik f_ik)] − Σ_p KL[q(u_p) ‖ p(u_p)],
 
@@ -31,18 +32,17 @@ import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
-from gpflow import Parameter, covariances, default_float, kullback_leiblers
-from gpflow.config import default_jitter
+from gpflow import covariances, default_float
 from gpflow.conditionals import conditional
 from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
 from gpflow.kernels import Kernel, SharedIndependent
 from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..scores import TopK, score_in_batches
-from ..variational import lower_triangular, shared_marginals
+from ..variational import CholeskyQ, QDistribution, WhitenedQ
 
 __all__ = ["MLGPF"]
 
@@ -67,14 +67,21 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     num_data
         N, the number of training points (scales minibatch bounds by N/|B|).
     q_mu
-        (M, P) initial variational means (default zeros).
+        (M, P) initial variational means (default zeros), for the Cholesky families.
     q_sqrt
         (P, M, M) lower-triangular initial Cholesky factors (default identity).
     whiten
-        Whitened parameterisation of q(u).
+        The whitened Cholesky family instead of the non-whitened one.
+    q
+        A q(u) family object (:class:`~mlgp.variational.QDistribution`) for M inducing inputs and
+        P latent GPs, instead of ``q_mu`` / ``q_sqrt`` / ``whiten``.
 
     Attributes
     ----------
+    q
+        The q(u) family object, which owns the variational parameters.
+    float_type
+        The dtype of the model (GPflow's ``default_float()`` when it was built); inputs are cast to it.
     spec
         The arguments of :func:`~mlgp.models.mlgpf_from_data` for a model built by it, else ``{}``;
         saved with the model.
@@ -89,6 +96,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         q_mu: np.ndarray | None = None,
         q_sqrt: np.ndarray | None = None,
         whiten: bool = False,
+        q: QDistribution | None = None,
     ) -> None:
         # Shapes are checked here rather than by @check_shapes so that a wrong q_mu / q_sqrt raises
         # the package's ShapeError (an MLGPError), like every other bad input.
@@ -96,24 +104,56 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         if not isinstance(kernel, SharedIndependent):
             kernel = SharedIndependent(kernel, output_dim=P)
         super().__init__(kernel, likelihood, mean_function=None, num_latent_gps=P)
+        self.float_type = np.dtype(default_float())
         if isinstance(inducing_variable, SharedIndependentInducingVariables):
             self.inducing_variable = inducing_variable
         else:
             if not isinstance(inducing_variable, InducingPoints):
-                inducing_variable = InducingPoints(np.asarray(inducing_variable, dtype=np.float64))
+                inducing_variable = InducingPoints(np.asarray(inducing_variable, dtype=self.float_type))
             self.inducing_variable = SharedIndependentInducingVariables(inducing_variable)
         M = int(self.inducing_variable.num_inducing)
         self.num_data = num_data
-        self.whiten = bool(whiten)
-        q_mu = np.zeros((M, P)) if q_mu is None else np.asarray(q_mu, dtype=np.float64)
-        q_sqrt = np.tile(np.eye(M), (P, 1, 1)) if q_sqrt is None else np.asarray(q_sqrt, dtype=np.float64)
-        if q_mu.shape != (M, P):
-            raise ShapeError(f"q_mu must have shape (M, P) = {(M, P)}, got {q_mu.shape}")
-        if q_sqrt.shape != (P, M, M):
-            raise ShapeError(f"q_sqrt must have shape (P, M, M) = {(P, M, M)}, got {q_sqrt.shape}")
-        self.q_mu = Parameter(q_mu, dtype=default_float(), name="q_mu")
-        self.q_sqrt = Parameter(q_sqrt, transform=lower_triangular(), dtype=default_float(), name="q_sqrt")
+        if q is None:
+            q = (WhitenedQ if whiten else CholeskyQ)(M, P, q_mu=q_mu, q_sqrt=q_sqrt)
+        elif q_mu is not None or q_sqrt is not None or whiten:
+            raise ArgumentError("give either q (a q(u) family object) or q_mu / q_sqrt / whiten, not both")
+        elif not isinstance(q, QDistribution):
+            raise ArgumentError(f"q must be a mlgp.variational.QDistribution, got {type(q).__name__}")
+        if (q.num_inducing, q.num_latent_gps) != (M, P):
+            raise ShapeError(f"q is for (M, P) = {(q.num_inducing, q.num_latent_gps)} but the model has {(M, P)}")
+        self.q = q
         self.spec: dict = {}
+
+    def float_context(self):
+        """A context with GPflow's ``default_float`` and jitter set to this model's, for eager calls
+        of a model whose float type is not the global one (``fit`` and the scoring methods use it)."""
+        from dataclasses import replace
+
+        from gpflow.config import as_context, config
+
+        return as_context(replace(config(), float=self.float_type, jitter=self.q.jitter))
+
+    @property
+    def q_family(self) -> str:
+        """The name of the q(u) family: ``"cholesky"``, ``"whitened"`` or ``"preconditioned"``."""
+        return self.q.family
+
+    @property
+    def whiten(self) -> bool:
+        """Whether q(u) is the whitened Cholesky family."""
+        return bool(getattr(self.q, "whiten", False))
+
+    @property
+    def q_mu(self):
+        """The family's ``q_mu`` Parameter (M, P)."""
+        return self.q.q_mu
+
+    @property
+    def q_sqrt(self):
+        """The Cholesky families' ``q_sqrt`` Parameter (P, M, M)."""
+        if not hasattr(self.q, "q_sqrt"):
+            raise AttributeError(f"the {self.q_family!r} q(u) family has no q_sqrt")
+        return self.q.q_sqrt
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -163,21 +203,30 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
 
     # ----------------------------------------------------------------- the bound
     @check_shapes("return: [M, M]")
-    def kuu_cholesky(self) -> tf.Tensor:
-        """chol(K_ZZ + jitter I), (M, M): the one factorisation that the marginals and the KL share."""
-        Kmm = covariances.Kuu(self.inducing_variable, self.kernel, jitter=default_jitter())
-        return tf.linalg.cholesky(Kmm)
+    def kuu(self) -> tf.Tensor:
+        """K_ZZ (M, M) without jitter (each q(u) family adds what it needs)."""
+        return covariances.Kuu(self.inducing_variable, self.kernel, jitter=0.0)
 
-    @check_shapes("kuu_cholesky: [M, M]", "return: []")
-    def prior_kl(self, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
+    def factorisation(self) -> tuple[tf.Tensor, tf.Tensor]:
+        """``(K_ZZ, factor)``: what the marginals and the KL share, ``factor`` being the family's
+        :meth:`~mlgp.variational.QDistribution.factorise` (chol(K_ZZ + jitter I) for the Cholesky
+        families, the P factors chol(K_ZZ + Σ_p) for the preconditioned one)."""
+        Kuu = self.kuu()
+        return Kuu, self.q.factorise(Kuu)
+
+    @check_shapes("return: [M, M]")
+    def kuu_cholesky(self) -> tf.Tensor:
+        """chol(K_ZZ + jitter I), (M, M), with the family's jitter."""
+        return self.q.kuu_cholesky(self.kuu())
+
+    @check_shapes("return: []")
+    def prior_kl(self, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tf.Tensor:
         """Σ_p KL[q(u_p) ‖ p(u_p)] (the full KL, not halved).
 
-        ``kuu_cholesky``: :meth:`kuu_cholesky`, when the caller has it already (the whitened KL
-        does not need it).
+        ``factorisation``: :meth:`factorisation`, when the caller has it already.
         """
-        if kuu_cholesky is None or self.whiten:
-            return kullback_leiblers.prior_kl(self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, whiten=self.whiten)
-        return kullback_leiblers.gauss_kl(self.q_mu, self.q_sqrt, K_cholesky=kuu_cholesky)
+        Kuu, factor = self.factorisation() if factorisation is None else factorisation
+        return self.q.kl(Kuu, factor)
 
     @inherit_check_shapes
     def maximum_log_likelihood_objective(self, data) -> tf.Tensor:  # type: ignore[override]
@@ -192,43 +241,44 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """
         return -(self.elbo(data) + self.log_prior_density())
 
-    @check_shapes("data[0]: [B, D]", "kuu_cholesky: [M, M]", "return: [B]")
-    def expected_log_likelihood(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
+    @check_shapes("data[0]: [B, D]", "return: [B]")
+    def expected_log_likelihood(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tf.Tensor:
         """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch.
 
-        ``kuu_cholesky``: (M, M) :meth:`kuu_cholesky`, when the caller has it already.
+        ``factorisation``: :meth:`factorisation`, when the caller has it already.
         """
         X, Y = data
-        if kuu_cholesky is None:
-            f_mean, f_var = self.predict_f(X)
-        else:
-            f_mean, f_var = shared_marginals(
-                X, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, white=self.whiten, kuu_cholesky=kuu_cholesky
-            )
+        f_mean, f_var = self._marginals(X, factorisation)
         if isinstance(Y, LabelBatch):
             return self.likelihood.subsampled_expectations(f_mean, f_var, Y)
         return self.likelihood.variational_expectations(X, f_mean, f_var, Y)
 
-    @check_shapes("data[0]: [B, D]", "kuu_cholesky: [M, M]", "return: []")
-    def elbo(self, data, kuu_cholesky: tf.Tensor | None = None) -> tf.Tensor:
+    @check_shapes("data[0]: [B, D]", "return: []")
+    def elbo(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tf.Tensor:
         """The bound (an unbiased estimate of it for minibatches and subsampled labels).
 
         ``data`` is ``(X, Y)``: X (B, D) dense features; Y either (B, K) 0/1 labels (exact label
         sum) or a :class:`~mlgp.likelihoods.LabelBatch` (subsampled negatives).
-        ``kuu_cholesky`` is :meth:`kuu_cholesky`, computed here (once, for the marginals and the
+        ``factorisation`` is :meth:`factorisation`, computed here (once, for the marginals and the
         KL) when not given; passing it lets a caller differentiate the factorisation separately
         (``fit(jit_compile="except-cholesky")``).
         """
         X = data[0]
-        if kuu_cholesky is None:
-            kuu_cholesky = self.kuu_cholesky()
-        kl = self.prior_kl(kuu_cholesky)
-        var_exp = self.expected_log_likelihood(data, kuu_cholesky)
+        if factorisation is None:
+            factorisation = self.factorisation()
+        kl = self.prior_kl(factorisation)
+        var_exp = self.expected_log_likelihood(data, factorisation)
         if self.num_data is not None:
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype)
         else:
             scale = tf.cast(1.0, kl.dtype)
         return tf.reduce_sum(var_exp) * scale - kl
+
+    def _marginals(self, Xnew, factorisation=None) -> tuple[tf.Tensor, tf.Tensor]:
+        Kuu, factor = self.factorisation() if factorisation is None else factorisation
+        Kmn = covariances.Kuf(self.inducing_variable, self.kernel, Xnew)
+        Knn = getattr(self.kernel, "kernel", self.kernel)(Xnew, full_cov=False)
+        return self.q.marginals(Kmn, Knn, factor)
 
     # ----------------------------------------------------------------- predictions
     @inherit_check_shapes
@@ -237,25 +287,18 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
 
         ``Xnew`` is dense or, for a batch of rows, CSR (densified here, whole: score large inputs
         with :meth:`decision_function` or :meth:`predict_proba`, which go a block at a time).
-        Marginals (the default) use :func:`mlgp.variational.shared_marginals`, which shares the
-        projection K_ZZ⁻¹ K_Zx among the P functions; full covariances come from GPflow's
-        ``conditional``.
+        Marginals (the default) come from the q(u) family, which shares the work on K_Zx among the
+        P functions; full covariances from GPflow's ``conditional`` given the family's implied
+        non-whitened (m, S).
         """
         if sp.issparse(Xnew):
-            Xnew = np.asarray(Xnew.toarray(), dtype=default_float())
+            Xnew = Xnew.toarray()
+        Xnew = tf.convert_to_tensor(Xnew, dtype=self.float_type)
         if not full_cov and not full_output_cov:
-            return shared_marginals(Xnew, self.inducing_variable, self.kernel, self.q_mu, self.q_sqrt, white=self.whiten)
-        mu, var = conditional(
-            Xnew,
-            self.inducing_variable,
-            self.kernel,
-            self.q_mu,
-            q_sqrt=self.q_sqrt,
-            full_cov=full_cov,
-            white=self.whiten,
-            full_output_cov=full_output_cov,
-        )
-        return mu, var
+            return self._marginals(Xnew)
+        m, S = self.q.implied_gaussian(self.kuu())
+        return conditional(Xnew, self.inducing_variable, self.kernel, m, q_sqrt=tf.linalg.cholesky(S),
+                           full_cov=full_cov, white=False, full_output_cov=full_output_cov)
 
     @check_shapes("Xnew: [N, D]", "return: [N, K]")
     def _mean_utilities(self, Xnew: tf.Tensor) -> tf.Tensor:
@@ -273,13 +316,14 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """
         fn = _COMPILED.get(self)
         if fn is None:
-            spec = tf.TensorSpec([None, self.num_features], default_float())
+            spec = tf.TensorSpec([None, self.num_features], self.float_type)
             fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(self)), input_signature=[spec])
             _COMPILED[self] = fn
         return fn
 
     def _score_block(self, Xb: np.ndarray) -> np.ndarray:
-        return self._compiled_mean_utilities()(tf.constant(Xb, dtype=default_float())).numpy()
+        with self.float_context():
+            return self._compiled_mean_utilities()(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
 
     def decision_function(self, X, batch_size: int = 1000, *, check_input: bool = True) -> np.ndarray:
         """Mean utilities f̄ = Φ m(x) + b, the scores that rank the labels.
@@ -348,9 +392,10 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         """
 
         def block(Xb: np.ndarray) -> np.ndarray:
-            x = tf.constant(Xb, dtype=default_float())
-            mu, var = self.predict_f(x)
-            return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy()
+            x = tf.constant(Xb, dtype=self.float_type)
+            with self.float_context():
+                mu, var = self.predict_f(x)
+                return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
 
         return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
 

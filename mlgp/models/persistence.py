@@ -1,6 +1,6 @@
 """Saving and loading MLGPF without pickle: a folder with ``model.json`` and ``parameters.npz``.
 
-``parameters.npz`` holds every Parameter's *unconstrained* value (float64) under its GPflow path
+``parameters.npz`` holds every Parameter's *unconstrained* value (in the model's float type) under its GPflow path
 (``kernel.kernel.lengthscales``, ``likelihood.loadings``, ``q_sqrt`` …), so loading restores values
 exactly. ``model.json`` (format ``mlgp.MLGPF/2``) holds the structure needed to rebuild any MLGPF
 whose kernel and inducing variable are GPflow's or mlgp's own:
@@ -10,7 +10,9 @@ whose kernel and inducing variable are GPflow's or mlgp's own:
   "active_dims": ...}`` naming the constructor arguments that matter: Parameters (rebuilt as
   placeholders of the saved shape), sub-kernels (``Sum``/``Product``, ``SharedIndependent``),
   simple values such as ``Polynomial``'s ``degree``, and ``active_dims`` when not all;
-- ``likelihood``: class, K, P and the number of quadrature points; ``whiten``, ``num_data``;
+- ``likelihood``: class, K, P and the number of quadrature points; ``num_data``;
+- ``q``: the q(u) family and what rebuilding it needs (:meth:`mlgp.variational.QDistribution.describe`),
+  and ``float_type`` (``"float64"`` or ``"float32"``; values are stored in it);
 - ``parameters``: per path, the unconstrained shape, ``trainable`` and the transform as a tree of
   TFP bijectors ``{"class", "arguments"}`` (``Softplus``, ``Exp``, ``Chain([Shift, Softplus])`` of
   ``positive(lower=…)``, mlgp's ``LowerTriangular``/``UnitRows`` …);
@@ -21,7 +23,8 @@ Loading constructs the classes with placeholder values of the saved shapes, give
 rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
 Only classes from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything
 else is refused when saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only,
-rebuilt from ``spec``) still load. Every failure raises an :class:`~mlgp.errors.MLGPError` that
+rebuilt from ``spec``) and ``mlgp.MLGPF/2`` (before q(u) families: ``whiten`` and top-level
+``q_mu`` / ``q_sqrt``) still load. Every failure raises an :class:`~mlgp.errors.MLGPError` that
 names the path.
 """
 
@@ -31,14 +34,18 @@ import json
 import re
 from pathlib import Path
 
+from dataclasses import replace
+
 import numpy as np
 import tensorflow as tf
 from gpflow import Parameter, set_trainable
+from gpflow.config import as_context, config
 
 from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
+from ..variational import Q_FAMILIES, make_q
 from .mlgpf import MLGPF
 from .structure import (
     MODEL_ROOTS,
@@ -55,8 +62,12 @@ from .structure import (
 
 __all__ = ["load_mlgpf", "load_parameters", "save_mlgpf"]
 
-FORMAT = "mlgp.MLGPF/2"
+FORMAT = "mlgp.MLGPF/3"
+_FORMAT_V2 = "mlgp.MLGPF/2"
 _FORMAT_V1 = "mlgp.MLGPF/1"
+_READABLE = (FORMAT, _FORMAT_V2, _FORMAT_V1)
+#: Parameter paths of format 2 (q(u) held by the model itself) and their names since.
+_V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
 
 # ----------------------------------------------------------------------------- the three entry points
@@ -71,7 +82,8 @@ def save_mlgpf(model: MLGPF, path: str | Path) -> Path:
     params = parameters_by_name(model)
     meta = {
         "format": FORMAT,
-        "whiten": bool(model.whiten),
+        "q": model.q.describe(),
+        "float_type": np.dtype(model.float_type).name,
         "num_data": None if model.num_data is None else np.asarray(model.num_data).item(),
         "kernel": checked_tree(model.kernel, "kernel", path),
         "inducing_variable": checked_tree(model.inducing_variable, "inducing_variable", path, rebuild=False),
@@ -98,6 +110,8 @@ def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
     path = Path(path)
     meta = _read_meta(path)
     values = _read_values(path)
+    if meta["format"] != FORMAT:
+        values = _renamed_v2(values)
     try:
         if meta["format"] == _FORMAT_V1:
             model = _build_v1(meta, path, model_class)
@@ -105,7 +119,7 @@ def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
             trainable = meta.get("trainable", {})
         else:
             model = _build_v2(meta, path, model_class)
-            saved = meta["parameters"]
+            saved = meta["parameters"] if meta["format"] == FORMAT else _renamed_v2(meta["parameters"])
             _check_names(parameters_by_name(model), saved, path)
             _restore_transforms(model, saved, values, path)
             _assign(model, values, path, saved)
@@ -133,8 +147,16 @@ def load_parameters(model: MLGPF, path: str | Path) -> None:
     saved = None
     if (path / "model.json").is_file():
         meta = _read_meta(path)
-        saved = meta.get("parameters") if meta["format"] == FORMAT else None
+        saved = meta.get("parameters") if meta["format"] in (FORMAT, _FORMAT_V2) else None
+        if meta["format"] != FORMAT:
+            values = _renamed_v2(values)
+            saved = None if saved is None else _renamed_v2(saved)
     _assign(model, values, path, saved)
+
+
+def _renamed_v2(entries: dict) -> dict:
+    """A format-2 (or 1) mapping with q(u)'s paths renamed to those of the family object."""
+    return {_V2_NAMES.get(name, name): value for name, value in entries.items()}
 
 
 # ----------------------------------------------------------------------------- reading the files
@@ -152,9 +174,10 @@ def _read_meta(path: Path) -> dict:
         meta = json.loads(file.read_text())
     except (ValueError, UnicodeDecodeError) as err:
         raise DataFormatError(f"invalid JSON: {err}", path=file) from None
-    if not isinstance(meta, dict) or meta.get("format") not in (FORMAT, _FORMAT_V1):
+    if not isinstance(meta, dict) or meta.get("format") not in _READABLE:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads {FORMAT!r} and {_FORMAT_V1!r})", path=file)
+        raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads "
+                              f"{', '.join(repr(f) for f in _READABLE)})", path=file)
     return meta
 
 
@@ -190,7 +213,7 @@ def _assign(model, values: dict, path: Path, saved: dict | None = None) -> None:
                 raise DataFormatError(f"parameter {name} was saved with transform {class_name(saved[name]['transform'])} "
                                       f"but has {class_name(mine)} here", path=path)
     for name, p in params.items():
-        p.unconstrained_variable.assign(values[name])
+        p.unconstrained_variable.assign(np.asarray(values[name], dtype=p.unconstrained_variable.dtype.as_numpy_dtype))
 
 
 def _restore_transforms(model, saved: dict, values: dict, path: Path) -> None:
@@ -218,12 +241,24 @@ def _owner(model, name: str, path: Path):
 
 # ----------------------------------------------------------------------------- building
 def _build_v2(meta: dict, path: Path, model_class: type[MLGPF]) -> MLGPF:
-    kernel = build_tree(meta["kernel"], "kernel", path)
-    inducing = build_tree(meta["inducing_variable"], "inducing_variable", path)
-    lik = meta["likelihood"]
-    lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
-    likelihood = lik_class(int(lik["num_labels"]), int(lik["num_latent"]), num_gauss_hermite_points=int(lik["num_gauss_hermite_points"]))
-    model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], whiten=bool(meta["whiten"]))
+    """Formats 2 and 3 (format 2: float64 and a Cholesky family chosen by ``whiten``)."""
+    float_name = meta.get("float_type", "float64")
+    if float_name not in ("float64", "float32"):
+        raise DataFormatError(f"unknown float_type {float_name!r}", path=path / "model.json")
+    q_meta = meta.get("q") or {"family": "whitened" if meta["whiten"] else "cholesky"}
+    if q_meta["family"] not in Q_FAMILIES:
+        raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=path / "model.json")
+    cfg = replace(config(), float=np.dtype(float_name).type)
+    with as_context(cfg):
+        kernel = build_tree(meta["kernel"], "kernel", path)
+        inducing = build_tree(meta["inducing_variable"], "inducing_variable", path)
+        lik = meta["likelihood"]
+        lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
+        likelihood = lik_class(int(lik["num_labels"]), int(lik["num_latent"]), num_gauss_hermite_points=int(lik["num_gauss_hermite_points"]))
+        M, P = int(inducing.num_inducing), int(lik["num_latent"])
+        extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
+        q = make_q(q_meta["family"], M, P, **extra)
+        model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], q=q)
     model.spec = dict(meta.get("spec") or {})
     return model
 

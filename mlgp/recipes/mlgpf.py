@@ -76,6 +76,14 @@ def train_mlgpf(
     progress: bool = True,
     callback=None,
     max_train: int | None = None,
+    *,
+    q_family: str | None = None,
+    optimizer: str = "adam",
+    natgrad_gamma: float | tuple[float, float, int] = (0.01, 0.1, 100),
+    dtype: str = "float64",
+    warm_start: bool = False,
+    max_seconds: float | None = None,
+    log_dir: str | None = None,
 ) -> MLGPFRun:
     """Train MLGPF on ``dataset`` with the paper's recipe and evaluate it on the test split.
 
@@ -98,7 +106,8 @@ def train_mlgpf(
         (:class:`mlgp.inducing.UnitSphereInducingPoints`; default). ``False`` leaves Z free (it
         then drifts off the sphere; README.md compares the two).
     whiten
-        Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form.
+        Whitened q(u) (u = L v, q(v) = N(μ, LLᵀ)) instead of the paper's non-whitened form (the
+        same as ``q_family="whitened"``).
     batch_growth
         ``(every, increment)``: add ``increment`` points to the batch every ``every`` epochs; also
         ``"paper"`` (the authors' ``(10, 20)`` from a batch of 100,
@@ -110,9 +119,9 @@ def train_mlgpf(
     jit_compile
         How :func:`mlgp.training.fit` compiles the step (``False``, ``True`` or
         ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
-        for everything but chol(K_ZZ)), ``False`` for non-whitened ones, whose KL solves P
-        triangular systems that XLA's CPU backend handles slowly (``experiments/bench_mlgpf.py``
-        times the three; README.md gives the figures).
+        for everything but chol(K_ZZ)), ``False`` for the non-whitened and preconditioned
+        families, whose bounds solve P triangular systems that XLA's CPU backend handles slowly
+        (``experiments/bench_mlgpf.py`` times the three; README.md gives the figures).
     validate
         Track test P@1/3/5 in the trace every epoch.
     checkpoint_dir
@@ -126,6 +135,20 @@ def train_mlgpf(
         every epoch).
     max_train
         Use only the first ``max_train`` training points (for quick runs).
+    q_family
+        ``"cholesky"``, ``"whitened"`` or ``"preconditioned"`` (:mod:`mlgp.variational`); default
+        ``"whitened"`` when ``whiten`` else ``"cholesky"``.
+    optimizer, natgrad_gamma
+        ``"adam"`` or ``"natgrad"`` (natural gradients on q(u), Adam on the rest) and the latter's
+        γ schedule: see :func:`mlgp.training.fit`.
+    dtype
+        ``"float64"`` or ``"float32"`` (see :func:`mlgp.models.mlgpf_from_data`).
+    warm_start
+        Start Φ and q(u)'s means at a linear solution (:mod:`mlgp.models.warm_start`).
+    max_seconds
+        Stop after the epoch at which training time reaches this many seconds.
+    log_dir
+        TensorBoard folder for the trace (:func:`mlgp.training.fit`).
 
     Raises
     ------
@@ -153,6 +176,10 @@ def train_mlgpf(
         Xtr, Ytr = Xtr[:max_train], Ytr[:max_train]
     Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
     M = min(M, Xtr.shape[0])
+    if q_family is None:
+        q_family = "whitened" if whiten else "cholesky"
+    _check_choices(q_family, optimizer, dtype, whiten)
+    whiten = q_family == "whitened"
     if jit_compile is None:
         jit_compile = "except-cholesky" if whiten else False
     settings = dict(
@@ -172,10 +199,15 @@ def train_mlgpf(
         jit_compile=jit_compile,
         seed=seed,
         num_train=Xtr.shape[0],
+        q_family=q_family,
+        optimizer=optimizer,
+        natgrad_gamma=natgrad_gamma if optimizer == "natgrad" else None,
+        dtype=dtype,
+        warm_start=bool(warm_start),
     )
     if checkpoint_dir is not None:
         # everything but the epoch count (which may grow) and how the step is compiled must match
-        _check_checkpoint_settings(Path(checkpoint_dir), {k: v for k, v in settings.items() if k not in ("epochs", "jit_compile")})
+        _check_checkpoint_settings(Path(checkpoint_dir), {k: v for k, v in settings.items() if k not in ("epochs", "jit_compile", "whiten")})
 
     model = MLGPF.from_data(
         Xtr,
@@ -185,9 +217,11 @@ def train_mlgpf(
         num_inducing=M,
         fixed_inducing=fixed_inducing,
         unit_sphere_inducing=unit_sphere_inducing,
-        whiten=whiten,
+        q_family=q_family,
         bias_init=bias_init,
         seed=seed,
+        dtype=dtype,
+        warm_start=warm_start,
     )
     t0 = time.perf_counter()
     trace = fit(
@@ -197,8 +231,12 @@ def train_mlgpf(
         batch_size=min(batch_size, Xtr.shape[0]),
         negatives=negatives,
         learning_rate=learning_rate,
+        optimizer=optimizer,
+        natgrad_gamma=natgrad_gamma,
         batch_growth=batch_growth,
         jit_compile=jit_compile,
+        max_seconds=max_seconds,
+        log_dir=log_dir,
         validation=(Xte, Yte) if validate else None,
         checkpoint_dir=checkpoint_dir,
         seed=seed,
@@ -217,7 +255,8 @@ def train_mlgpf(
 
 #: Settings added after checkpoints were first written, with the value an older ``settings.json``
 #: (which lacks them) implies.
-_SETTINGS_ADDED = {"unit_sphere_inducing": False}
+_SETTINGS_ADDED = {"unit_sphere_inducing": False, "optimizer": "adam", "natgrad_gamma": None, "dtype": "float64",
+                   "warm_start": False}
 
 
 def _check_arguments(K: int, *, P, M, epochs, batch_size, negatives, learning_rate, bias_init, max_train, seed) -> None:
@@ -243,12 +282,29 @@ def _check_arguments(K: int, *, P, M, epochs, batch_size, negatives, learning_ra
         raise ShapeError(f"seed must be a non-negative integer, got {seed!r}")
 
 
+def _check_choices(q_family, optimizer, dtype, whiten) -> None:
+    """Raise :class:`ShapeError` for an unknown q(u) family, optimizer or dtype, before any work."""
+    from mlgp.models.builders import check_dtype
+    from mlgp.variational.factory import check_q_family
+
+    check_q_family(q_family)
+    check_dtype(dtype)
+    if whiten and q_family != "whitened":
+        raise ShapeError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
+    if optimizer not in ("adam", "natgrad"):
+        raise ShapeError(f"optimizer must be 'adam' or 'natgrad', got {optimizer!r}")
+    if optimizer == "natgrad" and q_family == "preconditioned":
+        raise ShapeError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
+                         "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
+
+
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     """Write ``settings.json`` in a new checkpoint folder; refuse to resume one made with other settings."""
     path = folder / "settings.json"
     settings = json.loads(json.dumps(settings))  # as stored: tuples become lists
     if path.is_file():
         saved = {**_SETTINGS_ADDED, **json.loads(path.read_text())}
+        saved.setdefault("q_family", "whitened" if saved.get("whiten") else "cholesky")
         differ = {k: (saved.get(k), v) for k, v in settings.items() if saved.get(k) != v}
         if differ:
             text = ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in differ.items())

@@ -1,8 +1,10 @@
-"""Doubly stochastic training of MLGPF (or any model with ``elbo((X, labels))``) with tf-keras Adam.
+"""Doubly stochastic training of MLGPF (or any model with ``elbo((X, labels))``).
 
-:func:`fit` runs a compiled step over shuffled minibatches, shows a tqdm progress bar, returns the
-per-epoch ELBO trace as a ``pandas.DataFrame``, writes and resumes ``tf.train.CheckpointManager``
-checkpoints, and stops with :class:`~mlgp.errors.TrainingDivergedError` (after restoring the last
+:func:`fit` runs a compiled step over shuffled minibatches with tf-keras Adam, or with natural
+gradients on q(u) and Adam on the rest (:class:`mlgp.training.NatGradAdam`), shows a tqdm progress
+bar, returns the per-epoch ELBO trace as a ``pandas.DataFrame`` (and writes it as TensorBoard
+scalars with ``log_dir``), writes and resumes ``tf.train.CheckpointManager`` checkpoints, trains in
+the model's float type (``model.float_type``, float32 or float64), and stops with :class:`~mlgp.errors.TrainingDivergedError` (after restoring the last
 good state) when the bound becomes non-finite or a Cholesky factorisation fails. With a
 ``tf.distribute.Strategy`` each minibatch is split across the replicas and the gradients are summed
 by TensorFlow's own all-reduce.
@@ -43,7 +45,8 @@ def fit(
     batch_size: int = 100,
     negatives: int | None = None,
     learning_rate: float = 0.005,
-    optimizer=None,
+    optimizer="adam",
+    natgrad_gamma: float | tuple[float, float, int] = (0.01, 0.1, 100),
     seed: int = 0,
     validation=None,
     validation_ks: tuple[int, ...] = (1, 3, 5),
@@ -55,6 +58,8 @@ def fit(
     progress: bool = True,
     callback: Callable[[int, object, dict], None] | None = None,
     check_input: bool = True,
+    max_seconds: float | None = None,
+    log_dir: str | Path | None = None,
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
 
@@ -72,8 +77,16 @@ def fit(
         Points per minibatch.
     negatives
         Negative labels sampled per point; ``None`` uses all labels (the exact label sum).
-    learning_rate, optimizer
-        Adam step size, or an explicit tf-keras optimizer.
+    learning_rate
+        Adam's step size.
+    optimizer
+        ``"adam"``: Adam on every variable. ``"natgrad"``: GPflow's natural-gradient steps on the
+        q(u) family's (q_mu, q_sqrt) and Adam on the rest (:class:`mlgp.training.NatGradAdam`; the
+        Cholesky and whitened families). Or an optimizer object with tf-keras's
+        ``apply_gradients`` / ``build`` / ``variables``.
+    natgrad_gamma
+        With ``"natgrad"``: γ, or ``(gamma_start, gamma, ramp_steps)`` for a log-linear ramp of γ
+        over the first steps.
     seed
         Seeds TensorFlow and the minibatch/negative sampling.
     validation
@@ -107,12 +120,19 @@ def fit(
         Check ``data`` (finite features, 0/1 labels, matching rows); ``False`` trusts a caller that
         has checked them (:func:`mlgp.recipes.train_mlgpf` does, after ``from_data`` checked them). ``validation`` is checked
         once here either way, not at every epoch.
+    max_seconds
+        Stop after the first epoch at which this call's training time (steps only, validation
+        excluded) reaches ``max_seconds``.
+    log_dir
+        Write each epoch's row as TensorBoard scalars (``tf.summary``) in this folder: the ELBO, its
+        parts (``expected_log_lik``, ``kl``), ``batch_size``, ``seconds`` and the validation P@k.
 
     Returns
     -------
     pandas.DataFrame
         One row per epoch: ``epoch``, ``elbo`` (mean of the step estimates), ``elbo_std``,
-        ``seconds`` (epoch wall time), ``batch_size`` and ``P@k`` columns with ``validation``.
+        ``kl`` (mean over the steps of Σ_p KL), ``expected_log_lik`` (``elbo + kl``), ``seconds``
+        (the epoch's training wall time), ``batch_size`` and ``P@k`` columns with ``validation``.
 
     Raises
     ------
@@ -122,6 +142,31 @@ def fit(
         When a step gives a non-finite bound or a failed Cholesky; the model (and the optimizer)
         are restored to the end of the last good epoch first.
     """
+    from gpflow.config import as_context
+
+    with as_context(_float_config(model)):
+        return _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
+                    validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy,
+                    jit_compile, progress, callback, check_input, max_seconds, log_dir)
+
+
+def _float_config(model):
+    """GPflow's config with the model's float type and jitter (unchanged for other models)."""
+    from dataclasses import replace
+
+    from gpflow.config import config
+
+    cfg = config()
+    float_type = getattr(model, "float_type", None)
+    if float_type is None:
+        return cfg
+    q = getattr(model, "q", None)
+    return replace(cfg, float=float_type, jitter=getattr(q, "jitter", cfg.jitter))
+
+
+def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,
+         validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy, jit_compile, progress, callback,
+         check_input, max_seconds, log_dir) -> pd.DataFrame:
     from tqdm.auto import tqdm
 
     X, Y = data
@@ -131,7 +176,10 @@ def fit(
     if batch_growth is not None:
         batch_growth = check_batch_growth(batch_growth)
     tf.random.set_seed(seed)
-    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input)
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
+    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input,
+                               float_type=getattr(model, "float_type", None))
     _check_model_fits_data(model, sampler.X, sampler.Y)
     if validation is not None:
         Xv, Yv = validation
@@ -143,18 +191,20 @@ def fit(
         raise MLGPError("the model has no trainable variables")
     if jit_compile not in (False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
-    if jit_compile == "except-cholesky" and not hasattr(model, "kuu_cholesky"):
-        raise ArgumentError("jit_compile='except-cholesky' needs a model with kuu_cholesky() and elbo(data, kuu_cholesky)")
+    if jit_compile == "except-cholesky" and not hasattr(model, "factorisation"):
+        raise ArgumentError("jit_compile='except-cholesky' needs a model with factorisation() and elbo(data, factorisation)")
     if jit_compile and strategy is not None:
         raise ArgumentError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
     if strategy is not None:
         outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
         if outside:
             raise ArgumentError(f"with a strategy, build the model inside `with strategy.scope():` ({len(outside)} variables were not, e.g. {outside[0]})")
+        if optimizer == "natgrad":
+            raise ArgumentError("optimizer='natgrad' cannot be combined with a tf.distribute strategy")
         with strategy.scope():
-            opt = optimizer or tf_keras.optimizers.Adam(learning_rate)
+            opt = _make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
     else:
-        opt = optimizer or tf_keras.optimizers.Adam(learning_rate)
+        opt = _make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
 
     step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
@@ -182,6 +232,8 @@ def fit(
             f"the latest checkpoint in {checkpoint_dir} is at epoch {start}, past epochs={epochs}; "
             "ask for at least that many epochs or use another checkpoint folder"
         )
+    writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None else None
+    trained = 0.0
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
         # One random stream per epoch, so that a run resumed from a checkpoint draws the same
@@ -191,10 +243,10 @@ def fit(
             every, inc = batch_growth
             sampler.batch_size = min(sampler.num_data, batch_size + inc * (epoch // every))
         t0 = time.perf_counter()
-        values = []
+        values, kls = [], []
         for s, (xb, yb) in enumerate(sampler.epoch()):
             try:
-                elbo = float(step(xb, yb))
+                elbo, kl = (float(t) for t in step(xb, yb))
             except tf.errors.InvalidArgumentError as err:
                 _restore(state(), good)
                 raise TrainingDivergedError(
@@ -211,13 +263,17 @@ def fit(
                     + ". Try a smaller learning rate."
                 )
             values.append(elbo)
+            kls.append(kl)
         row = dict(
             epoch=epoch + 1,
             elbo=float(np.mean(values)),
             elbo_std=float(np.std(values)),
+            kl=float(np.mean(kls)),
+            expected_log_lik=float(np.mean(values) + np.mean(kls)),
             seconds=time.perf_counter() - t0,
             batch_size=sampler.batch_size,
         )
+        trained += row["seconds"]
         if validation is not None:
             row.update(_validate(model, validation, validation_ks))
         rows.append(row)
@@ -226,10 +282,42 @@ def fit(
         if manager is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
             manager.save(checkpoint_number=epoch + 1)
             pd.DataFrame(rows).to_csv(checkpoint_dir / "trace.csv", index=False)
+        if writer is not None:
+            with writer.as_default(step=epoch + 1):
+                for key, value in row.items():
+                    if key != "epoch":
+                        tf.summary.scalar(key, value)
+            writer.flush()
         bar.set_postfix(elbo=f"{row['elbo']:.4g}")
         if callback is not None:
             callback(epoch + 1, model, row)
-    return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "seconds", "batch_size"])
+        if max_seconds is not None and trained >= max_seconds:
+            break
+    if writer is not None:
+        writer.close()
+    return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size"])
+
+
+def _make_optimizer(model, optimizer, learning_rate, natgrad_gamma):
+    """The optimizer object :func:`fit` steps with (see its ``optimizer`` argument)."""
+    if optimizer is None or (isinstance(optimizer, str) and optimizer == "adam"):
+        return tf_keras.optimizers.Adam(learning_rate)
+    if isinstance(optimizer, str) and optimizer == "natgrad":
+        from .natgrad import NatGradAdam
+
+        if not hasattr(model, "q"):
+            raise ArgumentError("optimizer='natgrad' needs a model with a q(u) family (model.q)")
+        if isinstance(natgrad_gamma, (tuple, list)):
+            if len(natgrad_gamma) != 3:
+                raise ArgumentError(f"natgrad_gamma must be γ or (gamma_start, gamma, ramp_steps), got {natgrad_gamma!r}")
+            g0, g1, ramp = natgrad_gamma
+        else:
+            g0 = g1 = natgrad_gamma
+            ramp = 0
+        return NatGradAdam(model, gamma=g1, gamma_start=g0, ramp_steps=ramp, learning_rate=learning_rate)
+    if isinstance(optimizer, str):
+        raise ArgumentError(f"optimizer must be 'adam', 'natgrad' or an optimizer object, got {optimizer!r}")
+    return optimizer
 
 
 def _check_model_fits_data(model, X, Y) -> None:
@@ -264,25 +352,28 @@ def _log_prior(model) -> tf.Tensor:
 
 
 def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
-    """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → the bound's estimate.
+    """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → ``(elbo, kl)``.
 
-    Each call takes one optimizer step on ``-(elbo + log prior)``. ``jit_compile`` as in
+    Each call takes one optimizer step on ``-(elbo + log prior)`` and returns the bound's estimate and
+    its KL term (NaN for models without ``prior_kl``). ``jit_compile`` as in
     :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``. Public so that benchmarks time
     exactly the step that training uses.
     """
     variables = model.trainable_variables
     if jit_compile == "except-cholesky":
         return _make_split_step(model, opt)
+    if jit_compile and getattr(opt, "needs_plain_apply", False):
+        raise ArgumentError("jit_compile=True cannot compile this optimizer's update; use 'except-cholesky' or False")
     if strategy is None:
 
         @tf.function(reduce_retracing=True, jit_compile=jit_compile)
         def step(xb, yb):
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(variables)
-                elbo = model.elbo((xb, yb))
+                elbo, kl = _elbo_and_kl(model, (xb, yb))
                 loss = -(elbo + _log_prior(model))
             opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            return elbo
+            return elbo, kl
 
         return step
 
@@ -300,12 +391,12 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
             elbo = ve * tf.cast(num_data, ve.dtype) / global_batch - kl / replicas
             loss = -(elbo + _log_prior(model) / replicas)
         opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return elbo
+        return elbo, kl / replicas
 
     @tf.function(reduce_retracing=True)
     def distributed_step(dist, global_batch):
         per_replica = strategy.run(replica_step, args=(dist, global_batch))
-        return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+        return tuple(strategy.reduce(tf.distribute.ReduceOp.SUM, t, axis=None) for t in per_replica)
 
     def step(xb, yb):
         B = int(xb.shape[0])
@@ -321,42 +412,58 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
     return step
 
 
-def _make_split_step(model, opt):
-    """A step with chol(K_ZZ) outside XLA and everything else inside.
+def _elbo_and_kl(model, data, factorisation=None):
+    """The bound on ``data`` and its KL term (computed once; NaN for models without ``prior_kl``)."""
+    if not hasattr(model, "prior_kl") or not hasattr(model, "factorisation"):
+        elbo = model.elbo(data)
+        return elbo, tf.constant(np.nan, elbo.dtype)
+    if factorisation is None:
+        factorisation = model.factorisation()
+    kl = model.prior_kl(factorisation)
+    ve = tf.reduce_sum(model.expected_log_likelihood(data, factorisation))
+    X = data[0]
+    scale = tf.cast(model.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype) if model.num_data is not None else 1.0
+    return ve * scale - kl, kl
 
-    The bound is a function of the variables θ and of L = chol(K_ZZ(θ)). The XLA part returns the
-    bound, ∂loss/∂θ with L held fixed and ∂loss/∂L; plain TensorFlow adds the chain-rule term
-    (∂L/∂θ)ᵀ ∂loss/∂L by differentiating its own Cholesky with ``output_gradients``.
+
+def _make_split_step(model, opt):
+    """A step with the q(u) family's factorisation outside XLA and everything else inside.
+
+    The bound is a function of the variables θ and of (K_ZZ(θ), F(θ)), F the family's
+    factorisation (chol(K_ZZ + jitter I), or chol(K_ZZ + Σ_p) for each p). The XLA part returns the
+    bound, ∂loss/∂θ with (K_ZZ, F) held fixed and ∂loss/∂(K_ZZ, F); plain TensorFlow adds the
+    chain-rule term by differentiating its own factorisation with ``output_gradients``.
     """
     variables = model.trainable_variables
     index = {v.ref(): i for i, v in enumerate(variables)}
 
     @tf.function(jit_compile=True)
-    def bound_and_gradients(xb, yb, Lm):
+    def bound_and_gradients(xb, yb, Kuu, factor):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
-            tape.watch(Lm)
-            elbo = model.elbo((xb, yb), kuu_cholesky=Lm)
+            tape.watch([Kuu, factor])
+            elbo, kl = _elbo_and_kl(model, (xb, yb), (Kuu, factor))
             loss = -(elbo + _log_prior(model))
-        grads = tape.gradient(loss, [*variables, Lm], unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return elbo, grads[:-1], grads[-1]
+        grads = tape.gradient(loss, [*variables, Kuu, factor], unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        return elbo, kl, grads[:-2], grads[-2], grads[-1]
 
-    @tf.function(jit_compile=True)
-    def apply(grads):
+    def apply_update(grads):
         opt.apply_gradients(zip(grads, variables))
+
+    apply = tf.function(apply_update, jit_compile=not getattr(opt, "needs_plain_apply", False))
 
     @tf.function(reduce_retracing=True)
     def step(xb, yb):
-        with tf.GradientTape() as tape:  # watches the trainable variables that K_ZZ reads
-            Lm = model.kuu_cholesky()
-        elbo, grads, dLm = bound_and_gradients(xb, yb, Lm)
+        with tf.GradientTape() as tape:  # watches the trainable variables that K_ZZ and F read
+            Kuu, factor = model.factorisation()
+        elbo, kl, grads, dK, dF = bound_and_gradients(xb, yb, Kuu, factor)
         watched = [v for v in tape.watched_variables() if v.ref() in index]
         grads = list(grads)
-        for v, g in zip(watched, tape.gradient(Lm, watched, output_gradients=dLm)):
+        for v, g in zip(watched, tape.gradient([Kuu, factor], watched, output_gradients=[dK, dF])):
             if g is not None:
                 grads[index[v.ref()]] += g
         apply(grads)
-        return elbo
+        return elbo, kl
 
     return step
 

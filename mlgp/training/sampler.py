@@ -84,10 +84,13 @@ class MinibatchSampler:
     check_input
         Check ``X`` and ``Y`` (:func:`mlgp.validation.check_training_data`); ``False`` trusts a
         caller that has checked them already.
+    float_type
+        dtype of the batches' tensors (default GPflow's ``default_float()``).
     """
 
     def __init__(self, X, Y, batch_size: int, negatives: int | None = None, seed: int = 0,
-                 check_input: bool = True) -> None:
+                 check_input: bool = True, float_type=None) -> None:
+        self.float_type = np.dtype(default_float() if float_type is None else float_type)
         if check_input:
             self.X, self.Y = check_training_data(X, Y)
         else:  # checked by the caller: only the storage and dtype the sampler slices
@@ -116,12 +119,13 @@ class MinibatchSampler:
     def batch(self, rows: np.ndarray):
         """The minibatch of the given rows: ``(X_b (B, D) tensor, labels)``."""
         xb = self.X[rows]
-        xb = tf.constant(xb.toarray() if sp.issparse(xb) else xb, dtype=default_float())
+        ft = self.float_type
+        xb = tf.constant(xb.toarray() if sp.issparse(xb) else xb, dtype=ft)
         yb = self.Y[rows]
         if self.negatives is None:
-            return xb, tf.constant(yb.toarray(), dtype=default_float())
+            return xb, tf.constant(yb.toarray(), dtype=ft)
         idx, sgn, w = sample_labels(yb, self.negatives, self.rng, self.num_slots)
-        return xb, LabelBatch(tf.constant(idx), tf.constant(sgn, dtype=default_float()), tf.constant(w, dtype=default_float()))
+        return xb, LabelBatch(tf.constant(idx), tf.constant(sgn, dtype=ft), tf.constant(w, dtype=ft))
 
     def epoch(self) -> Iterator:
         """One shuffled pass over the data."""

@@ -96,7 +96,7 @@ def test_model_built_from_parts_round_trips(tmp_path, data, kname, inducing, whi
 def test_structure_is_recorded_as_a_tree(tmp_path, data):
     model = build(KERNELS["product"]())
     meta = json.loads((save_mlgpf(model, tmp_path / "m") / "model.json").read_text())
-    assert meta["format"] == "mlgp.MLGPF/2" and meta["spec"] == {}
+    assert meta["format"] == "mlgp.MLGPF/3" and meta["spec"] == {}
     shared = meta["kernel"]
     assert shared["class"] == "gpflow.kernels.multioutput.kernels:SharedIndependent"
     assert shared["arguments"] == {"output_dim": P}
@@ -106,7 +106,7 @@ def test_structure_is_recorded_as_a_tree(tmp_path, data):
     assert linear["active_dims"] == {"slice": [1, 3, None]}
     assert meta["inducing_variable"]["children"]["inducing_variable"]["parameters"] == {"Z": [M, D]}
     assert meta["likelihood"]["num_labels"] == K and meta["likelihood"]["num_latent"] == P
-    assert meta["parameters"]["q_sqrt"]["transform"]["class"].endswith(":LowerTriangular")
+    assert meta["parameters"]["q.q_sqrt"]["transform"]["class"].endswith(":LowerTriangular")
     assert meta["parameters"]["kernel.kernel.kernels[0].variance"]["transform"]["class"].endswith(":Softplus")
 
 
@@ -228,8 +228,8 @@ def test_malformed_structure(saved):
 
 
 def test_parameter_mismatch(saved):
-    _edit(saved, lambda meta: meta["parameters"].pop("q_mu"))
-    with pytest.raises(ShapeError, match=r"m: saved parameters do not match this model: missing \['q_mu'\]"):
+    _edit(saved, lambda meta: meta["parameters"].pop("q.q_mu"))
+    with pytest.raises(ShapeError, match=r"m: saved parameters do not match this model: missing \['q.q_mu'\]"):
         MLGPF.load(saved)
 
 

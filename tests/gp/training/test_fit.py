@@ -182,7 +182,7 @@ def test_fit_trace_improves_and_reports_validation(problem):
     trace = fit(model, (problem.train.X, problem.train.Y), epochs=10, batch_size=20, negatives=3,
                 learning_rate=0.03, validation=(problem.test.X, problem.test.Y), progress=False, seed=1)
     assert isinstance(trace, pd.DataFrame)
-    assert list(trace.columns) == ["epoch", "elbo", "elbo_std", "seconds", "batch_size", "P@1", "P@3", "P@5"]
+    assert list(trace.columns) == ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size", "P@1", "P@3", "P@5"]
     assert trace["epoch"].tolist() == list(range(1, 11))
     assert trace["batch_size"].tolist() == [20] * 10
     assert np.all(np.isfinite(trace["elbo"])) and np.all(trace["elbo_std"] > 0) and np.all(trace["seconds"] > 0)
@@ -368,8 +368,8 @@ def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten):
             np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
 
 
-def test_bound_given_the_kuu_cholesky_equals_the_bound(problem):
-    """elbo / prior_kl with a precomputed chol(K_ZZ) equal the self-contained computations."""
+def test_bound_given_the_factorisation_equals_the_bound(problem):
+    """elbo / prior_kl with a precomputed (K_ZZ, chol(K_ZZ)) equal the self-contained computations."""
     X, Y = problem.train.X.toarray(), problem.train.Y.toarray().astype(np.float64)
     for whiten in (False, True):
         model = build(problem, kernel="se+linear", whiten=whiten)
@@ -377,10 +377,11 @@ def test_bound_given_the_kuu_cholesky_equals_the_bound(problem):
         Kmm = gpflow.covariances.Kuu(model.inducing_variable, model.kernel, jitter=gpflow.config.default_jitter())
         np.testing.assert_allclose(Lm.numpy() @ Lm.numpy().T, Kmm.numpy(), rtol=1e-12, atol=1e-12)
         stock_kl = gpflow.kullback_leiblers.prior_kl(model.inducing_variable, model.kernel, model.q_mu, model.q_sqrt, whiten=whiten)
-        np.testing.assert_allclose(model.prior_kl(Lm).numpy(), stock_kl.numpy(), rtol=1e-12)
-        np.testing.assert_allclose(model.elbo((X, Y), kuu_cholesky=Lm).numpy(), model.elbo((X, Y)).numpy(), rtol=1e-12)
+        Kuu = model.kuu()
+        np.testing.assert_allclose(model.prior_kl((Kuu, Lm)).numpy(), stock_kl.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(model.elbo((X, Y), factorisation=(Kuu, Lm)).numpy(), model.elbo((X, Y)).numpy(), rtol=1e-12)
         # a different factor changes the bound: the argument is used, not recomputed
-        assert abs(float(model.elbo((X, Y), kuu_cholesky=2.0 * Lm)) - full_elbo(model, problem)) > 1e-3
+        assert abs(float(model.elbo((X, Y), factorisation=(Kuu, 2.0 * Lm))) - full_elbo(model, problem)) > 1e-3
 
 
 def test_jit_compile_values_are_checked(problem):
@@ -395,7 +396,7 @@ def test_jit_compile_values_are_checked(problem):
         def elbo(self, data):
             return self.model.elbo(data)
 
-    with pytest.raises(ArgumentError, match=r"jit_compile='except-cholesky' needs a model with kuu_cholesky\(\) and elbo\(data, kuu_cholesky\)"):
+    with pytest.raises(ArgumentError, match=r"jit_compile='except-cholesky' needs a model with factorisation\(\) and elbo\(data, factorisation\)"):
         fit(NoCholesky(build(problem)), data, epochs=1, jit_compile="except-cholesky", progress=False)
 
 
