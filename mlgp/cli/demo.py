@@ -23,11 +23,13 @@ __all__ = ["DEMO_SETTINGS", "DEMO_FALLBACK", "DEMO_QUICK", "add_parser", "run"]
 
 #: Settings of ``mlgp demo`` (P, M, epochs, batch size, kernel) per dataset; flags override them.
 DEMO_SETTINGS: dict[str, dict] = {
-    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=30, batch_size=100, whiten=True),
-    "synthetic": dict(kernel="se+linear", latent=10, inducing=50, epochs=100, batch_size=200, whiten=False),
+    "bibtex": dict(kernel="se+linear", latent=60, inducing=200, epochs=30, batch_size=100, q_family="whitened"),
+    "synthetic": dict(kernel="se+linear", latent=10, inducing=50, epochs=100, batch_size=200, q_family="cholesky"),
 }
 #: Settings for any other dataset named with ``--dataset``.
-DEMO_FALLBACK = dict(kernel="se+linear", latent=60, inducing=200, epochs=10, batch_size=100, whiten=True)
+DEMO_FALLBACK = dict(kernel="se+linear", latent=60, inducing=200, epochs=10, batch_size=100, q_family="whitened")
+#: Training options shared by every dataset (flags override them).
+DEMO_TRAINING = dict(optimizer="adam", learning_rate=0.005, dtype="float64", warm_start=False)
 #: ``--quick``: tiny sizes for smoke tests.
 DEMO_QUICK = dict(latent=8, inducing=20, epochs=1, max_train=300)
 
@@ -61,6 +63,14 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     p.add_argument("--negatives", type=positive_int, default=None, metavar="L",
                    help="negative labels sampled per point, fewer than K (default: all labels, "
                         "the exact bound)")
+    p.add_argument("--q-family", default=None, choices=("cholesky", "whitened", "preconditioned"),
+                   help="the q(u) family (default: whitened on Bibtex, cholesky synthetic)")
+    p.add_argument("--optimizer", default=None, choices=("adam", "natgrad"),
+                   help="adam, or natural gradients on q(u) with Adam on the rest (Cholesky families only)")
+    p.add_argument("--learning-rate", type=float, default=None, metavar="LR", help="Adam's step size (default 0.005)")
+    p.add_argument("--dtype", default=None, choices=("float64", "float32"), help="training precision (default float64)")
+    p.add_argument("--warm-start", action=argparse.BooleanOptionalAction, default=None,
+                   help="start Φ and q(u)'s means at a linear solution (default: off)")
     p.add_argument("--max-train", type=positive_int, default=None, metavar="N",
                    help="use only the first N training points (default: all)")
     p.add_argument("--unit-sphere-z", action=argparse.BooleanOptionalAction, default=True,
@@ -100,11 +110,12 @@ def _dataset(args: argparse.Namespace):
 
 def _settings(args: argparse.Namespace, ds) -> dict:
     """The run's settings; raises for option values the dataset's sizes rule out."""
-    settings = dict(DEMO_SETTINGS.get(ds.name, DEMO_FALLBACK))
+    settings = {**DEMO_TRAINING, **DEMO_SETTINGS.get(ds.name, DEMO_FALLBACK)}
     settings["max_train"] = None
     if args.quick:
         settings.update(DEMO_QUICK)
-    for key in ("kernel", "latent", "inducing", "epochs", "batch_size", "max_train"):
+    for key in ("kernel", "latent", "inducing", "epochs", "batch_size", "max_train", "q_family", "optimizer",
+                "learning_rate", "dtype", "warm_start"):
         value = getattr(args, key)
         if value is not None:
             settings[key] = value
@@ -119,6 +130,10 @@ def _settings(args: argparse.Namespace, ds) -> dict:
         if args.inducing is not None:
             raise ShapeError(f"--inducing {settings['inducing']} exceeds the number of training points N={n_train}")
         settings["inducing"] = n_train
+    if not settings["learning_rate"] > 0:
+        raise ShapeError(f"--learning-rate must be positive, got {settings['learning_rate']}")
+    if settings["optimizer"] == "natgrad" and settings["q_family"] == "preconditioned":
+        raise ShapeError("--optimizer natgrad needs --q-family cholesky or whitened")
     if args.negatives is not None and args.negatives >= K:
         raise ShapeError(f"--negatives {args.negatives}: {ds.name} has only K={K} labels; sample fewer "
                          "than K, or leave the option out to use every label (the exact bound)")
@@ -148,7 +163,10 @@ def run(args: argparse.Namespace) -> int:
           + f", N_test={ds.test.num_points}, D={ds.num_features}, K={K}")
     print(f"model: MLGPF, kernel {s['kernel']}, P={s['latent']} latent GPs, M={s['inducing']} inducing inputs"
           + (" on the unit sphere" if args.unit_sphere_z else " (free)")
-          + f"; Adam (lr 0.005), {s['epochs']} epoch(s), batch {s['batch_size']}, "
+          + f", {s['q_family']} q(u), {s['dtype']}"
+          + (", warm start" if s["warm_start"] else "")
+          + ("; Adam" if s["optimizer"] == "adam" else "; natural gradients on q(u), Adam")
+          + f" (lr {s['learning_rate']:g}), {s['epochs']} epoch(s), batch {s['batch_size']}, "
           + ("all labels per point" if args.negatives is None
              else f"positives + {args.negatives} sampled negatives per point")
           + f", seed {args.seed}", flush=True)
@@ -159,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     run = train_mlgpf(
         ds, kernel=s["kernel"], num_latent_gps=s["latent"], num_inducing=s["inducing"],
-        epochs=s["epochs"], batch_size=s["batch_size"], whiten=s["whiten"], negatives=args.negatives,
+        epochs=s["epochs"], batch_size=s["batch_size"], q_family=s["q_family"], negatives=args.negatives,
+        optimizer=s["optimizer"], learning_rate=s["learning_rate"], dtype=s["dtype"], warm_start=s["warm_start"],
         unit_sphere_inducing=args.unit_sphere_z, seed=args.seed, progress=bar,
         callback=None if bar else _epoch_printer(s["epochs"]), max_train=s["max_train"],
         # at the demo's sizes XLA does not pay for its compilations (README.md, bench_mlgpf)

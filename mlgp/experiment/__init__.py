@@ -116,6 +116,12 @@ def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument("--batch-size", type=int, default=None, help="points per minibatch (default: 500)")
     parser.add_argument("--learning-rate", type=float, default=0.005, help="Adam step size (paper: 0.005)")
     parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
+    parser.add_argument("--q-family", choices=("cholesky", "whitened", "preconditioned"), default=None,
+                        help="the q(u) family (default: cholesky, or whitened with --whiten)")
+    parser.add_argument("--optimizer", choices=("adam", "natgrad"), default="adam",
+                        help="Adam, or natural gradients on q(u) with Adam on the rest (default: adam)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="training precision")
+    parser.add_argument("--warm-start", action="store_true", help="start Φ and q(u)'s means at a linear solution")
     parser.add_argument(
         "--batch-growth",
         type=_batch_growth,
@@ -171,7 +177,7 @@ def _batch_growth(text: str) -> tuple[int, int]:
 
 def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
     """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init``,
-    ``unit_sphere_inducing`` and ``validate`` for :func:`mlgp.recipes.train_mlgpf` from parsed
+    ``unit_sphere_inducing``, ``validate``, ``q_family``, ``optimizer``, ``dtype`` and ``warm_start`` for :func:`mlgp.recipes.train_mlgpf` from parsed
     :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
     return dict(
         epochs=args.epochs or (quick_epochs if args.quick else epochs),
@@ -182,6 +188,10 @@ def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: i
         bias_init=getattr(args, "bias_init", "log-odds"),
         unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", True)),
         validate=bool(getattr(args, "validate", False)),
+        q_family=getattr(args, "q_family", None),
+        optimizer=getattr(args, "optimizer", "adam"),
+        dtype=getattr(args, "dtype", "float64"),
+        warm_start=bool(getattr(args, "warm_start", False)),
     )
 
 

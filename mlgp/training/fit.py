@@ -19,14 +19,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import tensorflow as tf
-from gpflow import default_float
 from gpflow.keras import tf_keras
 
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
 from ..validation import check_batch_growth, check_features, check_labels, check_positive_int
 from .sampler import MinibatchSampler
+from .steps import make_step
 
-__all__ = ["fit", "make_step"]
+__all__ = ["fit"]
 
 
 def _snapshot(variables) -> list[np.ndarray]:
@@ -344,128 +344,6 @@ def _build_optimizer(opt, variables, strategy) -> None:
             opt.build(variables)
     else:
         opt.build(variables)
-
-
-def _log_prior(model) -> tf.Tensor:
-    """Log prior density of the parameters that have priors (0 when none has)."""
-    return model.log_prior_density() if hasattr(model, "log_prior_density") else tf.constant(0.0, default_float())
-
-
-def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
-    """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → ``(elbo, kl)``.
-
-    Each call takes one optimizer step on ``-(elbo + log prior)`` and returns the bound's estimate and
-    its KL term (NaN for models without ``prior_kl``). ``jit_compile`` as in
-    :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``. Public so that benchmarks time
-    exactly the step that training uses.
-    """
-    variables = model.trainable_variables
-    if jit_compile == "except-cholesky":
-        return _make_split_step(model, opt)
-    if jit_compile and getattr(opt, "needs_plain_apply", False):
-        raise ArgumentError("jit_compile=True cannot compile this optimizer's update; use 'except-cholesky' or False")
-    if strategy is None:
-
-        @tf.function(reduce_retracing=True, jit_compile=jit_compile)
-        def step(xb, yb):
-            with tf.GradientTape(watch_accessed_variables=False) as tape:
-                tape.watch(variables)
-                elbo, kl = _elbo_and_kl(model, (xb, yb))
-                loss = -(elbo + _log_prior(model))
-            opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
-            return elbo, kl
-
-        return step
-
-    replicas = strategy.num_replicas_in_sync
-
-    def replica_step(d, global_batch):
-        # Each replica holds part of the batch: its share of N/|B| Σ ve, plus KL/R. This is not a
-        # tf.function of its own: apply_gradients all-reduces (a merge_call), which TensorFlow does
-        # not allow inside a tf.function nested in strategy.run; the whole run is compiled instead.
-        xb, yb = d
-        with tf.GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(variables)
-            ve = tf.reduce_sum(model.expected_log_likelihood((xb, yb)))
-            kl = model.prior_kl()
-            elbo = ve * tf.cast(num_data, ve.dtype) / global_batch - kl / replicas
-            loss = -(elbo + _log_prior(model) / replicas)
-        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
-        return elbo, kl / replicas
-
-    @tf.function(reduce_retracing=True)
-    def distributed_step(dist, global_batch):
-        per_replica = strategy.run(replica_step, args=(dist, global_batch))
-        return tuple(strategy.reduce(tf.distribute.ReduceOp.SUM, t, axis=None) for t in per_replica)
-
-    def step(xb, yb):
-        B = int(xb.shape[0])
-        bounds = np.linspace(0, B, replicas + 1).astype(int)
-
-        def part(ctx):
-            r = ctx.replica_id_in_sync_group
-            return tf.nest.map_structure(lambda t: t[bounds[r] : bounds[r + 1]], (xb, yb))
-
-        dist = strategy.experimental_distribute_values_from_function(part)
-        return distributed_step(dist, tf.constant(float(B), dtype=default_float()))
-
-    return step
-
-
-def _elbo_and_kl(model, data, factorisation=None):
-    """The bound on ``data`` and its KL term (computed once; NaN for models without ``prior_kl``)."""
-    if not hasattr(model, "prior_kl") or not hasattr(model, "factorisation"):
-        elbo = model.elbo(data)
-        return elbo, tf.constant(np.nan, elbo.dtype)
-    if factorisation is None:
-        factorisation = model.factorisation()
-    kl = model.prior_kl(factorisation)
-    ve = tf.reduce_sum(model.expected_log_likelihood(data, factorisation))
-    X = data[0]
-    scale = tf.cast(model.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype) if model.num_data is not None else 1.0
-    return ve * scale - kl, kl
-
-
-def _make_split_step(model, opt):
-    """A step with the q(u) family's factorisation outside XLA and everything else inside.
-
-    The bound is a function of the variables θ and of (K_ZZ(θ), F(θ)), F the family's
-    factorisation (chol(K_ZZ + jitter I), or chol(K_ZZ + Σ_p) for each p). The XLA part returns the
-    bound, ∂loss/∂θ with (K_ZZ, F) held fixed and ∂loss/∂(K_ZZ, F); plain TensorFlow adds the
-    chain-rule term by differentiating its own factorisation with ``output_gradients``.
-    """
-    variables = model.trainable_variables
-    index = {v.ref(): i for i, v in enumerate(variables)}
-
-    @tf.function(jit_compile=True)
-    def bound_and_gradients(xb, yb, Kuu, factor):
-        with tf.GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(variables)
-            tape.watch([Kuu, factor])
-            elbo, kl = _elbo_and_kl(model, (xb, yb), (Kuu, factor))
-            loss = -(elbo + _log_prior(model))
-        grads = tape.gradient(loss, [*variables, Kuu, factor], unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        return elbo, kl, grads[:-2], grads[-2], grads[-1]
-
-    def apply_update(grads):
-        opt.apply_gradients(zip(grads, variables))
-
-    apply = tf.function(apply_update, jit_compile=not getattr(opt, "needs_plain_apply", False))
-
-    @tf.function(reduce_retracing=True)
-    def step(xb, yb):
-        with tf.GradientTape() as tape:  # watches the trainable variables that K_ZZ and F read
-            Kuu, factor = model.factorisation()
-        elbo, kl, grads, dK, dF = bound_and_gradients(xb, yb, Kuu, factor)
-        watched = [v for v in tape.watched_variables() if v.ref() in index]
-        grads = list(grads)
-        for v, g in zip(watched, tape.gradient([Kuu, factor], watched, output_gradients=[dK, dF])):
-            if g is not None:
-                grads[index[v.ref()]] += g
-        apply(grads)
-        return elbo, kl
-
-    return step
 
 
 def _validate(model, validation, ks) -> dict:

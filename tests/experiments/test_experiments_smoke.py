@@ -22,6 +22,8 @@ ENRON_METRICS = ["f1_example", "f1_micro", "f1_macro", "hamming", "P@1", "P@3", 
 LSPC_METHODS = {"LSPC", "ML-LSPC", "ML-kNN"}
 BENCH_STEPS = {("non-whitened", "tf.function"), ("whitened", "XLA"), ("whitened", "XLA except chol(K_ZZ)")}
 
+TTA_LEVELS = [f"s to P@1≥{v}" for v in ("59", "62", "63.5", "64")]
+
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
@@ -95,6 +97,15 @@ EXPECTED: dict[str, dict] = {
             "elbo_traces": (TRACE_COLUMNS + ["dataset", "variant", "seed"], set()),
         },
         figures=["elbo_traces_bibtex", "elbo_traces_delicious"],
+    ),
+    "time_to_accuracy": dict(
+        tables={
+            # a 5-second quick run reaches no level
+            "time_to_accuracy_bibtex": (["combo", "q_family", "optimizer", "learning_rate", "batch_size"] + TTA_LEVELS
+                                        + [f"best {m}@{k}" for m in ("P", "PSP") for k in (1, 3, 5)]
+                                        + ["epochs", "train s", "s/epoch", "final ELBO", "peak MB"], set(TTA_LEVELS)),
+        },
+        figures=["time_to_accuracy_bibtex"],
     ),
 }
 
@@ -204,6 +215,11 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         merged = merged[merged["at"] == "@" + merged["k"].astype(str)]
         assert len(merged) == len(long)
         np.testing.assert_allclose(merged["value"], merged["wide"])
+    elif name == "time_to_accuracy":
+        table = tables["time_to_accuracy_bibtex"]
+        assert set(table["combo"]) == {"paper", "precond-lr0.01-f32"}
+        assert table[["best P@1", "best P@5", "best PSP@1"]].stack().between(0, 100).all()
+        assert (table["peak MB"] > 100).all() and (table["final ELBO"] < 0).all()
     elif name == "table7_kernels":
         runs, agg = tables["table7_runs"], tables["table7_kernels"]
         assert set(runs["variant"]) == set(agg["variant"]) == {"LR", "SE", "SE-F"}

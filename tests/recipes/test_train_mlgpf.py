@@ -176,6 +176,11 @@ def test_train_mlgpf_takes_the_named_schedule(problem):
         (dict(bias_init="zeros"), "bias_init must be 'log-odds' or 'random'"),
         (dict(seed=-1), "seed must be a non-negative integer"),
         (dict(max_train=0), "max_train must be >= 1"),
+        (dict(q_family="full"), "q_family must be one of"),
+        (dict(dtype="float16"), "dtype must be 'float64' or 'float32'"),
+        (dict(optimizer="sgd"), "optimizer must be 'adam' or 'natgrad'"),
+        (dict(optimizer="natgrad", q_family="preconditioned"), "natgrad' needs a Cholesky q\\(u\\) family"),
+        (dict(whiten=True, q_family="cholesky"), "whiten=True asks for the whitened family"),
     ],
 )
 def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch, kwargs, match):
@@ -189,3 +194,23 @@ def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch,
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False)
     with pytest.raises(ShapeError, match=match):
         train_mlgpf(problem, **{**kw, **kwargs})
+
+
+def test_checkpoint_folder_refuses_another_q_family_or_precision(problem, tmp_path):
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False, checkpoint_dir=str(tmp_path))
+    train_mlgpf(problem, q_family="preconditioned", **kw)
+    with pytest.raises(MLGPError, match="q_family: checkpoint 'preconditioned', now 'whitened'"):
+        train_mlgpf(problem, q_family="whitened", **kw)
+    with pytest.raises(MLGPError, match="dtype: checkpoint 'float64', now 'float32'"):
+        train_mlgpf(problem, q_family="preconditioned", dtype="float32", **kw)
+
+
+def test_the_default_recipe_trains_on_bibtex_without_nan(data_home):
+    """The recipe's defaults (the benchmark's recommendation) at Bibtex's full P and M, on 1,000 points."""
+    from mlgp.data import load
+
+    run = train_mlgpf(load("bibtex", data_home), epochs=1, max_train=1000, progress=False)
+    assert run.settings["num_latent_gps"] == 159 and run.settings["num_inducing"] == 400
+    assert np.all(np.isfinite(run.trace[["elbo", "kl"]].to_numpy()))
+    assert np.all(np.isfinite(run.metrics.to_numpy()))
+    assert run.model.float_type == np.dtype(run.settings["dtype"])
