@@ -8,8 +8,9 @@ tables give, per run, the training seconds until test P@1 first reaches each lev
 ELBO, the seconds per epoch and the run's peak resident memory. ``time_to_accuracy_<data>.png``
 plots test P@1 and the ELBO against training seconds, one line per combination.
 
-Every run is a child process (so its peak memory is its own, measured by ``wait4``); all run one
-after another on the same machine, so their times are comparable. Each run checkpoints every few
+Every run is a child process (so its peak memory is its own, measured by ``wait4``; ``--quick``
+runs in this process instead); all run one after another on the same machine, so their times are
+comparable. Each run checkpoints every few
 epochs and its per-epoch trace is written as it goes: an interrupted invocation resumes where it
 stopped, and finished runs are not repeated.
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -35,12 +37,15 @@ import pandas as pd
 #: The combinations measured: arguments of :func:`mlgp.recipes.train_mlgpf`.
 COMBOS: dict[str, dict] = {
     # the paper's recipe: non-whitened q(u), Adam at the paper's step, the authors' growing batch
-    "paper": dict(q_family="cholesky", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper"),
+    "paper": dict(q_family="cholesky", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper",
+                  dtype="float64", warm_start=False),
     # the whitened form of the same recipe (the README's Bibtex runs until now)
-    "today": dict(q_family="whitened", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper"),
-    "whitened-lr0.01": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=100),
+    "today": dict(q_family="whitened", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper",
+                  dtype="float64", warm_start=False),
+    "whitened-lr0.01": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=100,
+                            dtype="float64", warm_start=False),
     "whitened-lr0.01-f32": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=100,
-                                dtype="float32"),
+                                dtype="float32", warm_start=False),
     "whitened-lr0.01-f32-warm": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=100,
                                      dtype="float32", warm_start=True),
     "whitened-b500-f32-warm": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=500,
@@ -50,9 +55,9 @@ COMBOS: dict[str, dict] = {
     "precond-b500-f32-warm": dict(q_family="preconditioned", optimizer="adam", learning_rate=0.01, batch_size=500,
                                   dtype="float32", warm_start=True),
     "precond-lr0.01-f32": dict(q_family="preconditioned", optimizer="adam", learning_rate=0.01, batch_size=500,
-                               dtype="float32"),
+                               dtype="float32", warm_start=False),
     "whitened-natgrad": dict(q_family="whitened", optimizer="natgrad", learning_rate=0.01, batch_size=1000,
-                             natgrad_gamma=(0.05, 0.2, 10)),
+                             natgrad_gamma=(0.05, 0.2, 10), dtype="float64", warm_start=False),
 }
 LEVELS = {"bibtex": (59.0, 62.0, 63.5, 64.0), "delicious": (65.0, 67.0, 68.0)}
 KS = (1, 3, 5)
@@ -125,6 +130,19 @@ def summarise(trace: pd.DataFrame, dataset: str) -> dict:
     return out
 
 
+def describe(options: dict) -> dict:
+    """A combination's settings as text columns (so that tables do not round the step sizes)."""
+    text = {
+        "q_family": options["q_family"],
+        "optimizer": f"{options['optimizer']}, lr {options['learning_rate']:g}"
+        + (f", γ {options['natgrad_gamma']}" if "natgrad_gamma" in options else ""),
+        "batch": f"{options['batch_size']}" + (" growing" if options.get("batch_growth") else ""),
+        "dtype": options.get("dtype", "float64"),
+        "warm start": "yes" if options.get("warm_start") else "no",
+    }
+    return text
+
+
 def plot(traces: dict[str, pd.DataFrame], dataset: str):
     import matplotlib
 
@@ -182,19 +200,22 @@ def main(argv: list[str] | None = None) -> int:
                 key = f"{dataset}__{combo}"
                 if key in memory:  # finished in an earlier invocation
                     continue
-                cmd = [sys.executable, __file__, "--one", dataset, combo, "--budget", str(budget), "--seed",
-                       str(args.seed), "--folder", str(folder)] + (["--quick"] if args.quick else [])
-                proc = subprocess.Popen(cmd)
-                _, status, usage = os.wait4(proc.pid, 0)
-                if os.waitstatus_to_exitcode(status) != 0:
-                    raise SystemExit(f"run {key} failed (exit {os.waitstatus_to_exitcode(status)}); rerun to resume it")
-                memory[key] = usage.ru_maxrss / 1024.0  # MB (Linux reports kB)
+                if args.quick:  # in this process: the smoke test skips a TensorFlow start per run
+                    run_one(dataset, combo, budget, folder, args.seed, True)
+                    memory[key] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+                else:
+                    cmd = [sys.executable, __file__, "--one", dataset, combo, "--budget", str(budget), "--seed",
+                           str(args.seed), "--folder", str(folder)]
+                    proc = subprocess.Popen(cmd)
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    if os.waitstatus_to_exitcode(status) != 0:
+                        raise SystemExit(f"run {key} failed (exit {os.waitstatus_to_exitcode(status)}); rerun to resume it")
+                    memory[key] = usage.ru_maxrss / 1024.0  # MB (Linux reports kB)
                 memory_file.write_text(json.dumps(memory, indent=2) + "\n")
                 shutil.rmtree(folder / "checkpoints" / key, ignore_errors=True)
         for dataset in datasets:
             traces = {c: pd.read_csv(folder / f"{dataset}__{c}.csv") for c in combos if (folder / f"{dataset}__{c}.csv").is_file()}
-            rows = [dict(combo=c, **{k: str(v) for k, v in COMBOS[c].items()}, **summarise(t, dataset),
-                         **{"peak MB": memory.get(f"{dataset}__{c}")})
+            rows = [dict(combo=c, **describe(COMBOS[c]), **summarise(t, dataset), **{"peak MB": memory.get(f"{dataset}__{c}")})
                     for c, t in traces.items()]
             exp.table(f"time_to_accuracy_{dataset}", pd.DataFrame(rows))
             exp.figure(f"time_to_accuracy_{dataset}", plot(traces, dataset))

@@ -111,7 +111,7 @@ class MultiLabelBernoulli(Likelihood):
 
     def _expected_log_sigmoid(self, y: tf.Tensor, mean: tf.Tensor, var: tf.Tensor) -> tf.Tensor:
         """E_{f~N(mean, var)}[log σ(y f)] elementwise, by Gauss–Hermite quadrature."""
-        f = mean[..., None] + tf.sqrt(2.0 * var)[..., None] * self._gh_x  # (..., n)
+        f = mean[..., None] + _gh_scale(var)[..., None] * self._gh_x  # (..., n)
         return -tf.reduce_sum(tf.nn.softplus(-y[..., None] * f) * self._gh_w, axis=-1)
 
     # ------------------------------------------------------------------ bound, exact and subsampled
@@ -144,7 +144,7 @@ class MultiLabelBernoulli(Likelihood):
         """Σ_k log ∫ σ(y_ik f) q(f) df per point (labels treated independently given q)."""
         mean, var = self.utilities(Fmu, Fvar)
         signs = 2.0 * tf.cast(Y, mean.dtype) - 1.0
-        f = mean[..., None] + tf.sqrt(2.0 * var)[..., None] * self._gh_x
+        f = mean[..., None] + _gh_scale(var)[..., None] * self._gh_x
         logp = tf.reduce_logsumexp(-tf.nn.softplus(-signs[..., None] * f) + tf.math.log(self._gh_w), axis=-1)
         return tf.reduce_sum(logp, axis=-1)
 
@@ -152,7 +152,7 @@ class MultiLabelBernoulli(Likelihood):
     def _predict_mean_and_var(self, X, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Predictive label probabilities E_q[σ(f_ik)] (B, K) and their Bernoulli variances."""
         mean, var = self.utilities(Fmu, Fvar)
-        f = mean[..., None] + tf.sqrt(2.0 * var)[..., None] * self._gh_x
+        f = mean[..., None] + _gh_scale(var)[..., None] * self._gh_x
         p = tf.reduce_sum(tf.sigmoid(f) * self._gh_w, axis=-1)
         return p, p - tf.square(p)
 
@@ -171,3 +171,10 @@ class MultiLabelBernoulli(Likelihood):
     def _conditional_variance(self, X, F: tf.Tensor) -> tf.Tensor:
         p = self._conditional_mean(X, F)
         return p - tf.square(p)
+
+
+def _gh_scale(var: tf.Tensor) -> tf.Tensor:
+    """√(2 var), floored at √(2·10⁻³⁰) so that its gradient stays finite where var is 0 (a label
+    whose loadings are all zero)."""
+    return tf.sqrt(tf.maximum(2.0 * var, tf.cast(2e-30, var.dtype)))
+

@@ -176,6 +176,11 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     if batch_growth is not None:
         batch_growth = check_batch_growth(batch_growth)
     tf.random.set_seed(seed)
+    if log_dir is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("tensorboard") is None:
+            raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
         raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
     sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input,
@@ -276,6 +281,15 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         trained += row["seconds"]
         if validation is not None:
             row.update(_validate(model, validation, validation_ks))
+        snapshot = _snapshot(variables)
+        if not all(np.all(np.isfinite(v)) for v in snapshot):
+            bad = next(v.name for v, x in zip(variables, snapshot) if not np.all(np.isfinite(x)))
+            _restore(state(), good)
+            raise TrainingDivergedError(
+                f"the last step of epoch {epoch + 1} made {bad} non-finite; the model was restored to the end of "
+                f"epoch {epoch}" + (f"; last checkpoint: {manager.latest_checkpoint}" if manager and manager.latest_checkpoint else "")
+                + ". Try a smaller learning rate."
+            )
         rows.append(row)
         good = _snapshot(state())
         epoch_var.assign(epoch + 1)

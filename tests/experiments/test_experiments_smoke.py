@@ -101,7 +101,7 @@ EXPECTED: dict[str, dict] = {
     "time_to_accuracy": dict(
         tables={
             # a 5-second quick run reaches no level
-            "time_to_accuracy_bibtex": (["combo", "q_family", "optimizer", "learning_rate", "batch_size"] + TTA_LEVELS
+            "time_to_accuracy_bibtex": (["combo", "q_family", "optimizer", "batch", "dtype", "warm start"] + TTA_LEVELS
                                         + [f"best {m}@{k}" for m in ("P", "PSP") for k in (1, 3, 5)]
                                         + ["epochs", "train s", "s/epoch", "final ELBO", "peak MB"], set(TTA_LEVELS)),
         },
