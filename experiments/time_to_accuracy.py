@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--combos", default=",".join(COMBOS), help=f"comma-separated from {', '.join(COMBOS)}")
     parser.add_argument("--budget", type=float, default=None, help="training seconds per run (default 300; quick 5)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--quick", action="store_true", help="CI smoke test: tiny sizes, 2 combinations, 5 s each")
+    parser.add_argument("--quick", action="store_true", help="CI smoke test: tiny sizes, the default recipe only, one epoch")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "COMBO"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
     combos = [c.strip() for c in args.combos.split(",") if c.strip()]
     if args.quick and args.combos == parser.get_default("combos"):
-        combos = ["paper", "precond-lr0.01-f32"]
+        combos = ["whitened-b500-f32-warm-lr0.005"]
     bad = [c for c in combos if c not in COMBOS]
     if bad:
         parser.error(f"unknown combination(s) {bad}; choose from {', '.join(COMBOS)}")

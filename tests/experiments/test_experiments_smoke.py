@@ -217,7 +217,7 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         np.testing.assert_allclose(merged["value"], merged["wide"])
     elif name == "time_to_accuracy":
         table = tables["time_to_accuracy_bibtex"]
-        assert set(table["combo"]) == {"paper", "precond-lr0.01-f32"}
+        assert set(table["combo"]) == {"whitened-b500-f32-warm-lr0.005"}
         assert table[["best P@1", "best P@5", "best PSP@1"]].stack().between(0, 100).all()
         assert (table["peak MB"] > 100).all() and (table["final ELBO"] < 0).all()
     elif name == "table7_kernels":
