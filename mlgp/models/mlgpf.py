@@ -12,21 +12,17 @@ utilities f = Φ h + b. The bound on a minibatch B of N points is
 
 with the full KL, and the label sum either exact or estimated from a subsample of negatives.
 
-:class:`MLGPF` holds the bound and the predictions only. Labels are ranked by the mean utilities
-f̄ = Φ m(x) + b: :meth:`~MLGPF.decision_function` gives them dense (N, K) and
-:meth:`~MLGPF.predict_topk` as a :class:`~mlgp.scores.TopK`, for CSR or dense features, a block of
-rows at a time through :func:`mlgp.scores.score_in_batches` (the scoring interface of every mlgp
-model). Building a model from training data is :func:`mlgp.models.mlgpf_from_data`
+:class:`MLGPF` holds the bound and the latent marginals; its scoring interface
+(``decision_function``, ``predict_topk``, ``predict_proba``) is
+:class:`mlgp.models.scoring.MLGPFScoring`. Building a model from training data is
+:func:`mlgp.models.mlgpf_from_data`
 (``MLGPF.from_data``); saving and loading without pickle is :mod:`mlgp.models.persistence`
 (``MLGPF.save``, ``MLGPF.load``, ``MLGPF.load_parameters``).
 """
 
 from __future__ import annotations
 
-import functools
-import weakref
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -41,18 +37,12 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
 from ..errors import ArgumentError, ShapeError
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
-from ..scores import TopK, score_in_batches
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
+from .scoring import MLGPFScoring
 
 __all__ = ["MLGPF"]
 
-# One compiled f̄(X) per model, built on first use. Kept beside the model rather than in its
-# attributes, so that tf.Module's tracking, checkpoints and deepcopy never see (or copy) a function
-# bound to another model's variables; the model is held weakly, so the entry dies with it.
-_COMPILED: "weakref.WeakKeyDictionary[MLGPF, Callable[[tf.Tensor], tf.Tensor]]" = weakref.WeakKeyDictionary()
-
-
-class MLGPF(GPModel, ExternalDataTrainingLossMixin):
+class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     """Multi-label GP latent factor model.
 
     Parameters
@@ -263,6 +253,11 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         KL) when not given; passing it lets a caller differentiate the factorisation separately
         (``fit(jit_compile="except-cholesky")``).
         """
+        return self.elbo_and_kl(data, factorisation)[0]
+
+    @check_shapes("data[0]: [B, D]", "return[0]: []", "return[1]: []")
+    def elbo_and_kl(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+        """:meth:`elbo` and its KL term Σ_p KL[q(u_p) ‖ p(u_p)], from one factorisation."""
         X = data[0]
         if factorisation is None:
             factorisation = self.factorisation()
@@ -272,7 +267,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
             scale = tf.cast(self.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype)
         else:
             scale = tf.cast(1.0, kl.dtype)
-        return tf.reduce_sum(var_exp) * scale - kl
+        return tf.reduce_sum(var_exp) * scale - kl, kl
 
     def _marginals(self, Xnew, factorisation=None) -> tuple[tf.Tensor, tf.Tensor]:
         Kuu, factor = self.factorisation() if factorisation is None else factorisation
@@ -299,106 +294,3 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         m, S = self.q.implied_gaussian(self.kuu())
         return conditional(Xnew, self.inducing_variable, self.kernel, m, q_sqrt=tf.linalg.cholesky(S),
                            full_cov=full_cov, white=False, full_output_cov=full_output_cov)
-
-    @check_shapes("Xnew: [N, D]", "return: [N, K]")
-    def _mean_utilities(self, Xnew: tf.Tensor) -> tf.Tensor:
-        """f̄ = Φ m(x) + b at dense ``Xnew`` (N, D); (N, K)."""
-        mu, _ = self.predict_f(Xnew)
-        return tf.linalg.matmul(mu, self.likelihood.loadings, transpose_b=True) + self.likelihood.bias
-
-    def _compiled_mean_utilities(self) -> Callable[[tf.Tensor], tf.Tensor]:
-        """:meth:`_mean_utilities` compiled once for this model, for any number of rows.
-
-        The fixed input signature (None, D) means batches of any size share one trace. The
-        function wraps a ``functools.partial`` rather than a closure because TensorFlow counts
-        retracing per Python code object: closures made by many models would share one counter and
-        their first (legitimate) traces would be reported as retracing.
-        """
-        fn = _COMPILED.get(self)
-        if fn is None:
-            spec = tf.TensorSpec([None, self.num_features], self.float_type)
-            fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(self)), input_signature=[spec])
-            _COMPILED[self] = fn
-        return fn
-
-    def _score_block(self, Xb: np.ndarray) -> np.ndarray:
-        with self.float_context():
-            return self._compiled_mean_utilities()(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
-
-    def decision_function(self, X, batch_size: int = 1000, *, check_input: bool = True) -> np.ndarray:
-        """Mean utilities f̄ = Φ m(x) + b, the scores that rank the labels.
-
-        Parameters
-        ----------
-        X
-            (N, D) features, CSR or dense; densified ``batch_size`` rows at a time.
-        batch_size
-            Rows per call of the compiled function.
-        check_input
-            Check ``X`` (D columns, finite values); ``False`` trusts a caller that has checked it.
-
-        Returns
-        -------
-        np.ndarray
-            (N, K) float64.
-        """
-        return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input)
-
-    def predict_topk(self, X, k: int, batch_size: int = 1000, *, check_input: bool = True) -> TopK:
-        """Each row's ``k`` labels of highest mean utility, in O(N k) memory.
-
-        Parameters
-        ----------
-        X
-            (N, D) features, CSR or dense; scored ``batch_size`` rows at a time.
-        k
-            Labels kept per row, 1 ≤ k ≤ K.
-        batch_size
-            Rows per call of the compiled function.
-        check_input
-            As in :meth:`decision_function`.
-
-        Returns
-        -------
-        TopK
-            (N, k) label indices and scores, best first (ties by lower label index).
-        """
-        return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input)
-
-    def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
-        """Alias kept for existing callers: :meth:`predict_topk` when ``top_k`` is given, else
-        :meth:`decision_function`.
-
-        Parameters
-        ----------
-        X
-            (N, D) features, CSR or dense.
-        batch_size
-            Rows per call of the compiled function.
-        top_k
-            If given, return :class:`~mlgp.scores.TopK` with the ``top_k`` best labels per row;
-            otherwise the dense (N, K) array.
-        """
-        if top_k is None:
-            return self.decision_function(X, batch_size)
-        return self.predict_topk(X, top_k, batch_size)
-
-    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Predictive label probabilities E_q[σ(f_k(x))], dense (N, K).
-
-        ``X`` (N, D) is CSR or dense, scored ``batch_size`` rows at a time (eagerly).
-        """
-
-        def block(Xb: np.ndarray) -> np.ndarray:
-            x = tf.constant(Xb, dtype=self.float_type)
-            with self.float_context():
-                mu, var = self.predict_f(x)
-                return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
-
-        return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
-
-
-def _call_mean_utilities(model_ref: "weakref.ReferenceType[MLGPF]", Xnew: tf.Tensor) -> tf.Tensor:
-    return model_ref()._mean_utilities(Xnew)

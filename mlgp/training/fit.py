@@ -142,26 +142,13 @@ def fit(
         When a step gives a non-finite bound or a failed Cholesky; the model (and the optimizer)
         are restored to the end of the last good epoch first.
     """
-    from gpflow.config import as_context
+    from contextlib import nullcontext
 
-    with as_context(_float_config(model)):
+    # the model's float type and jitter for everything traced here (models without one: GPflow's)
+    with model.float_context() if hasattr(model, "float_context") else nullcontext():
         return _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
                     validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy,
                     jit_compile, progress, callback, check_input, max_seconds, log_dir)
-
-
-def _float_config(model):
-    """GPflow's config with the model's float type and jitter (unchanged for other models)."""
-    from dataclasses import replace
-
-    from gpflow.config import config
-
-    cfg = config()
-    float_type = getattr(model, "float_type", None)
-    if float_type is None:
-        return cfg
-    q = getattr(model, "q", None)
-    return replace(cfg, float=float_type, jitter=getattr(q, "jitter", cfg.jitter))
 
 
 def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,

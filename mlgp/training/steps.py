@@ -84,17 +84,12 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
 
 
 def _elbo_and_kl(model, data, factorisation=None):
-    """The bound on ``data`` and its KL term (computed once; NaN for models without ``prior_kl``)."""
-    if not hasattr(model, "prior_kl") or not hasattr(model, "factorisation"):
-        elbo = model.elbo(data)
-        return elbo, tf.constant(np.nan, elbo.dtype)
-    if factorisation is None:
-        factorisation = model.factorisation()
-    kl = model.prior_kl(factorisation)
-    ve = tf.reduce_sum(model.expected_log_likelihood(data, factorisation))
-    X = data[0]
-    scale = tf.cast(model.num_data, kl.dtype) / tf.cast(tf.shape(X)[0], kl.dtype) if model.num_data is not None else 1.0
-    return ve * scale - kl, kl
+    """The bound on ``data`` and its KL term: the model's ``elbo_and_kl`` where it has one (NaN KL
+    otherwise)."""
+    if hasattr(model, "elbo_and_kl"):
+        return model.elbo_and_kl(data, factorisation)
+    elbo = model.elbo(data)
+    return elbo, tf.constant(np.nan, elbo.dtype)
 
 
 def _make_split_step(model, opt):
