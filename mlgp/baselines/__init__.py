@@ -12,10 +12,12 @@ likelihoods, variational, models, training); it meets the rest of mlgp only in `
 
 from ._kernel_basis import median_heuristic
 from ._sylvester import pearson_similarity
+from .fastxml import FastXML
 from .frequency import LabelFrequency
 from .lspc import LSPC
 from .mlknn import MLkNN
 from .mllspc import MLLSPC
 from .mllspc_cv import MLLSPCCV
+from .pfastxml import PfastreXML, PfastXML
 
-__all__ = ["LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic", "pearson_similarity"]
+__all__ = ["FastXML", "PfastXML", "PfastreXML", "LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic", "pearson_similarity"]

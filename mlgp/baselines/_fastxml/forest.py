@@ -1,0 +1,147 @@
+"""A FastXML ensemble as one set of flat arrays: routing, leaf scores, balance statistics, and the
+arrays it is saved as.
+
+Contract: :class:`Forest` concatenates :class:`~.tree.Tree` s (node and leaf numbers made global;
+``tree_root[t]`` is tree t's root). :meth:`Forest.leaves` routes a CSR block of points down every
+chosen tree at once, one vectorised step per depth level (``wᵀx + b > 0`` to the positive child);
+:meth:`Forest.scores` averages the reached leaves' label distributions over the chosen trees into
+a CSR (n, K) matrix (Algorithm 3 / eq. 6 of Prabhu & Varma). :meth:`Forest.to_arrays` and
+:meth:`Forest.from_arrays` give plain NumPy arrays (no pickle).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import scipy.sparse as sp
+
+from .tree import Tree
+
+__all__ = ["Forest", "paired_row_dots"]
+
+_CSR_FIELDS = ("W", "leaf_labels")
+# A row of B paired with at least this many rows of A gets its own sparse product.
+_GROUP_MIN = 128
+
+
+def paired_row_dots(A: sp.csr_matrix, rows: np.ndarray, B: sp.csr_matrix, cols: np.ndarray) -> np.ndarray:
+    """``A[rows[p]] · B[cols[p]]`` for each pair p: (P,), for CSR ``A`` (n, D) and ``B`` (m, D).
+
+    A row of ``B`` paired with many rows of ``A`` (a separator near the root, a popular label's
+    centroid: usually the densest rows) is one sparse product with those rows; the other pairs are
+    one element-wise product of gathered rows, so no dense row of ``B`` is copied once per pair.
+    """
+    out = np.empty(rows.size)
+    order = np.argsort(cols, kind="stable")
+    uniq, start, count = np.unique(cols[order], return_index=True, return_counts=True)
+    big = count >= _GROUP_MIN
+    for u, st, c in zip(uniq[big], start[big], count[big]):
+        sel = order[st:st + c]
+        out[sel] = (A[rows[sel]] @ B[u].T).toarray().ravel()
+    rest = order[np.repeat(~big, count)]
+    if rest.size:
+        out[rest] = np.asarray(A[rows[rest]].multiply(B[cols[rest]]).sum(axis=1)).ravel()
+    return out
+
+
+@dataclass
+class Forest:
+    """Flat arrays of T trees (see :class:`~.tree.Tree` for the per-node and per-leaf fields);
+    ``tree_root`` (T,), ``node_tree`` (n_nodes,) and ``leaf_tree`` (n_leaves,) say which tree
+    each root, node and leaf belongs to."""
+
+    tree_root: np.ndarray
+    node_tree: np.ndarray
+    leaf_tree: np.ndarray
+    children: np.ndarray
+    depth: np.ndarray
+    leaf: np.ndarray
+    bias: np.ndarray
+    W: sp.csr_matrix
+    leaf_labels: sp.csr_matrix
+    leaf_size: np.ndarray
+    leaf_label_count: np.ndarray
+
+    @classmethod
+    def from_trees(cls, trees: list[Tree]) -> "Forest":
+        """Concatenate trees, renumbering nodes and leaves."""
+        n_nodes = np.array([t.depth.size for t in trees], dtype=np.int64)
+        n_leaves = np.array([t.leaf_size.size for t in trees], dtype=np.int64)
+        node_off = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
+        leaf_off = np.concatenate([[0], np.cumsum(n_leaves)[:-1]])
+        children = np.concatenate([np.where(t.children >= 0, t.children + o, -1) for t, o in zip(trees, node_off)])
+        leaf = np.concatenate([np.where(t.leaf >= 0, t.leaf + o, -1) for t, o in zip(trees, leaf_off)])
+        T = np.arange(len(trees))
+        return cls(tree_root=node_off, node_tree=np.repeat(T, n_nodes), leaf_tree=np.repeat(T, n_leaves),
+                   children=children, depth=np.concatenate([t.depth for t in trees]), leaf=leaf,
+                   bias=np.concatenate([t.bias for t in trees]),
+                   W=sp.vstack([t.W for t in trees], format="csr"),
+                   leaf_labels=sp.vstack([t.leaf_labels for t in trees], format="csr"),
+                   leaf_size=np.concatenate([t.leaf_size for t in trees]),
+                   leaf_label_count=np.concatenate([t.leaf_label_count for t in trees]))
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.tree_root.size)
+
+    def _trees(self, trees) -> np.ndarray:
+        return np.arange(self.n_trees) if trees is None else np.asarray(trees, dtype=np.int64).ravel()
+
+    def leaves(self, X: sp.csr_matrix, trees=None) -> np.ndarray:
+        """The leaf each point of ``X`` (n, D) reaches in each chosen tree: int64 (n, T')."""
+        trees = self._trees(trees)
+        n, T = X.shape[0], trees.size
+        node = np.tile(self.tree_root[trees], n)
+        point = np.repeat(np.arange(n), T)
+        active = np.flatnonzero(self.leaf[node] < 0)
+        while active.size:
+            nd = node[active]
+            s = paired_row_dots(X, point[active], self.W, nd) + self.bias[nd]
+            node[active] = np.where(s > 0, self.children[nd, 0], self.children[nd, 1])
+            active = active[self.leaf[node[active]] < 0]
+        return self.leaf[node].reshape(n, T)
+
+    def scores(self, X: sp.csr_matrix, trees=None) -> sp.csr_matrix:
+        """Leaf label distributions averaged over the chosen trees: CSR (n, K), canonical."""
+        leaves = self.leaves(X, trees)
+        n, T = leaves.shape
+        A = sp.csr_matrix((np.full(leaves.size, 1.0 / T), leaves.ravel(), np.arange(0, n * T + 1, T)),
+                          shape=(n, self.leaf_labels.shape[0]))
+        S = (A @ self.leaf_labels).tocsr()
+        S.sum_duplicates()
+        S.eliminate_zeros()
+        return S
+
+    def balance(self, num_points: int, max_leaf: int) -> np.ndarray:
+        """Paper's Table 6 per tree: mean leaf depth / log2(N / max_leaf) (1 = perfectly
+        balanced); float64 (T,)."""
+        leaf_depth = self.depth[self.leaf >= 0].astype(np.float64)
+        mean_depth = np.bincount(self.node_tree[self.leaf >= 0], weights=leaf_depth, minlength=self.n_trees)
+        mean_depth /= np.maximum(np.bincount(self.leaf_tree, minlength=self.n_trees), 1)
+        return mean_depth / np.log2(max(num_points / max_leaf, 2.0))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Plain arrays (CSR fields as ``<name>.data/.indices/.indptr/.shape``)."""
+        out: dict[str, np.ndarray] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in _CSR_FIELDS:
+                for part in ("data", "indices", "indptr", "shape"):
+                    out[f"{f.name}.{part}"] = np.asarray(getattr(v, part))
+            else:
+                out[f.name] = np.asarray(v)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays) -> "Forest":
+        """The inverse of :meth:`to_arrays` (``arrays``: a mapping, e.g. an ``np.load`` result)."""
+        kw = {}
+        for f in fields(cls):
+            if f.name in _CSR_FIELDS:
+                shape = tuple(int(s) for s in arrays[f"{f.name}.shape"])
+                kw[f.name] = sp.csr_matrix((arrays[f"{f.name}.data"], arrays[f"{f.name}.indices"],
+                                            arrays[f"{f.name}.indptr"]), shape=shape)
+            else:
+                kw[f.name] = np.asarray(arrays[f.name])
+        return cls(**kw)
