@@ -23,12 +23,22 @@ LSPC_METHODS = {"LSPC", "ML-LSPC", "ML-kNN"}
 BENCH_STEPS = {("non-whitened", "tf.function"), ("whitened", "XLA"), ("whitened", "XLA except chol(K_ZZ)")}
 
 TTA_LEVELS = [f"s to P@1≥{v}" for v in ("59", "62", "63.5", "64")]
+FASTXML_METHODS = {"FastXML", "PfastXML", "PfastreXML"}
+XC_COLUMNS = [f"{m}@{k}" for m in ("P", "nDCG", "PSP", "PSnDCG") for k in (1, 3, 5)]
+BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "data MB", "P@1", "P@3", "P@5",
+                         "fit s / FastXML", "peak MB / FastXML"]
 
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
     "bench_data_metrics": dict(
         tables={"bench_data_metrics": (["task", "size", "repeats", "median s", "min s", "max s", "throughput", "unit"], set())},
+        figures=[],
+    ),
+    "bench_fastxml": dict(
+        # omikuji and napkinXC are in the bench extra, not the test extra: their rows may be empty
+        tables={"bench_fastxml": (["dataset", "tool", "threads", *BENCH_FASTXML_NUMBERS, "status"],
+                                  set(BENCH_FASTXML_NUMBERS))},
         figures=[],
     ),
     "bench_mlgpf": dict(
@@ -40,6 +50,12 @@ EXPECTED: dict[str, dict] = {
     "fig1_elbo_traces": dict(
         tables={"elbo_traces": (["epoch", "elbo", "inducing", "final test P@1"], set())},
         figures=["elbo_traces"],
+    ),
+    "fig1_fastxml_trees": dict(
+        tables={"fastxml_trees_runs": (["dataset", "order", "trees", "P@1", "P@3", "P@5"], set()),
+                "fig1_fastxml_trees": (["dataset", "trees", "P@5 mean", "P@5 min", "P@5 max", "P@1 mean", "P@3 mean"],
+                                       set())},
+        figures=["fig1_fastxml_trees"],
     ),
     "fig1_mllspc_toy": dict(
         tables={
@@ -84,6 +100,30 @@ EXPECTED: dict[str, dict] = {
             "enron_ttest": (["comparison", "metric", "splits", "mean difference", "statistic", "p (two-sided)",
                              "p (one-sided, ML-LSPC greater)", "ML-LSPC better at 5% (one-sided)"],
                             {"statistic", "p (two-sided)", "p (one-sided, ML-LSPC greater)"}),
+        },
+        figures=[],
+    ),
+    "table2_fastxml": dict(
+        tables={
+            "fastxml_runs": (["dataset", "method", "seed", *XC_COLUMNS, "fit_seconds", "predict_seconds", "balance",
+                              "balance_std_over_trees", "labels_per_leaf", "leaves_per_tree"], set()),
+            # Enron is not in the paper: no published numbers
+            "table2_fastxml": (["dataset", "method", "seeds"] + [f"P@{k} {s}" for k in (1, 3, 5) for s in ("mean", "std")]
+                               + [f"paper P@{k}" for k in (1, 3, 5)],
+                               {f"paper P@{k}" for k in (1, 3, 5)} | {f"P@{k} − paper" for k in (1, 3, 5)}),
+            "psp_fastxml": (["dataset", "method", "seeds", "PSP@1 mean", "PSP@1 std", "PSP@5 mean", "PSnDCG@5 mean",
+                             "fit_seconds mean"], set()),
+            "table6_fastxml": (["dataset", "method", "balance mean", "labels_per_leaf mean", "leaves_per_tree mean",
+                                "paper balance", "paper labels per leaf"], {"paper balance", "paper labels per leaf"}),
+        },
+        figures=[],
+    ),
+    "table7_fastxml_loss": dict(
+        tables={
+            "loss_runs": (["dataset", "loss", "seed", *XC_COLUMNS, "fit_seconds", "predict_seconds", "balance",
+                           "labels_per_leaf"], set()),
+            "table7_fastxml_loss": (["dataset", "loss", "seeds", "P@1", "paper P@1", "P@3", "paper P@3", "P@5",
+                                     "paper P@5"], {"paper P@1", "paper P@3", "paper P@5"}),
         },
         figures=[],
     ),
@@ -220,6 +260,32 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         assert set(table["combo"]) == {"whitened-b500-f32-warm-lr0.005"}
         assert table[["best P@1", "best P@5", "best PSP@1"]].stack().between(0, 100).all()
         assert (table["peak MB"] > 100).all() and (table["final ELBO"] < 0).all()
+    elif name == "bench_fastxml":
+        df = tables["bench_fastxml"].set_index("tool")
+        fx = df.loc["mlgp FastXML"]
+        assert fx["status"] == "ok" and fx["fit s"] > 0 and fx["peak MB"] > fx["data MB"] > 10
+        assert fx["fit s / FastXML"] == 1.0 and 40 < fx["P@1"] <= 100
+        for peer in ("omikuji", "napkinXC"):  # measured when installed, marked when not
+            assert df.loc[peer, "status"] in {"ok", "not installed"}
+    elif name == "fig1_fastxml_trees":
+        runs = tables["fastxml_trees_runs"]
+        assert set(runs["trees"]) == {1, 2, 3, 4} and set(runs["order"]) == {0, 1}
+        # every order ends with the same ensemble
+        last = runs[runs["trees"] == 4]
+        assert last["P@5"].nunique() == 1 and runs[["P@1", "P@3", "P@5"]].stack().between(0, 100).all()
+    elif name == "table2_fastxml":
+        runs = tables["fastxml_runs"]
+        assert set(runs["method"]) == FASTXML_METHODS and set(runs["seed"]) == {0, 1} and len(runs) == 6
+        assert runs[XC_COLUMNS].stack().between(0, 100).all() and (runs["P@1"] > 40).all()
+        np.testing.assert_allclose(runs["nDCG@1"], runs["P@1"])
+        # PfastXML is PfastreXML's fit with re-ranking off: the same trees, so the same fit time
+        by = runs.set_index(["method", "seed"])
+        for seed in (0, 1):
+            assert by.loc[("PfastXML", seed), "fit_seconds"] == by.loc[("PfastreXML", seed), "fit_seconds"]
+        assert (runs["balance"] >= 1).all() and (runs["labels_per_leaf"] >= 1).all()
+    elif name == "table7_fastxml_loss":
+        runs = tables["loss_runs"]
+        assert set(runs["loss"]) == {"nDCG@L", "P@5", "nDCG@5"} and runs[XC_COLUMNS].stack().between(0, 100).all()
     elif name == "table7_kernels":
         runs, agg = tables["table7_runs"], tables["table7_kernels"]
         assert set(runs["variant"]) == set(agg["variant"]) == {"LR", "SE", "SE-F"}

@@ -1,0 +1,86 @@
+"""The FastXML paper's published numbers and the fit-and-score step its experiment scripts share.
+
+Contract: ``PAPER_TABLE2`` / ``PAPER_TABLE6`` / ``PAPER_TABLE7`` hold Prabhu & Varma (KDD 2014)'s
+figures as reconstructed in ``shared/papers/NOTES.md`` (their own random splits, not the XC
+repository's splits these scripts use). :func:`make_estimator` builds one of the three methods
+with the paper's defaults and a dataset's propensity parameters; :func:`fit_and_score` fits it,
+times fit and prediction (wall clock), and scores the test split with
+:func:`mlgp.metrics.evaluate` (percent; PSP / PSnDCG with the dataset's inverse propensities; test
+rows without labels stay in every mean). ``"PfastXML"`` rows can be scored from a fitted
+:class:`~mlgp.baselines.PfastreXML` with ``alpha = 1`` (the same trees; re-ranking off).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+__all__ = ["FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
+           "XC_REPOSITORY_BIBTEX", "make_estimator", "fit_and_score", "score"]
+
+FASTXML_METHODS = ("FastXML", "PfastXML", "PfastreXML")
+KS = (1, 3, 5)
+METRICS = ("P", "nDCG", "PSP", "PSnDCG")
+METRIC_COLUMNS = [f"{m}@{k}" for m in METRICS for k in KS]
+
+#: Table 2, FastXML: P@1/3/5 mean and std over the paper's 10 random splits.
+PAPER_TABLE2 = {
+    "bibtex": ((63.26, 39.19, 28.72), (0.84, 0.66, 0.48)),
+    "delicious": ((69.65, 63.93, 59.36), (0.82, 0.50, 0.57)),
+}
+#: The Extreme Classification Repository's FastXML Bibtex figures (the ones paper 003 quotes).
+XC_REPOSITORY_BIBTEX = (63.42, 39.23, 28.86)
+#: Table 6: tree balance (mean leaf depth / log2(N / MaxLeaf)) and average labels per leaf.
+PAPER_TABLE6 = {"bibtex": (1.02, 6.15), "delicious": (1.03, 69.12)}
+#: Table 7: P@1/3/5 with the split loss replaced (nDCG@L is FastXML's own).
+PAPER_TABLE7 = {
+    ("bibtex", "nDCG@L"): (63.26, 39.19, 28.72),
+    ("bibtex", "P@5"): (39.95, 23.01, 17.42),
+    ("bibtex", "nDCG@5"): (51.75, 30.87, 22.70),
+    ("delicious", "nDCG@L"): (69.65, 63.93, 59.36),
+    ("delicious", "P@5"): (60.11, 53.97, 49.81),
+    ("delicious", "nDCG@5"): (64.96, 59.28, 54.70),
+}
+
+
+def make_estimator(method: str, dataset: Any, seed: int, n_estimators: int = 50, n_jobs: int | None = 2,
+                   **params: Any):
+    """FastXML, PfastXML or PfastreXML with the paper's defaults, seeded ``seed``; the propensity
+    methods use ``dataset``'s (A, B) (a :class:`mlgp.data.Dataset`)."""
+    from mlgp.baselines import FastXML, PfastreXML, PfastXML
+
+    if method == "FastXML":
+        return FastXML(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed, **params)
+    cls = {"PfastXML": PfastXML, "PfastreXML": PfastreXML}.get(method)
+    if cls is None:
+        raise ValueError(f"unknown method {method!r}; choose from {FASTXML_METHODS}")
+    return cls(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed, propensity_a=dataset.propensity_a,
+               propensity_b=dataset.propensity_b, **params)
+
+
+def score(est, dataset: Any) -> tuple[dict[str, float], float]:
+    """``({"P@1": …, …, "PSnDCG@5": …}, predict seconds)`` of a fitted estimator on the test split."""
+    from mlgp.metrics import evaluate
+
+    t0 = time.perf_counter()
+    top = est.predict_topk(dataset.test.X, max(KS))
+    seconds = time.perf_counter() - t0
+    ev = evaluate(dataset.test.Y, top, ks=KS, inv_propensity=dataset.inverse_propensity())
+    return {f"{m}@{k}": float(ev.loc[m, k]) for m in METRICS for k in KS}, seconds
+
+
+def fit_and_score(method: str, dataset: Any, seed: int, n_estimators: int = 50, n_jobs: int | None = 2,
+                  **params: Any) -> tuple[Any, dict[str, float]]:
+    """Fit one method on the train split and score it: ``(estimator, row)`` with the metric
+    columns, ``fit_seconds``, ``predict_seconds`` and the tree statistics (mean balance, mean
+    labels per leaf, mean leaves per tree)."""
+    est = make_estimator(method, dataset, seed, n_estimators, n_jobs, **params)
+    t0 = time.perf_counter()
+    est.fit(dataset.train.X, dataset.train.Y)
+    fit_seconds = time.perf_counter() - t0
+    metrics, predict_seconds = score(est, dataset)
+    row = dict(metrics, fit_seconds=fit_seconds, predict_seconds=predict_seconds,
+               balance=float(est.tree_balance_.mean()), balance_std_over_trees=float(est.tree_balance_.std()),
+               labels_per_leaf=float(est.labels_per_leaf_.mean()),
+               leaves_per_tree=float(est.n_leaves_.mean()))
+    return est, row
