@@ -26,6 +26,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import DataFormatError
 from ..scores import TopK, topk
 from ..validation import check_estimator_features, check_estimator_labels, check_features, check_positive_int
 from ._estimator import MultiLabelScoringMixin
@@ -87,6 +88,9 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         Mean number of distinct labels in a tree's leaves (before the top-k cut).
     n_leaves_ : np.ndarray (T,), int64
         Leaves per tree.
+    n_iter_ : np.ndarray (T,), int64
+        The most liblinear Newton iterations any separator of each tree took (at most
+        ``max_iter`` × ``n_w_updates``; 0 for a tree that is one leaf).
     n_features_in_, n_labels_, n_samples_, classes_
         As in :class:`~mlgp.baselines.LabelFrequency`.
 
@@ -194,23 +198,30 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         self.n_leaves_ = np.bincount(f.leaf_tree, minlength=T).astype(np.int64)
         self.labels_per_leaf_ = np.bincount(f.leaf_tree, weights=f.leaf_label_count, minlength=T) / self.n_leaves_
         self.tree_balance_ = f.balance(self.n_samples_, int(self.max_leaf))
+        self.n_iter_ = np.zeros(T, dtype=np.int64)
+        np.maximum.at(self.n_iter_, f.node_tree, f.n_iter)
 
     def select_trees(self, trees) -> "FastXML":
-        """A fitted copy that uses only the given trees (indices into the ensemble, any order):
-        for accuracy against the number of trees (the paper's Fig. 1)."""
+        """A fitted copy made of the given trees only (indices into the ensemble, in that order;
+        repeats allowed), with its own statistics: accuracy against the number of trees (the
+        paper's Fig. 1). It saves and loads like any fitted model."""
         check_is_fitted(self)
-        trees = np.asarray(trees, dtype=np.int64).ravel()
-        if trees.size == 0 or trees.min() < 0 or trees.max() >= self.forest_.n_trees:
-            raise ValueError(f"trees must be a non-empty list of indices in [0, {self.forest_.n_trees})")
+        trees = np.asarray(trees).ravel()
+        if trees.size == 0 or not np.issubdtype(trees.dtype, np.integer) or trees.min() < 0 \
+                or trees.max() >= self.forest_.n_trees:
+            raise ValueError(f"trees must be a non-empty list of integer indices in [0, {self.forest_.n_trees})")
         new = self.__class__(**self.get_params())
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_")})
-        new._tree_subset = trees
+        new.set_params(n_estimators=int(trees.size))
+        new.forest_ = self.forest_.subset(trees)
+        new.tree_seeds_ = self.tree_seeds_[trees]
+        new._set_tree_statistics()
         return new
 
     # ------------------------------------------------------------------------------- scoring --
     def _tree_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
         """Averaged leaf distributions of a CSR block: (n, K)."""
-        return self.forest_.scores(X, getattr(self, "_tree_subset", None))
+        return self.forest_.scores(X)
 
     def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
         """The estimator's sparse scores of a CSR block (n, K); subclasses re-rank here."""
@@ -271,8 +282,9 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         """Write the fitted model to ``path`` (``.npz``; no pickle); returns the path written."""
         check_is_fitted(self)
         params = self.get_params()
-        params["random_state"] = params["random_state"] if isinstance(params["random_state"], (int, type(None))) \
-            else None
+        seed = params["random_state"]
+        # a RandomState object cannot be written as JSON: the file records None (the trees are saved)
+        params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) else None
         fitted = {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_,
                   "n_labels_": self.n_labels_}
         arrays = {f"forest.{k}": v for k, v in self.forest_.to_arrays().items()}
@@ -290,12 +302,15 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         if klass is None or not issubclass(klass, cls):
             raise ValueError(f"{path}: holds a {name}, not a {cls.__name__}")
         est = klass(**params)
-        est.forest_ = Forest.from_arrays({k[len("forest."):]: v for k, v in arrays.items()
-                                          if k.startswith("forest.")})
-        est.tree_seeds_ = arrays["tree_seeds_"]
-        est._set_fitted_shape(fitted["n_samples_"], fitted["n_features_in_"], fitted["n_labels_"])
+        try:
+            est.forest_ = Forest.from_arrays({k[len("forest."):]: v for k, v in arrays.items()
+                                              if k.startswith("forest.")})
+            est.tree_seeds_ = arrays["tree_seeds_"]
+            est._set_fitted_shape(fitted["n_samples_"], fitted["n_features_in_"], fitted["n_labels_"])
+            est._load_extra(arrays)
+        except (KeyError, ValueError, TypeError) as err:
+            raise DataFormatError(f"{path}: a {name} file with missing or malformed arrays ({err})") from err
         est._set_tree_statistics()
-        est._load_extra(arrays)
         return est
 
     def _load_extra(self, arrays: dict[str, np.ndarray]) -> None:

@@ -132,10 +132,12 @@ class PfastreXML(PfastXML):
         x_sq = np.asarray(Xn.multiply(Xn).sum(axis=1)).ravel()
         c_sq = np.asarray(self.centroids_.multiply(self.centroids_).sum(axis=1)).ravel()
         dist = np.maximum(x_sq[S.row] + c_sq[S.col] - 2.0 * dot, 0.0)
-        tail = 1.0 / (1.0 + np.exp(self.gamma * dist))  # σ(−γ d²)
+        tail = np.exp(-np.logaddexp(0.0, self.gamma * dist))  # σ(−γ d²), without overflow
         a = float(self.alpha)
         data = np.power(S.data, a) * np.power(tail, 1.0 - a)
-        return sp.csr_matrix((data, (S.row, S.col)), shape=S.shape)
+        out = sp.csr_matrix((data, (S.row, S.col)), shape=S.shape)
+        out.eliminate_zeros()  # a tail that underflows to 0 ranks with the labels no leaf reached
+        return out
 
     def _extra_arrays(self) -> dict[str, np.ndarray]:
         c = self.centroids_

@@ -58,6 +58,7 @@ class Forest:
     depth: np.ndarray
     leaf: np.ndarray
     bias: np.ndarray
+    n_iter: np.ndarray
     W: sp.csr_matrix
     leaf_labels: sp.csr_matrix
     leaf_size: np.ndarray
@@ -75,7 +76,7 @@ class Forest:
         T = np.arange(len(trees))
         return cls(tree_root=node_off, node_tree=np.repeat(T, n_nodes), leaf_tree=np.repeat(T, n_leaves),
                    children=children, depth=np.concatenate([t.depth for t in trees]), leaf=leaf,
-                   bias=np.concatenate([t.bias for t in trees]),
+                   bias=np.concatenate([t.bias for t in trees]), n_iter=np.concatenate([t.n_iter for t in trees]),
                    W=sp.vstack([t.W for t in trees], format="csr"),
                    leaf_labels=sp.vstack([t.leaf_labels for t in trees], format="csr"),
                    leaf_size=np.concatenate([t.leaf_size for t in trees]),
@@ -84,6 +85,21 @@ class Forest:
     @property
     def n_trees(self) -> int:
         return int(self.tree_root.size)
+
+    def tree(self, t: int) -> Tree:
+        """Tree ``t`` on its own (node and leaf numbers local again)."""
+        nodes = np.flatnonzero(self.node_tree == t)
+        leaves = np.flatnonzero(self.leaf_tree == t)
+        n0, l0 = (int(nodes[0]), int(leaves[0])) if nodes.size and leaves.size else (0, 0)
+        sl_n, sl_l = slice(n0, n0 + nodes.size), slice(l0, l0 + leaves.size)
+        return Tree(children=np.where(self.children[sl_n] >= 0, self.children[sl_n] - n0, -1),
+                    depth=self.depth[sl_n], leaf=np.where(self.leaf[sl_n] >= 0, self.leaf[sl_n] - l0, -1),
+                    bias=self.bias[sl_n], n_iter=self.n_iter[sl_n], W=self.W[sl_n], leaf_labels=self.leaf_labels[sl_l],
+                    leaf_size=self.leaf_size[sl_l], leaf_label_count=self.leaf_label_count[sl_l])
+
+    def subset(self, trees) -> "Forest":
+        """A forest of the given trees, in the given order."""
+        return Forest.from_trees([self.tree(int(t)) for t in np.asarray(trees).ravel()])
 
     def _trees(self, trees) -> np.ndarray:
         return np.arange(self.n_trees) if trees is None else np.asarray(trees, dtype=np.int64).ravel()

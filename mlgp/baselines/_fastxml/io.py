@@ -29,8 +29,15 @@ def save_arrays(path: str | Path, class_name: str, params: dict, fitted: dict,
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     header = {"format": FORMAT, "class": class_name, "params": params, "fitted": fitted}
-    np.savez(path, __header__=np.array(json.dumps(header)), **arrays)
+    np.savez(path, __header__=np.array(json.dumps(header, default=_plain)), **arrays)
     return path
+
+
+def _plain(value):
+    """NumPy scalars (e.g. parameters from a grid over ``np.arange``) as Python numbers."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot save a parameter of type {type(value).__name__} ({value!r})")
 
 
 def load_arrays(path: str | Path) -> tuple[str, dict, dict, dict[str, np.ndarray]]:
@@ -39,13 +46,22 @@ def load_arrays(path: str | Path) -> tuple[str, dict, dict, dict[str, np.ndarray
     if not path.exists() and path.with_name(path.name + ".npz").exists():
         path = path.with_name(path.name + ".npz")
     try:
-        with np.load(path, allow_pickle=False) as f:
-            header = json.loads(str(f["__header__"]))
-            arrays = {k: f[k] for k in f.files if k != "__header__"}
+        loaded = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise
-    except (OSError, KeyError, ValueError) as err:
+    except (OSError, ValueError, EOFError) as err:
         raise DataFormatError(f"{path}: not a saved FastXML model ({err})") from err
-    if header.get("format") != FORMAT:
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise DataFormatError(f"{path}: not a saved FastXML model (a single array, not an .npz archive)")
+    try:
+        with loaded as f:
+            header = json.loads(str(f["__header__"]))
+            arrays = {k: f[k] for k in f.files if k != "__header__"}
+    except (OSError, KeyError, ValueError, EOFError) as err:
+        raise DataFormatError(f"{path}: not a saved FastXML model ({err})") from err
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise DataFormatError(f"{path}: format {header.get('format')!r}, expected {FORMAT!r}")
+    missing = [k for k in ("class", "params", "fitted") if k not in header]
+    if missing:
+        raise DataFormatError(f"{path}: the header lacks {missing}")
     return header["class"], header["params"], header["fitted"], arrays

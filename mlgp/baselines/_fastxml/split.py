@@ -11,7 +11,7 @@ eq. 5) is
     gain_i(r) = Σ_j G[i, j] · discount[position of label j in r].
 
 :func:`split_node` minimises it over the side δ ∈ {−1, +1}ⁿ, the two rankings r± and the
-separator w (with a bias feature; both penalised by ‖·‖₁, as liblinear does): random ±1 start,
+separator w (with a bias feature whose weight b / bias is penalised by ‖·‖₁ with w, as liblinear does): random ±1 start,
 then rankings r± (closed form: labels sorted by Σ_{i: δ_i = ±1} G[i, :], ties to the lower
 label), δ (each point to the side with the lower cost; a tie keeps its side), and, only when δ
 stops changing, w by L1-regularised logistic regression with class-dependent C through
@@ -23,6 +23,7 @@ Everything is vectorised over points and labels; only the alternation is a Pytho
 
 from __future__ import annotations
 
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -51,14 +52,16 @@ class SplitOptions:
 @dataclass
 class SplitResult:
     """A node split: ``positive`` (n,) bool (``wᵀx + b > 0``), the separator ``w`` (D,) sparse
-    CSR row and bias ``b``; ``alternations`` and ``w_updates`` done; the objective after each
-    step in ``trace`` when asked for (``(step name, value)`` pairs)."""
+    CSR row and bias ``b``; ``alternations`` and ``w_updates`` done, liblinear's Newton
+    iterations summed over the w-updates (``n_iter``); the objective after each step in
+    ``trace`` when asked for (``(step name, value)`` pairs)."""
 
     positive: np.ndarray
     w: sp.csr_matrix | None
     b: float
     alternations: int
     w_updates: int
+    n_iter: int = 0
     trace: list = field(default_factory=list)
 
 
@@ -85,6 +88,10 @@ def _liblinear_train():
 
 _LIBLINEAR = _liblinear_train()
 _INT_MAX = np.iinfo(np.int32).max
+# scikit-learn's liblinear seeds one process-wide random generator per call and trains without the
+# GIL (scikit-learn issue #8410): two threads fitting at once would mix their draws, and trees grown
+# in threads (joblib's threading backend, a multi-threaded Dask worker) would depend on timing.
+_LIBLINEAR_LOCK = threading.Lock()
 
 
 def _logloss(z: np.ndarray) -> np.ndarray:
@@ -125,13 +132,14 @@ def update_sides(delta: np.ndarray, v_pos: np.ndarray, v_neg: np.ndarray) -> np.
 
 def node_objective(G: sp.csr_matrix, wx: np.ndarray, w_l1: float, delta: np.ndarray,
                    d_pos: np.ndarray, d_neg: np.ndarray, opts: SplitOptions) -> float:
-    """The node objective (eq. 5) at (w, δ, r±); ``wx`` (n,) are wᵀx_i + b, ``w_l1`` = ‖(w, b)‖₁."""
+    """The node objective (eq. 5) at (w, δ, r±); ``wx`` (n,) are wᵀx_i + b, ``w_l1`` the L1 norm of
+    (w, b / bias), what liblinear penalises."""
     v_pos, v_neg = side_costs(G, wx, d_pos, d_neg, opts)
     return float(w_l1 + np.where(delta > 0, v_pos, v_neg).sum())
 
 
 def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed: int
-                  ) -> tuple[sp.csr_matrix, float]:
+                  ) -> tuple[sp.csr_matrix, float, int]:
     """The w step: L1-regularised logistic regression of δ on ``X`` with C = C_δ(δ_i), by
     scikit-learn's liblinear (newGLMNET), bias feature ``opts.bias`` (penalised like w), at most
     ``opts.max_iter`` Newton iterations; ``seed`` (< 2³¹ − 1) seeds liblinear's coordinate order.
@@ -139,31 +147,33 @@ def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed:
     A node split is a small problem, and ``LogisticRegression.fit``'s checks cost more than the
     solve, so scikit-learn's compiled liblinear entry point is called directly (with the
     arguments ``LogisticRegression`` would pass); where it is missing, ``LogisticRegression``.
-    ``delta`` must hold both classes. Returns the separator as a (1, D) CSR row and the bias.
+    ``delta`` must hold both classes. Returns the separator as a (1, D) CSR row, the bias and
+    liblinear's number of Newton iterations.
     """
     fit_bias = opts.bias > 0
     if _LIBLINEAR is not None:
         train, solver, verbosity = _LIBLINEAR
         verbosity(0)  # liblinear prints its progress unless told not to (a per-process setting)
         y = (delta > 0).astype(np.float64)  # liblinear's class 0 is δ = −1, class 1 is δ = +1
-        raw, _ = train(X, y, True, solver, opts.tol, opts.bias if fit_bias else -1.0, 1.0,
-                       np.array([opts.c_neg, opts.c_pos]), opts.max_iter, int(seed), 0.1, np.ones(X.shape[0]))
+        with _LIBLINEAR_LOCK:
+            raw, n_iter = train(X, y, True, solver, opts.tol, opts.bias if fit_bias else -1.0, 1.0,
+                           np.array([opts.c_neg, opts.c_pos]), opts.max_iter, int(seed), 0.1, np.ones(X.shape[0]))
         raw = np.asarray(raw).ravel()
         coef, intercept = (raw[:-1], raw[-1] * opts.bias) if fit_bias else (raw, 0.0)
     else:  # pragma: no cover - only when scikit-learn's compiled entry point changes
         from sklearn.exceptions import ConvergenceWarning
         from sklearn.linear_model import LogisticRegression
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _LIBLINEAR_LOCK:
             warnings.simplefilter("ignore", ConvergenceWarning)
             clf = LogisticRegression(**_l1_argument(), solver="liblinear", C=1.0, tol=opts.tol,
                                      max_iter=opts.max_iter, class_weight={1: opts.c_pos, -1: opts.c_neg},
                                      fit_intercept=fit_bias, intercept_scaling=opts.bias if fit_bias else 1.0,
                                      random_state=seed).fit(X, delta)
-        coef, intercept = clf.coef_.ravel(), float(clf.intercept_[0]) if fit_bias else 0.0
+        coef, intercept, n_iter = clf.coef_.ravel(), float(clf.intercept_[0]) if fit_bias else 0.0, clf.n_iter_
     w = sp.csr_matrix(np.asarray(coef).reshape(1, -1))
     w.eliminate_zeros()
-    return w, float(intercept)
+    return w, float(intercept), int(np.max(n_iter))
 
 
 def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: SplitOptions,
@@ -189,7 +199,7 @@ def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: S
     seed = int(rng.randint(0, _INT_MAX))
     wx = np.zeros(n)
     w, b, w_l1 = None, 0.0, 0.0
-    w_updates = alternations = 0
+    w_updates = alternations = n_iter = 0
     just_updated = False
     steps: list = []
     GT = G.T.tocsr()
@@ -211,11 +221,13 @@ def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: S
             break
         if np.all(delta == delta[0]):
             return None
-        w, b = fit_separator(X, delta, opts, seed)
+        w, b, iters = fit_separator(X, delta, opts, seed)
         w_updates += 1
+        n_iter += iters
         just_updated = True
         wx = np.asarray(X @ w.T.toarray()).ravel() + b
-        w_l1 = float(np.abs(w.data).sum() + abs(b))
+        # liblinear penalises the weight of the bias feature, b / bias
+        w_l1 = float(np.abs(w.data).sum() + (abs(b) / opts.bias if opts.bias > 0 else 0.0))
         if trace:
             steps.append(("w", node_objective(G, wx, w_l1, delta, d_pos, d_neg, opts)))
         if w_updates >= opts.n_w_updates:
@@ -223,4 +235,4 @@ def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: S
     positive = wx > 0
     if w is None or positive.all() or not positive.any():
         return None
-    return SplitResult(positive, w, b, alternations, w_updates, steps)
+    return SplitResult(positive, w, b, alternations, w_updates, n_iter, steps)

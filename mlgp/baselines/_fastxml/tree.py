@@ -35,6 +35,8 @@ class Tree:
         Leaf number (row of ``leaf_labels``), -1 for an internal node.
     bias : np.ndarray (n_nodes,), float64
         Separator bias (0 at leaves).
+    n_iter : np.ndarray (n_nodes,), int32
+        liblinear's Newton iterations for the node's separator (0 at leaves).
     W : CSR (n_nodes, D), float64
         Separators, one row per node (empty at leaves).
     leaf_labels : CSR (n_leaves, K), float64
@@ -47,6 +49,7 @@ class Tree:
     depth: np.ndarray
     leaf: np.ndarray
     bias: np.ndarray
+    n_iter: np.ndarray
     W: sp.csr_matrix
     leaf_labels: sp.csr_matrix
     leaf_size: np.ndarray
@@ -94,6 +97,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
     depth: list = []
     leaf: list = []
     bias: list = []
+    n_iter: list = []
     w_rows: list = []
     leaf_idx: list = []
     leaf_val: list = []
@@ -106,6 +110,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         depth.append(d)
         leaf.append(-1)
         bias.append(0.0)
+        n_iter.append(0)
         w_rows.append(empty)
         return len(depth) - 1
 
@@ -131,6 +136,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
             continue
         w_rows[node] = (split.w.indices.astype(np.int64), split.w.data)
         bias[node] = split.b
+        n_iter[node] = split.n_iter
         for slot, mask in enumerate((split.positive, ~split.positive)):
             child = new_node(depth[node] + 1)
             children[node][slot] = child
@@ -144,6 +150,6 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
                                  np.concatenate([[0], np.cumsum(sizes)])), shape=(len(leaf_idx), K))
     return Tree(children=np.asarray(children, dtype=np.int64).reshape(-1, 2),
                 depth=np.asarray(depth, dtype=np.int32), leaf=np.asarray(leaf, dtype=np.int64),
-                bias=np.asarray(bias, dtype=np.float64), W=W, leaf_labels=leaf_labels,
+                bias=np.asarray(bias, dtype=np.float64), n_iter=np.asarray(n_iter, dtype=np.int32), W=W, leaf_labels=leaf_labels,
                 leaf_size=np.asarray(leaf_size, dtype=np.int64),
                 leaf_label_count=np.asarray(leaf_count, dtype=np.int64))
