@@ -4,8 +4,8 @@ Contract: :class:`PfastXML` is :class:`~mlgp.baselines.FastXML` whose split loss
 its inverse propensity w_l (:func:`mlgp.metrics.inverse_propensity` with ``propensity_a``,
 ``propensity_b``) and uses DCG instead of nDCG; leaves still keep plain label frequencies.
 :class:`PfastreXML` re-ranks PfastXML's candidates (the labels its reached leaves keep) with a
-per-label tail classifier: features are L2-normalised row by row, c_l is the unit-normalised sum
-of the normalised training points carrying label l, and candidate l of point x scores
+per-label tail classifier: features are L2-normalised row by row, c_l is the centroid (mean) of
+the normalised training points carrying label l, and candidate l of point x scores
 
     pf_l(x)^α · σ(−γ ‖x̂ − c_l‖²)^(1−α)      (σ the logistic function; γ = 30, α = 0.8),
 
@@ -94,8 +94,8 @@ class PfastreXML(PfastXML):
     Attributes
     ----------
     centroids_ : scipy.sparse.csr_matrix (K, D)
-        Unit-normalised label centroids c_l of the normalised training features (zero rows for
-        labels without training points).
+        Label centroids c_l: the mean of the L2-normalised training points carrying label l (zero
+        rows for labels without training points).
     """
 
     _parameter_constraints: dict = {
@@ -119,7 +119,9 @@ class PfastreXML(PfastXML):
         self.alpha = alpha
 
     def _fit_extra(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> None:
-        self.centroids_ = normalise_rows(Y.T.tocsr() @ normalise_rows(X))
+        counts = np.asarray(Y.sum(axis=0)).ravel()
+        inverse = np.divide(1.0, counts, out=np.zeros_like(counts, dtype=np.float64), where=counts > 0)
+        self.centroids_ = sp.csr_matrix(sp.diags(inverse) @ (Y.T.tocsr() @ normalise_rows(X)))
         self.centroids_.sort_indices()
 
     def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:

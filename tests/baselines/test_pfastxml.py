@@ -90,7 +90,8 @@ def test_rerank_is_the_tail_classifier_on_the_candidates(rng, gamma, alpha) -> N
     for Xe in (X, X_test):
         pf = dist[est.forest_.leaves(sp.csr_matrix(Xe))].mean(axis=1)
         Xn = _unit_rows(Xe)
-        C = _unit_rows(Y.T.astype(float) @ _unit_rows(X))           # c_l, (K, D)
+        counts = Y.sum(axis=0).astype(float)
+        C = (Y.T.astype(float) @ _unit_rows(X)) / np.maximum(counts, 1)[:, None]   # c_l: mean of x̂, (K, D)
         d2 = ((Xn[:, None, :] - C[None, :, :]) ** 2).sum(axis=-1)    # ‖x̂ − c_l‖², (n, K)
         tail = 1.0 / (1.0 + np.exp(gamma * d2))
         expected = np.where(pf > 0, pf ** alpha * tail ** (1.0 - alpha), 0.0)
