@@ -52,8 +52,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious; --quick: enron)")
     parser.add_argument("--trees", type=int, default=None, help="ensemble size T (default 50; --quick: 4)")
     parser.add_argument("--orders", type=int, default=None, help="random tree orders (default 5; --quick: 2)")
-    parser.add_argument("--n-jobs", type=int, default=2, help="processes growing trees (default 2)")
+    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
     args = parser.parse_args(argv)
+    if args.n_jobs is None:
+        args.n_jobs = 1 if args.quick else 2
     run(args)
 
 

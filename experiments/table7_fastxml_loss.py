@@ -29,9 +29,11 @@ def main(argv: list[str] | None = None) -> None:
     add_argparse_args(parser)
     parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious; --quick: enron)")
     parser.add_argument("--trees", type=int, default=None, help="trees per ensemble (default 50; --quick: 3)")
-    parser.add_argument("--n-jobs", type=int, default=2, help="processes growing trees (default 2)")
+    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
     parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
     args = parser.parse_args(argv)
+    if args.n_jobs is None:
+        args.n_jobs = 1 if args.quick else 2
     run(args)
 
 
