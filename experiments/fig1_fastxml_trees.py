@@ -53,16 +53,14 @@ def curves(est, X, Y, orders: int, seed: int) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     from mlgp.experiment import add_argparse_args
+    from mlgp.experiment.fastxml import add_ensemble_args, ensemble_options
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious; --quick: enron)")
-    parser.add_argument("--trees", type=int, default=None, help="ensemble size T (default 50; --quick: 4)")
+    add_ensemble_args(parser, "bibtex,delicious", quick_trees=4)
     parser.add_argument("--orders", type=int, default=None, help="random tree orders (default 5; --quick: 2)")
-    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
     args = parser.parse_args(argv)
-    if args.n_jobs is None:
-        args.n_jobs = 1 if args.quick else 2
+    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
     run(args)
 
 
@@ -77,8 +75,7 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.experiment.fastxml import PAPER_TABLE2, fit_and_score
     from mlgp.metrics import precision_at_k
 
-    datasets = [d for d in (args.datasets or ("enron" if args.quick else "bibtex,delicious")).split(",") if d]
-    trees = args.trees or (4 if args.quick else 50)
+    datasets, trees = args.datasets, args.trees
     orders = args.orders or (2 if args.quick else 5)
     seed = (args.seeds or [0])[0]
     exp = Experiment(NAME, quick=args.quick, settings=dict(datasets=datasets, trees=trees, orders=orders,

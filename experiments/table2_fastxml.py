@@ -46,18 +46,14 @@ def summary(runs: pd.DataFrame, columns: list[str], datasets: list[str], methods
 
 def main(argv: list[str] | None = None) -> None:
     from mlgp.experiment import add_argparse_args
+    from mlgp.experiment.fastxml import add_ensemble_args, ensemble_options
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious,enron; --quick: enron)")
-    parser.add_argument("--trees", type=int, default=None, help="trees per ensemble (default 50; --quick: 3)")
-    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
+    add_ensemble_args(parser, "bibtex,delicious,enron")
     parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
     args = parser.parse_args(argv)
-    if args.trees is not None and args.trees < 1:
-        parser.error("--trees must be >= 1")
-    if args.n_jobs is None:
-        args.n_jobs = 1 if args.quick else 2
+    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
     run(args)
 
 
@@ -67,9 +63,8 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.experiment.fastxml import (FASTXML_METHODS, METRIC_COLUMNS, PAPER_TABLE2, PAPER_TABLE6,
                                          XC_REPOSITORY_BIBTEX, fit_and_score, score)
 
-    datasets = [d for d in (args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")).split(",") if d]
+    datasets, trees = args.datasets, args.trees
     seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
-    trees = args.trees or (3 if args.quick else 50)
     model_settings = dict(trees=trees, max_leaf=10, leaf_labels=20, c_delta=1.0, c_rank=1.0, w_updates=1,
                           liblinear="max_iter 10, tol 0.1, bias 1", n_jobs=args.n_jobs)
     columns = ["dataset", "method", "seed", *METRIC_COLUMNS, "fit_seconds", "predict_seconds", "balance",

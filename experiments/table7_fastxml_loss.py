@@ -24,16 +24,14 @@ LOSSES = {"nDCG@L": ("ndcg", None), "P@5": ("precision", 5), "nDCG@5": ("ndcg", 
 
 def main(argv: list[str] | None = None) -> None:
     from mlgp.experiment import add_argparse_args
+    from mlgp.experiment.fastxml import add_ensemble_args, ensemble_options
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious; --quick: enron)")
-    parser.add_argument("--trees", type=int, default=None, help="trees per ensemble (default 50; --quick: 3)")
-    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
+    add_ensemble_args(parser, "bibtex,delicious")
     parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
     args = parser.parse_args(argv)
-    if args.n_jobs is None:
-        args.n_jobs = 1 if args.quick else 2
+    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
     run(args)
 
 
@@ -42,9 +40,8 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.experiment import Experiment, RunLog
     from mlgp.experiment.fastxml import METRIC_COLUMNS, PAPER_TABLE7, fit_and_score
 
-    datasets = [d for d in (args.datasets or ("enron" if args.quick else "bibtex,delicious")).split(",") if d]
+    datasets, trees = args.datasets, args.trees
     seeds = args.seeds or [0]
-    trees = args.trees or (3 if args.quick else 50)
     settings = dict(trees=trees, n_jobs=args.n_jobs, losses={k: list(v) for k, v in LOSSES.items()})
     exp = Experiment(NAME, quick=args.quick, settings=dict(settings, datasets=datasets), seeds=seeds, out=args.out)
     columns = ["dataset", "loss", "seed", *METRIC_COLUMNS, "fit_seconds", "predict_seconds", "balance", "labels_per_leaf"]

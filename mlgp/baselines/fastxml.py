@@ -219,13 +219,10 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         return new
 
     # ------------------------------------------------------------------------------- scoring --
-    def _tree_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        """Averaged leaf distributions of a CSR block: (n, K)."""
-        return self.forest_.scores(X)
-
     def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        """The estimator's sparse scores of a CSR block (n, K); subclasses re-rank here."""
-        return self._tree_scores(X)
+        """The sparse scores (n, K) of a CSR block: the leaf distributions averaged over the
+        trees; subclasses re-rank here."""
+        return self.forest_.scores(X)
 
     def _blocks(self, X, batch_size: int):
         """Check ``X`` (all of it, before any work) and return ``(N, generator of (rows, scores))``."""

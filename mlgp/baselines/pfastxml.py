@@ -96,6 +96,8 @@ class PfastreXML(PfastXML):
     centroids_ : scipy.sparse.csr_matrix (K, D)
         Label centroids c_l: the mean of the L2-normalised training points carrying label l (zero
         rows for labels without training points).
+    centroid_sq_norms_ : np.ndarray (K,), float64
+        ‖c_l‖².
     """
 
     _parameter_constraints: dict = {
@@ -121,19 +123,22 @@ class PfastreXML(PfastXML):
     def _fit_extra(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> None:
         counts = np.asarray(Y.sum(axis=0)).ravel()
         inverse = np.divide(1.0, counts, out=np.zeros_like(counts, dtype=np.float64), where=counts > 0)
-        self.centroids_ = sp.csr_matrix(sp.diags(inverse) @ (Y.T.tocsr() @ normalise_rows(X)))
-        self.centroids_.sort_indices()
+        self._set_centroids(sp.csr_matrix(sp.diags(inverse) @ (Y.T.tocsr() @ normalise_rows(X))))
+
+    def _set_centroids(self, C: sp.csr_matrix) -> None:
+        C.sort_indices()
+        self.centroids_ = C
+        self.centroid_sq_norms_ = np.asarray(C.multiply(C).sum(axis=1)).ravel()
 
     def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        S = self._tree_scores(X).tocoo()
+        S = self.forest_.scores(X).tocoo()
         if S.nnz == 0:
             return S.tocsr()
         Xn = normalise_rows(X)
         Xn.sort_indices()
         dot = paired_row_dots(Xn, S.row, self.centroids_, S.col)
         x_sq = np.asarray(Xn.multiply(Xn).sum(axis=1)).ravel()
-        c_sq = np.asarray(self.centroids_.multiply(self.centroids_).sum(axis=1)).ravel()
-        dist = np.maximum(x_sq[S.row] + c_sq[S.col] - 2.0 * dot, 0.0)
+        dist = np.maximum(x_sq[S.row] + self.centroid_sq_norms_[S.col] - 2.0 * dot, 0.0)
         tail = np.exp(-np.logaddexp(0.0, self.gamma * dist))  # σ(−γ d²), without overflow
         a = float(self.alpha)
         data = np.power(S.data, a) * np.power(tail, 1.0 - a)
@@ -148,6 +153,6 @@ class PfastreXML(PfastXML):
 
     def _load_extra(self, arrays: dict[str, np.ndarray]) -> None:
         super()._load_extra(arrays)
-        self.centroids_ = sp.csr_matrix((arrays["centroids_.data"], arrays["centroids_.indices"],
-                                         arrays["centroids_.indptr"]),
-                                        shape=tuple(int(s) for s in arrays["centroids_.shape"]))
+        self._set_centroids(sp.csr_matrix((arrays["centroids_.data"], arrays["centroids_.indices"],
+                                           arrays["centroids_.indptr"]),
+                                          shape=tuple(int(s) for s in arrays["centroids_.shape"])))

@@ -12,10 +12,11 @@ rows without labels stay in every mean). ``"PfastXML"`` rows can be scored from 
 
 from __future__ import annotations
 
+import argparse
 import time
 from typing import Any
 
-__all__ = ["FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
+__all__ = ["add_ensemble_args", "ensemble_options", "FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
            "XC_REPOSITORY_BIBTEX", "make_estimator", "fit_and_score", "score"]
 
 FASTXML_METHODS = ("FastXML", "PfastXML", "PfastreXML")
@@ -41,6 +42,29 @@ PAPER_TABLE7 = {
     ("delicious", "P@5"): (60.11, 53.97, 49.81),
     ("delicious", "nDCG@5"): (64.96, 59.28, 54.70),
 }
+
+
+def add_ensemble_args(parser: argparse.ArgumentParser, datasets: str, quick_trees: int = 3) -> None:
+    """The options every FastXML script shares: ``--datasets`` (default ``datasets``; ``--quick``:
+    enron), ``--trees`` (default 50; ``--quick``: ``quick_trees``) and ``--n-jobs`` (default 2;
+    ``--quick``: 1). Resolve them with :func:`ensemble_options`."""
+    parser.add_argument("--datasets", default=None, help=f"comma-separated (default {datasets}; --quick: enron)")
+    parser.add_argument("--trees", type=int, default=None, help=f"trees per ensemble (default 50; --quick: {quick_trees})")
+    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
+    parser.set_defaults(default_datasets=datasets, quick_trees=quick_trees)
+
+
+def ensemble_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[list[str], int, int]:
+    """``(datasets, trees, n_jobs)`` from the options of :func:`add_ensemble_args` (a bad
+    ``--trees`` or ``--n-jobs`` is a parser error)."""
+    if args.trees is not None and args.trees < 1:
+        parser.error("--trees must be >= 1")
+    if args.n_jobs is not None and args.n_jobs == 0:
+        parser.error("--n-jobs must not be 0")
+    datasets = [d for d in (args.datasets or ("enron" if args.quick else args.default_datasets)).split(",") if d]
+    trees = args.trees or (args.quick_trees if args.quick else 50)
+    n_jobs = args.n_jobs if args.n_jobs is not None else (1 if args.quick else 2)
+    return datasets, trees, n_jobs
 
 
 def make_estimator(method: str, dataset: Any, seed: int, n_estimators: int = 50, n_jobs: int | None = 2,

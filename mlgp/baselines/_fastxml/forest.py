@@ -45,24 +45,21 @@ def paired_row_dots(A: sp.csr_matrix, rows: np.ndarray, B: sp.csr_matrix, cols: 
     return out
 
 
+# Tree fields holding node / leaf numbers, renumbered when trees are joined or split apart.
+_NODE_LINKS = ("children",)
+_LEAF_LINKS = ("leaf",)
+_LEAF_FIELDS = ("leaf_labels", "leaf_size", "leaf_label_count")
+
+
 @dataclass
-class Forest:
-    """Flat arrays of T trees (see :class:`~.tree.Tree` for the per-node and per-leaf fields);
-    ``tree_root`` (T,), ``node_tree`` (n_nodes,) and ``leaf_tree`` (n_leaves,) say which tree
-    each root, node and leaf belongs to."""
+class Forest(Tree):
+    """T trees as one :class:`~.tree.Tree` whose per-node and per-leaf arrays are concatenated
+    (node and leaf numbers made global), plus ``tree_root`` (T,), ``node_tree`` (n_nodes,) and
+    ``leaf_tree`` (n_leaves,): which tree each root, node and leaf belongs to."""
 
     tree_root: np.ndarray
     node_tree: np.ndarray
     leaf_tree: np.ndarray
-    children: np.ndarray
-    depth: np.ndarray
-    leaf: np.ndarray
-    bias: np.ndarray
-    n_iter: np.ndarray
-    W: sp.csr_matrix
-    leaf_labels: sp.csr_matrix
-    leaf_size: np.ndarray
-    leaf_label_count: np.ndarray
 
     @classmethod
     def from_trees(cls, trees: list[Tree]) -> "Forest":
@@ -71,16 +68,18 @@ class Forest:
         n_leaves = np.array([t.leaf_size.size for t in trees], dtype=np.int64)
         node_off = np.concatenate([[0], np.cumsum(n_nodes)[:-1]])
         leaf_off = np.concatenate([[0], np.cumsum(n_leaves)[:-1]])
-        children = np.concatenate([np.where(t.children >= 0, t.children + o, -1) for t, o in zip(trees, node_off)])
-        leaf = np.concatenate([np.where(t.leaf >= 0, t.leaf + o, -1) for t, o in zip(trees, leaf_off)])
+        kw = {}
+        for f in fields(Tree):
+            parts = [getattr(t, f.name) for t in trees]
+            if f.name in _CSR_FIELDS:
+                kw[f.name] = sp.vstack(parts, format="csr")
+                continue
+            offsets = node_off if f.name in _NODE_LINKS else leaf_off if f.name in _LEAF_LINKS else None
+            if offsets is not None:
+                parts = [np.where(a >= 0, a + o, -1) for a, o in zip(parts, offsets)]
+            kw[f.name] = np.concatenate(parts)
         T = np.arange(len(trees))
-        return cls(tree_root=node_off, node_tree=np.repeat(T, n_nodes), leaf_tree=np.repeat(T, n_leaves),
-                   children=children, depth=np.concatenate([t.depth for t in trees]), leaf=leaf,
-                   bias=np.concatenate([t.bias for t in trees]), n_iter=np.concatenate([t.n_iter for t in trees]),
-                   W=sp.vstack([t.W for t in trees], format="csr"),
-                   leaf_labels=sp.vstack([t.leaf_labels for t in trees], format="csr"),
-                   leaf_size=np.concatenate([t.leaf_size for t in trees]),
-                   leaf_label_count=np.concatenate([t.leaf_label_count for t in trees]))
+        return cls(**kw, tree_root=node_off, node_tree=np.repeat(T, n_nodes), leaf_tree=np.repeat(T, n_leaves))
 
     @property
     def n_trees(self) -> int:
@@ -90,12 +89,15 @@ class Forest:
         """Tree ``t`` on its own (node and leaf numbers local again)."""
         nodes = np.flatnonzero(self.node_tree == t)
         leaves = np.flatnonzero(self.leaf_tree == t)
-        n0, l0 = (int(nodes[0]), int(leaves[0])) if nodes.size and leaves.size else (0, 0)
-        sl_n, sl_l = slice(n0, n0 + nodes.size), slice(l0, l0 + leaves.size)
-        return Tree(children=np.where(self.children[sl_n] >= 0, self.children[sl_n] - n0, -1),
-                    depth=self.depth[sl_n], leaf=np.where(self.leaf[sl_n] >= 0, self.leaf[sl_n] - l0, -1),
-                    bias=self.bias[sl_n], n_iter=self.n_iter[sl_n], W=self.W[sl_n], leaf_labels=self.leaf_labels[sl_l],
-                    leaf_size=self.leaf_size[sl_l], leaf_label_count=self.leaf_label_count[sl_l])
+        n0 = int(nodes[0]) if nodes.size else 0
+        l0 = int(leaves[0]) if leaves.size else 0
+        kw = {}
+        for f in fields(Tree):
+            a = getattr(self, f.name)
+            a = a[l0:l0 + leaves.size] if f.name in _LEAF_FIELDS else a[n0:n0 + nodes.size]
+            offset = n0 if f.name in _NODE_LINKS else l0 if f.name in _LEAF_LINKS else None
+            kw[f.name] = a if offset is None else np.where(a >= 0, a - offset, -1)
+        return Tree(**kw)
 
     def subset(self, trees) -> "Forest":
         """A forest of the given trees, in the given order."""
@@ -125,7 +127,6 @@ class Forest:
         A = sp.csr_matrix((np.full(leaves.size, 1.0 / T), leaves.ravel(), np.arange(0, n * T + 1, T)),
                           shape=(n, self.leaf_labels.shape[0]))
         S = (A @ self.leaf_labels).tocsr()
-        S.sum_duplicates()
         S.eliminate_zeros()
         return S
 
