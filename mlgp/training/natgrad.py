@@ -80,7 +80,9 @@ class NatGradAdam(tf.Module):
         return [self.iterations, *self.adam.variables()]
 
     def apply_gradients(self, grads_and_vars) -> None:
-        """One step: ``grads_and_vars`` pairs gradients with *all* trainable variables."""
+        """One step: ``grads_and_vars`` pairs gradients with *all* trainable variables (any
+        iterable, read once: a ``zip`` as tf-keras optimizers accept it)."""
+        grads_and_vars = list(grads_and_vars)
         grads = {v.ref(): g for g, v in grads_and_vars}
         rest = [(g, v) for g, v in grads_and_vars if not self.is_natural(v)]
         gamma = self.current_gamma()
