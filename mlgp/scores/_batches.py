@@ -1,4 +1,6 @@
-"""Scoring any (B, D) → (B, K) function over CSR or dense X a block of rows at a time."""
+"""Scoring any block → (B, K) function over CSR or dense X a block of rows at a time, on the floor's
+row-block path (:mod:`mlgp.data.blocks`): a model's input map is applied to each block before
+anything densifies it."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ..data.blocks import InputMap, row_blocks
 from ..errors import ShapeError
 from ..validation import check_features, check_positive_int
 from ._topk import TopK, topk
@@ -22,16 +25,22 @@ def score_in_batches(
     num_labels: int | None = None,
     num_features: int | None = None,
     check_input: bool = True,
+    *,
+    input_map: InputMap | None = None,
+    dense: bool = True,
 ):
     """Score ``X`` a block of rows at a time.
 
     Parameters
     ----------
     fn
-        Maps a dense float64 block (B, D) of features to its scores, an array (B, K).
+        Maps a block of features — dense (B, D) float64, CSR (B, D) with ``dense=False``, or the
+        (B, R) output of ``input_map`` — to its scores, an array (B, K) or a sparse (B, K) matrix of
+        non-negative scores (absent entries are 0 and rank after every stored one, ties by the
+        lower label index).
     X
-        (N, D) features, CSR or dense; CSR is densified ``batch_size`` rows at a time, so memory is
-        O(batch_size · (D + K) + N · top_k).
+        (N, D) features, CSR or dense; CSR is densified ``batch_size`` rows at a time (after the
+        input map, when there is one), so memory is O(batch_size · (D + K) + N · top_k).
     batch_size
         Rows per call of ``fn``.
     top_k
@@ -45,6 +54,10 @@ def score_in_batches(
     check_input
         Check ``X`` with :func:`mlgp.validation.check_features` (2-D, finite, D columns);
         ``False`` trusts a caller that has checked it already and only needs CSR or an array.
+    input_map
+        Applied to each (B, D) block before anything densifies it (:func:`mlgp.data.blocks.take_rows`).
+    dense
+        With no map: give ``fn`` dense blocks (default) or the CSR blocks as they are.
 
     Returns
     -------
@@ -61,17 +74,17 @@ def score_in_batches(
             raise ShapeError(f"top_k={top_k} exceeds the number of labels K={num_labels}")
     N = X.shape[0]
     out = idx = val = None
-    for start in range(0, N, batch_size):
-        rows = slice(start, min(N, start + batch_size))
-        xb = X[rows]
-        f = np.asarray(fn(xb.toarray() if sp.issparse(xb) else xb), dtype=np.float64)
-        if f.ndim != 2 or f.shape[0] != xb.shape[0] or (num_labels is not None and f.shape[1] != num_labels):
-            raise ShapeError(f"the scoring function returned shape {f.shape} for a block of {xb.shape[0]} rows"
-                             + (f"; expected ({xb.shape[0]}, {num_labels})" if num_labels is not None else ""))
+    for rows, xb in row_blocks(X, batch_size, input_map=input_map, dense=dense):
+        f = fn(xb)
+        f = f.tocsr() if sp.issparse(f) else np.asarray(f, dtype=np.float64)
+        n = rows.stop - rows.start
+        if f.ndim != 2 or f.shape[0] != n or (num_labels is not None and f.shape[1] != num_labels):
+            raise ShapeError(f"the scoring function returned shape {f.shape} for a block of {n} rows"
+                             + (f"; expected ({n}, {num_labels})" if num_labels is not None else ""))
         if top_k is None:
             if out is None:
                 out = np.empty((N, f.shape[1]), dtype=np.float64)
-            out[rows] = f
+            out[rows] = f.toarray() if sp.issparse(f) else f
         else:
             if idx is None:
                 if top_k > f.shape[1]:
@@ -79,5 +92,6 @@ def score_in_batches(
                 idx = np.empty((N, top_k), dtype=np.int64)
                 val = np.empty((N, top_k), dtype=np.float64)
             t = topk(f, top_k)
-            idx[rows], val[rows] = t.indices, t.scores
+            idx[rows] = t.indices
+            val[rows] = np.where(np.isfinite(t.scores), t.scores, 0.0) if sp.issparse(f) else t.scores
     return out if top_k is None else TopK(idx, val)
