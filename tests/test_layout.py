@@ -1,8 +1,10 @@
 """The package's rooms: which parts may import which, and what importing the light parts costs.
 
 The model families (the GP modules, ``geneml``, ``baselines``) never import one another; they meet
-only in the shared floor (``data``, ``scores``, ``metrics``, ``validation``, ``errors``), which
-imports no family; ``recipes``, ``cli`` and ``experiment`` may combine anything.
+only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``estimator``,
+``data``, ``scores``, ``metrics``), which imports no family and no TensorFlow; ``recipes``, ``cli``
+and ``experiment`` may combine anything. No two modules import each other, directly or in a
+circle, counting imports inside functions.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
 
 GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
-FLOOR = {"data", "scores", "metrics", "validation", "errors", "__init__"}
+FLOOR = {"data", "scores", "metrics", "validation", "errors", "floats", "blocks", "estimator", "__init__"}
 COMBINERS = {"recipes", "cli", "experiment"}
 
 
@@ -106,7 +108,8 @@ def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
         test_families_never_import_one_another()
 
 
-@pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation"])
+@pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation",
+                                    "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.data.minibatches"])
 def test_light_parts_do_not_import_tensorflow(module):
     code = (f"import sys, {module}; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'gpflow', 'tensorflow_probability')))")
@@ -119,3 +122,83 @@ def test_no_module_over_400_lines():
     long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 420}
     assert not long, f"modules over ~400 lines (split them by concept): {long}"
+
+
+# ----------------------------------------------------------------------------- import circles
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph(package: Path) -> dict[str, set[str]]:
+    """module → the mlgp modules importing it runs, as Python runs them: the module named and each
+    package above it that is not already a package of the importer (imports inside functions too)."""
+    files = {_module_name(p): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        own = {".".join(name.split(".")[:i]) for i in range(1, len(name.split(".")) + 1)}
+        if path.name == "__init__.py":
+            own.discard(name)
+        targets = set()
+        for module in _imports(path):
+            while module not in files and "." in module:  # `from pkg.mod import name`: the module
+                module = module.rsplit(".", 1)[0]
+            parts = module.split(".")
+            targets |= {".".join(parts[:i]) for i in range(2, len(parts) + 1)} - own
+        graph[name] = {t for t in targets if t in files and t != name}
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    circles = _circles(_module_graph(PACKAGE))
+    assert not circles, "modules that import each other (directly or in a circle): " + "; ".join(
+        " ⇄ ".join(c) for c in circles)
+
+
+def test_the_circle_checker_sees_a_lazy_circle(tmp_path, monkeypatch):
+    """The checker itself: two modules importing each other, one inside a function, are reported."""
+    fake = tmp_path / "mlgp"
+    (fake / "models").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "models" / "__init__.py").write_text("")
+    (fake / "models" / "a.py").write_text("from .b import B\n")
+    (fake / "models" / "b.py").write_text("def f():\n    from .a import A\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", fake)
+    assert _circles(_module_graph(fake)) == [["mlgp.models.a", "mlgp.models.b"]]
+    with pytest.raises(AssertionError, match="mlgp.models.a ⇄ mlgp.models.b"):
+        test_no_import_circles()

@@ -3,7 +3,7 @@
 The iterator every family's stochastic training shares (MLGPF's doubly stochastic sampler adds
 label subsampling on top, in :mod:`mlgp.training.sampler`; GenEML's online EM takes it as it is).
 Each epoch is one pass over a fresh permutation drawn from the iterator's own generator; the
-features of a minibatch go through the model's input map (:mod:`mlgp.data.blocks`) before any
+features of a minibatch go through the model's input map (:mod:`mlgp.blocks`) before any
 densifying. The data are trusted: checked once at the public boundary.
 """
 
@@ -14,13 +14,13 @@ from typing import Iterator, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .blocks import InputMap, take_rows
+from ..blocks import InputMap, take_rows
 
 __all__ = ["Minibatch", "RowMinibatches"]
 
 
 class Minibatch(NamedTuple):
-    """One minibatch: the row indices (B,), the features (as :func:`~mlgp.data.blocks.take_rows`
+    """One minibatch: the row indices (B,), the features (as :func:`~mlgp.blocks.take_rows`
     returns them) and the labels (B, K) CSR."""
 
     rows: np.ndarray
@@ -42,7 +42,7 @@ class RowMinibatches:
     seed
         Seed of the generator ``rng`` that draws each epoch's order (replace ``rng`` to re-seed).
     input_map, dense
-        How feature blocks are formed (:func:`mlgp.data.blocks.take_rows`).
+        How feature blocks are formed (:func:`mlgp.blocks.take_rows`).
     """
 
     def __init__(self, X, Y: sp.csr_matrix, batch_size: int, seed=0, *, input_map: InputMap | None = None,

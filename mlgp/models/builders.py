@@ -16,31 +16,32 @@ from dataclasses import replace
 
 import numpy as np
 import tensorflow as tf
-from gpflow import covariances, set_trainable
+from gpflow import covariances
 from gpflow.config import as_context, config
-from gpflow.inducing_variables import InducingPoints
 from gpflow.kernels import Kernel
 
-from ..errors import ShapeError
+from ..errors import ArgumentError
+from ..floats import float_policy
+from ..kernels import make_kernel
+from ..kernels.factory import canonical_kernel_name
 from ..likelihoods import MultiLabelBernoulli
 from ..validation import check_training_data
 from ..variational import make_q
 from ..variational.factory import check_q_family
 from . import initialisation
-from .mlgpf import MLGPF
+from .warm_start import warm_start
 
-__all__ = ["DTYPES", "label_log_odds", "mlgpf_from_data"]
+__all__ = ["BIAS_INITS", "label_log_odds", "mlgpf_from_data"]
 
-#: The float types a model can be built in, with the jitter added to K_ZZ in each.
-DTYPES: dict[str, tuple[type, float]] = {"float64": (np.float64, 1e-6), "float32": (np.float32, 1e-4)}
+#: How the bias b starts: at the labels' log-odds, or at N(0, 1/P) draws (the authors' code).
+BIAS_INITS: tuple[str, ...] = ("log-odds", "random")
 
 
-def check_dtype(dtype) -> str:
-    """The name of ``dtype`` if it is one of :data:`DTYPES`, else :class:`~mlgp.errors.ShapeError`."""
-    name = np.dtype(dtype).name if isinstance(dtype, type) or isinstance(dtype, np.dtype) else dtype
-    if name not in DTYPES:
-        raise ShapeError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
-    return name
+def check_bias_init(value) -> str:
+    """``value`` if it is one of :data:`BIAS_INITS`, else :class:`~mlgp.errors.ArgumentError`."""
+    if value not in BIAS_INITS:
+        raise ArgumentError(f"bias_init must be one of {', '.join(repr(n) for n in BIAS_INITS)}; got {value!r}")
+    return value
 
 
 def mlgpf_from_data(
@@ -62,8 +63,8 @@ def mlgpf_from_data(
     q_family: str | None = None,
     dtype: str = "float64",
     warm_start: bool = False,
-    model_class: type[MLGPF] = MLGPF,
-) -> MLGPF:
+    model_class: type,
+):
     """MLGPF initialised the paper's way from training data.
 
     Parameters
@@ -108,7 +109,7 @@ def mlgpf_from_data(
     dtype
         ``"float64"`` (default) or ``"float32"``: the model's float type (its parameters, and the
         precision :func:`mlgp.training.fit` trains in), with K_ZZ's jitter 1e-6 or 1e-4
-        (:data:`DTYPES`).
+        (:data:`mlgp.floats.FLOAT_POLICIES`).
     warm_start
         Start Φ and q(u)'s means at the linear solution of :mod:`mlgp.models.warm_start` instead of
         random Φ and constant means.
@@ -121,16 +122,15 @@ def mlgpf_from_data(
         With ``spec`` holding these arguments (the kernel's name, or ``None`` for a kernel object).
     """
     X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
-    if bias_init not in ("log-odds", "random"):
-        raise ShapeError(f"bias_init must be 'log-odds' or 'random', got {bias_init!r}")
+    check_bias_init(bias_init)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
     check_q_family(q_family)
     if whiten and q_family != "whitened":
         raise ShapeError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
-    dtype = check_dtype(dtype)
-    float_type, jitter = DTYPES[dtype]
-    with as_context(replace(config(), float=float_type, jitter=jitter)):
+    policy = float_policy(dtype)
+    dtype = policy.name
+    with as_context(replace(config(), float=policy.dtype.type, jitter=policy.jitter)):
         model = _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
                        kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm_start,
                        model_class)
@@ -155,11 +155,8 @@ def mlgpf_from_data(
 
 def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
            kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm,
-           model_class) -> MLGPF:
+           model_class):
     """The model, built in the current GPflow float type and jitter."""
-    from ..kernels import make_kernel
-    from ..kernels.factory import canonical_kernel_name
-
     N, D = X.shape
     K = Y.shape[1]
     P, M = int(num_latent_gps), int(num_inducing)
@@ -173,32 +170,26 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
             "and is invertible only through jitter; use M ≤ D, or the 'se' / 'se+linear' kernels",
             stacklevel=2,
         )
-    if fixed_inducing:
-        Z = initialisation.random_inducing(X, M, seed)
-    else:
-        Z = initialisation.kmeans_inducing(X, M, kmeans_iterations, seed)
-    if unit_sphere_inducing:
-        from ..inducing import UnitSphereInducingPoints
-
-        Z = UnitSphereInducingPoints(Z)
-    else:
-        Z = InducingPoints(Z)
+    # the registry's names for the two flags (a fixed Z sits at training points: no sphere to keep)
+    inducing = "fixed" if fixed_inducing else "unit-sphere" if unit_sphere_inducing else "kmeans"
+    Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed)
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
     if bias_init == "log-odds":
         likelihood.bias.assign(label_log_odds(Y))
-    Kuu = covariances.Kuu(Z, kernel, jitter=0.0).numpy().astype(np.float64)
+    Kuu_tensor = covariances.Kuu(Z, kernel, jitter=0.0)
+    Kuu_dtype = Kuu_tensor.dtype
+    Kuu = Kuu_tensor.numpy().astype(np.float64)
     if warm:
-        from .warm_start import warm_start
+        def kernel_matrix(xb: np.ndarray) -> np.ndarray:  # K_XZ (n, M) of a block of the kernel's inputs
+            return tf.transpose(covariances.Kuf(Z, kernel, tf.constant(xb, Kuu_dtype))).numpy()
 
-        alpha, loadings = warm_start(X, Y, lambda xb: kernel(tf.constant(xb, Z.Z.dtype), Z.Z).numpy(), Kuu,
-                                     likelihood.bias.numpy().astype(np.float64), P, seed=seed)
+        alpha, loadings = warm_start(X, Y, kernel_matrix, Kuu, likelihood.bias.numpy().astype(np.float64), P,
+                                     seed=seed)
         likelihood.loadings.assign(loadings)
     else:
         alpha = None
     q = _initial_q(q_family, M, P, Kuu, float(q_mu_init), float(q_sqrt_init), alpha)
     model = model_class(kernel, likelihood, Z, num_data=N, q=q)
-    if fixed_inducing:
-        set_trainable(model.inducing_variable, False)
     model.spec = {"kernel": name}
     return model
 

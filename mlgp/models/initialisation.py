@@ -1,19 +1,34 @@
-"""Initial inducing inputs for MLGPF: a few k-means iterations, or random training points (SE-F)."""
+"""Initial inducing variables for MLGPF, chosen by name from :data:`INDUCING`.
+
+``"kmeans"``: free ``InducingPoints`` at a few k-means iterations' centres; ``"unit-sphere"``: the
+same centres scaled onto the unit sphere and kept there (:class:`mlgp.inducing.
+UnitSphereInducingPoints`); ``"fixed"``: random training points, not trained (the paper's SE-F).
+Every choice sees the model's inputs: the rows of X through the model's input map
+(:mod:`mlgp.blocks`), so no dense (N, D) block of raw features is formed.
+"""
 
 from __future__ import annotations
 
 import warnings
 
+from typing import Callable
+
 import numpy as np
 import scipy.sparse as sp
+from gpflow import set_trainable
+from gpflow.inducing_variables import InducingPoints, InducingVariables
 
-from ..errors import ShapeError
+from ..blocks import InputMap, take_rows
+from ..errors import ArgumentError, ShapeError
+from ..inducing import UnitSphereInducingPoints
 
-__all__ = ["kmeans_inducing", "random_inducing"]
+__all__ = ["INDUCING", "kmeans_inducing", "make_inducing", "random_inducing"]
 
 
-def kmeans_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, iterations: int = 5, seed: int = 0, max_points: int = 20000) -> np.ndarray:
-    """Cluster centres of ``X`` (N, D) after a few k-means iterations; returns dense (M, D).
+def kmeans_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, iterations: int = 5, seed: int = 0,
+                    max_points: int = 20000, *, input_map: InputMap | None = None) -> np.ndarray:
+    """Cluster centres of ``X`` (N, D) after a few k-means iterations; returns dense (M, d)
+    (d = D, or the width of ``input_map``'s output).
 
     Uses scikit-learn's ``KMeans`` (k-means++ seeding, sparse input accepted) on at most
     ``max_points`` rows drawn at random. Raises :class:`~mlgp.errors.ShapeError` (a ``ValueError``)
@@ -27,19 +42,53 @@ def kmeans_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, iterations: 
         raise ShapeError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(N, size=min(N, max_points), replace=False))
-    sub = X[rows]
+    sub = take_rows(X, rows, input_map=input_map, dense=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ConvergenceWarning: stopping early is the point
         km = KMeans(n_clusters=M, n_init=1, max_iter=int(iterations), random_state=seed).fit(sub)
     return np.asarray(km.cluster_centers_, dtype=np.float64)
 
 
-def random_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, seed: int = 0) -> np.ndarray:
-    """``num_inducing`` distinct training rows of ``X`` (N, D) chosen at random; dense (M, D)."""
+def random_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, seed: int = 0, *,
+                    input_map: InputMap | None = None) -> np.ndarray:
+    """``num_inducing`` distinct training rows of ``X`` (N, D) chosen at random; dense (M, d)."""
     N = X.shape[0]
     M = int(num_inducing)
     if not 1 <= M <= N:
         raise ShapeError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
     rows = np.sort(np.random.default_rng(seed).choice(N, size=M, replace=False))
-    Z = X[rows]
-    return np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)
+    return np.asarray(take_rows(X, rows, input_map=input_map), dtype=np.float64)
+
+
+def _kmeans(X, M, iterations, seed, input_map) -> InducingVariables:
+    return InducingPoints(kmeans_inducing(X, M, iterations, seed, input_map=input_map))
+
+
+def _unit_sphere(X, M, iterations, seed, input_map) -> InducingVariables:
+    return UnitSphereInducingPoints(kmeans_inducing(X, M, iterations, seed, input_map=input_map))
+
+
+def _fixed(X, M, iterations, seed, input_map) -> InducingVariables:
+    Z = InducingPoints(random_inducing(X, M, seed, input_map=input_map))
+    set_trainable(Z, False)
+    return Z
+
+
+#: The inducing variables :func:`make_inducing` builds by name.
+INDUCING: dict[str, Callable[..., InducingVariables]] = {"kmeans": _kmeans, "unit-sphere": _unit_sphere,
+                                                          "fixed": _fixed}
+
+
+def make_inducing(name: str, X, num_inducing: int, *, iterations: int = 5, seed: int = 0,
+                  input_map: InputMap | None = None) -> InducingVariables:
+    """The inducing variables ``name`` (:data:`INDUCING`) for M = ``num_inducing`` from training
+    features ``X`` (N, D), in GPflow's current float type.
+
+    Raises
+    ------
+    ArgumentError
+        For a name not in :data:`INDUCING`.
+    """
+    if name not in INDUCING:
+        raise ArgumentError(f"inducing must be one of {', '.join(repr(n) for n in INDUCING)}; got {name!r}")
+    return INDUCING[name](X, int(num_inducing), int(iterations), seed, input_map)

@@ -24,20 +24,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import warnings
+
 import numpy as np
-import scipy.sparse as sp
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 from gpflow import covariances, default_float
 from gpflow.conditionals import conditional
-from gpflow.inducing_variables import InducingPoints, SharedIndependentInducingVariables
 from gpflow.kernels import Kernel, SharedIndependent
 from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
+from ..blocks import InputMap, take_rows
 from ..errors import ArgumentError, ShapeError
+from ..inducing import InputDim, shared_inducing_variable
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
+from .builders import mlgpf_from_data
+from .persistence import load_mlgpf, load_parameters, save_mlgpf
 from .scoring import MLGPFScoring
 
 __all__ = ["MLGPF"]
@@ -53,7 +57,10 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     likelihood
         :class:`~mlgp.likelihoods.MultiLabelBernoulli` with latent dimension P.
     inducing_variable
-        Z as an (M, D) array, ``InducingPoints`` or ``SharedIndependentInducingVariables``.
+        Z as an (M, d) array or any GPflow ``InducingVariables`` (``InducingPoints``,
+        :class:`~mlgp.inducing.UnitSphereInducingPoints`, …), normalised once by
+        :func:`mlgp.inducing.shared_inducing_variable`; d is the width the kernel sees
+        (:data:`mlgp.inducing.InputDim`).
     num_data
         N, the number of training points (scales minibatch bounds by N/|B|).
     q_mu
@@ -61,10 +68,14 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     q_sqrt
         (P, M, M) lower-triangular initial Cholesky factors (default identity).
     whiten
-        The whitened Cholesky family instead of the non-whitened one.
+        Deprecated alias of ``q=WhitenedQ(...)``: the whitened Cholesky family (warns).
     q
         A q(u) family object (:class:`~mlgp.variational.QDistribution`) for M inducing inputs and
-        P latent GPs, instead of ``q_mu`` / ``q_sqrt`` / ``whiten``.
+        P latent GPs, instead of ``q_mu`` / ``q_sqrt``.
+    input_map
+        The map from a block of D raw features to the d inputs of the kernel
+        (:class:`mlgp.blocks.InputMap`, e.g. a projection of sparse inputs), applied a block
+        of rows at a time before anything densifies it; ``None``: the identity (D = d).
 
     Attributes
     ----------
@@ -72,6 +83,10 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         The q(u) family object, which owns the variational parameters.
     float_type
         The dtype of the model (GPflow's ``default_float()`` when it was built); inputs are cast to it.
+    input_map
+        The input map, or ``None``.
+    num_features, input_dim
+        D, the width of the raw features the model takes, and d, the width its kernel sees.
     spec
         The arguments of :func:`~mlgp.models.mlgpf_from_data` for a model built by it, else ``{}``;
         saved with the model.
@@ -87,6 +102,8 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         q_sqrt: np.ndarray | None = None,
         whiten: bool = False,
         q: QDistribution | None = None,
+        *,
+        input_map: InputMap | None = None,
     ) -> None:
         # Shapes are checked here rather than by @check_shapes so that a wrong q_mu / q_sqrt raises
         # the package's ShapeError (an MLGPError), like every other bad input.
@@ -95,14 +112,22 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
             kernel = SharedIndependent(kernel, output_dim=P)
         super().__init__(kernel, likelihood, mean_function=None, num_latent_gps=P)
         self.float_type = np.dtype(default_float())
-        if isinstance(inducing_variable, SharedIndependentInducingVariables):
-            self.inducing_variable = inducing_variable
-        else:
-            if not isinstance(inducing_variable, InducingPoints):
-                inducing_variable = InducingPoints(np.asarray(inducing_variable, dtype=self.float_type))
-            self.inducing_variable = SharedIndependentInducingVariables(inducing_variable)
+        self.inducing_variable = shared_inducing_variable(inducing_variable, self.float_type)
         M = int(self.inducing_variable.num_inducing)
+        self.input_dim = int(InputDim(self.inducing_variable))
+        if input_map is not None:
+            if not isinstance(input_map, InputMap):
+                raise ArgumentError(f"input_map must have num_features, num_outputs and be callable (mlgp.blocks."
+                                    f"InputMap); got {type(input_map).__name__}")
+            if int(input_map.num_outputs) != self.input_dim:
+                raise ShapeError(f"the input map gives {input_map.num_outputs} columns but the inducing variables "
+                                 f"live in d = {self.input_dim}")
+        self.input_map = input_map
+        self.num_features = self.input_dim if input_map is None else int(input_map.num_features)
         self.num_data = num_data
+        if whiten:
+            warnings.warn("MLGPF(whiten=True) is deprecated; pass q=WhitenedQ(M, P, ...) (or from_data's "
+                          "q_family='whitened')", FutureWarning, stacklevel=2)
         if q is None:
             q = (WhitenedQ if whiten else CholeskyQ)(M, P, q_mu=q_mu, q_sqrt=q_sqrt)
         elif q_mu is not None or q_sqrt is not None or whiten:
@@ -152,11 +177,6 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         return self.likelihood.num_labels
 
     @property
-    def num_features(self) -> int:
-        """D, the input dimension."""
-        return int(self.inducing_variable.inducing_variable.Z.shape[-1])
-
-    @property
     def num_inducing(self) -> int:
         """M."""
         return int(self.inducing_variable.num_inducing)
@@ -168,27 +188,19 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
 
         Takes that function's arguments, with the same defaults.
         """
-        from .builders import mlgpf_from_data
-
         return mlgpf_from_data(X, Y, *args, model_class=cls, **kwargs)
 
     def save(self, path: str | Path) -> Path:
         """Write the model to the folder ``path``: :func:`mlgp.models.save_mlgpf`."""
-        from .persistence import save_mlgpf
-
         return save_mlgpf(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> "MLGPF":
         """Rebuild a model written by :meth:`save`: :func:`mlgp.models.load_mlgpf`."""
-        from .persistence import load_mlgpf
-
         return load_mlgpf(path, model_class=cls)
 
     def load_parameters(self, path: str | Path) -> None:
         """Assign the values saved in ``path`` to this model: :func:`mlgp.models.load_parameters`."""
-        from .persistence import load_parameters
-
         load_parameters(self, path)
 
     # ----------------------------------------------------------------- the bound
@@ -272,23 +284,32 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     def _marginals(self, Xnew, factorisation=None) -> tuple[tf.Tensor, tf.Tensor]:
         Kuu, factor = self.factorisation() if factorisation is None else factorisation
         Kmn = covariances.Kuf(self.inducing_variable, self.kernel, Xnew)
-        Knn = getattr(self.kernel, "kernel", self.kernel)(Xnew, full_cov=False)
+        Knn = self.kernel.kernel(Xnew, full_cov=False)
         return self.q.marginals(Kmn, Knn, factor)
 
     # ----------------------------------------------------------------- predictions
-    @inherit_check_shapes
-    def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False):
-        """Marginals of the P latent GPs at ``Xnew`` (N, D): mean and variance (N, P).
+    def model_inputs(self, X) -> tf.Tensor:
+        """Raw features (N, D) — CSR, an array or a tensor — as the (N, d) tensor the kernel sees:
+        through the input map (on CSR, before anything densifies it), in the model's float type."""
+        if self.input_map is None and tf.is_tensor(X):
+            return tf.cast(X, self.float_type)
+        X = X.numpy() if tf.is_tensor(X) else X
+        return tf.convert_to_tensor(take_rows(X, slice(None), input_map=self.input_map), dtype=self.float_type)
 
-        ``Xnew`` is dense or, for a batch of rows, CSR (densified here, whole: score large inputs
-        with :meth:`decision_function` or :meth:`predict_proba`, which go a block at a time).
-        Marginals (the default) come from the q(u) family, which shares the work on K_Zx among the
-        P functions; full covariances from GPflow's ``conditional`` given the family's implied
-        non-whitened (m, S).
+    def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False):
+        """Marginals of the P latent GPs at raw features ``Xnew`` (N, D): mean and variance (N, P).
+
+        ``Xnew`` is dense, a tensor or, for a batch of rows, CSR; it goes through the model's input
+        map (:meth:`model_inputs`) whole: score large inputs with :meth:`decision_function` or
+        :meth:`predict_proba`, which go a block at a time. Marginals (the default) come from the
+        q(u) family, which shares the work on K_Zx among the P functions; full covariances from
+        GPflow's ``conditional`` given the family's implied non-whitened (m, S).
         """
-        if sp.issparse(Xnew):
-            Xnew = Xnew.toarray()
-        Xnew = tf.convert_to_tensor(Xnew, dtype=self.float_type)
+        return self.predict_latent(self.model_inputs(Xnew), full_cov, full_output_cov)
+
+    @check_shapes("Xnew: [N, d]")
+    def predict_latent(self, Xnew: tf.Tensor, full_cov: bool = False, full_output_cov: bool = False):
+        """:meth:`predict_f` at inputs the kernel sees, (N, d), already mapped."""
         if not full_cov and not full_output_cov:
             return self._marginals(Xnew)
         m, S = self.q.implied_gaussian(self.kuu())

@@ -46,7 +46,6 @@ from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
 from ..variational import Q_FAMILIES, make_q
-from .mlgpf import MLGPF
 from .structure import (
     MODEL_ROOTS,
     build_transform,
@@ -71,7 +70,7 @@ _V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
 
 # ----------------------------------------------------------------------------- the three entry points
-def save_mlgpf(model: MLGPF, path: str | Path) -> Path:
+def save_mlgpf(model, path: str | Path) -> Path:
     """Write ``model`` to the folder ``path`` (created if needed) and return it.
 
     Raises :class:`~mlgp.errors.DataFormatError`, before anything is written, for a kernel,
@@ -105,8 +104,9 @@ def save_mlgpf(model: MLGPF, path: str | Path) -> Path:
     return path
 
 
-def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
-    """Rebuild the model saved in the folder ``path`` by :func:`save_mlgpf`."""
+def load_mlgpf(path: str | Path, *, model_class: type):
+    """Rebuild the model saved in the folder ``path`` by :func:`save_mlgpf` as a ``model_class``
+    (:class:`~mlgp.models.MLGPF` or a subclass; ``MLGPF.load(path)`` passes its own)."""
     path = Path(path)
     meta = _read_meta(path)
     values = _read_values(path)
@@ -135,7 +135,7 @@ def load_mlgpf(path: str | Path, *, model_class: type[MLGPF] = MLGPF) -> MLGPF:
     return model
 
 
-def load_parameters(model: MLGPF, path: str | Path) -> None:
+def load_parameters(model, path: str | Path) -> None:
     """Assign the values saved in the folder ``path`` to ``model``, exactly (unconstrained).
 
     The model must have the saved parameters' names, shapes and (for saves that record them)
@@ -240,7 +240,7 @@ def _owner(model, name: str, path: Path):
 
 
 # ----------------------------------------------------------------------------- building
-def _build_v2(meta: dict, path: Path, model_class: type[MLGPF]) -> MLGPF:
+def _build_v2(meta: dict, path: Path, model_class: type):
     """Formats 2 and 3 (format 2: float64 and a Cholesky family chosen by ``whiten``)."""
     float_name = meta.get("float_type", "float64")
     if float_name not in ("float64", "float32"):
@@ -263,7 +263,7 @@ def _build_v2(meta: dict, path: Path, model_class: type[MLGPF]) -> MLGPF:
     return model
 
 
-def _build_v1(meta: dict, path: Path, model_class: type[MLGPF]) -> MLGPF:
+def _build_v1(meta: dict, path: Path, model_class: type):
     """Format 1 recorded only the arguments of ``from_data`` (``spec``)."""
     spec = meta.get("spec")
     if not spec or spec.get("kernel") is None:

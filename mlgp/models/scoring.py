@@ -3,9 +3,10 @@
 Labels are ranked by the mean utilities f̄ = Φ m(x) + b: ``decision_function`` gives them dense
 (N, K) and ``predict_topk`` as a :class:`~mlgp.scores.TopK`, for CSR or dense features, a block of
 rows at a time through :func:`mlgp.scores.score_in_batches` (the scoring interface of every mlgp
-model); ``predict_proba`` gives E_q[σ(f)]. Scores are float64 whatever the model's float type.
-The mixin needs ``predict_f``, ``likelihood``, ``num_labels``, ``num_features``, ``float_type``
-and ``float_context`` from the model.
+model) on the floor's row-block path, each block through the model's input map before anything
+densifies it; ``predict_proba`` gives E_q[σ(f)]. Scores are float64 whatever the model's float type.
+The mixin needs ``predict_latent``, ``likelihood``, ``num_labels``, ``num_features``, ``input_dim``,
+``input_map``, ``float_type`` and ``float_context`` from the model.
 """
 
 from __future__ import annotations
@@ -31,23 +32,23 @@ _COMPILED: "weakref.WeakKeyDictionary[object, Callable[[tf.Tensor], tf.Tensor]]"
 class MLGPFScoring:
     """``decision_function``, ``predict_topk``, ``predict_scores`` and ``predict_proba`` of MLGPF."""
 
-    @check_shapes("Xnew: [N, D]", "return: [N, K]")
+    @check_shapes("Xnew: [N, d]", "return: [N, K]")
     def _mean_utilities(self, Xnew: tf.Tensor) -> tf.Tensor:
-        """f̄ = Φ m(x) + b at dense ``Xnew`` (N, D); (N, K)."""
-        mu, _ = self.predict_f(Xnew)
+        """f̄ = Φ m(x) + b at the kernel's inputs ``Xnew`` (N, d); (N, K)."""
+        mu, _ = self.predict_latent(Xnew)
         return tf.linalg.matmul(mu, self.likelihood.loadings, transpose_b=True) + self.likelihood.bias
 
     def _compiled_mean_utilities(self) -> Callable[[tf.Tensor], tf.Tensor]:
         """:meth:`_mean_utilities` compiled once for this model, for any number of rows.
 
-        The fixed input signature (None, D) means batches of any size share one trace. The
+        The fixed input signature (None, d) means batches of any size share one trace. The
         function wraps a ``functools.partial`` rather than a closure because TensorFlow counts
         retracing per Python code object: closures made by many models would share one counter and
         their first (legitimate) traces would be reported as retracing.
         """
         fn = _COMPILED.get(self)
         if fn is None:
-            spec = tf.TensorSpec([None, self.num_features], self.float_type)
+            spec = tf.TensorSpec([None, self.input_dim], self.float_type)
             fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(self)), input_signature=[spec])
             _COMPILED[self] = fn
         return fn
@@ -62,7 +63,8 @@ class MLGPFScoring:
         Parameters
         ----------
         X
-            (N, D) features, CSR or dense; densified ``batch_size`` rows at a time.
+            (N, D) features, CSR or dense; ``batch_size`` rows at a time go through the input map
+            (or are densified).
         batch_size
             Rows per call of the compiled function.
         check_input
@@ -74,7 +76,7 @@ class MLGPFScoring:
             (N, K) float64.
         """
         return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input)
+                                num_features=self.num_features, check_input=check_input, input_map=self.input_map)
 
     def predict_topk(self, X, k: int, batch_size: int = 1000, *, check_input: bool = True) -> TopK:
         """Each row's ``k`` labels of highest mean utility, in O(N k) memory.
@@ -96,7 +98,7 @@ class MLGPFScoring:
             (N, k) label indices and scores, best first (ties by lower label index).
         """
         return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input)
+                                num_features=self.num_features, check_input=check_input, input_map=self.input_map)
 
     def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
         """Alias kept for existing callers: :meth:`predict_topk` when ``top_k`` is given, else
@@ -125,10 +127,11 @@ class MLGPFScoring:
         def block(Xb: np.ndarray) -> np.ndarray:
             x = tf.constant(Xb, dtype=self.float_type)
             with self.float_context():
-                mu, var = self.predict_f(x)
+                mu, var = self.predict_latent(x)
                 return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
 
-        return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features)
+        return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
+                                input_map=self.input_map)
 
 
 def _call_mean_utilities(model_ref: "weakref.ReferenceType[MLGPFScoring]", Xnew: tf.Tensor) -> tf.Tensor:

@@ -18,6 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
+from ..blocks import InputMap, row_blocks, take_rows
+
 __all__ = ["warm_start"]
 
 
@@ -42,17 +44,17 @@ def _principal_directions(Y: sp.csr_matrix, P: int) -> tuple[np.ndarray, np.ndar
 
 
 def warm_start(X, Y, kernel_matrix, Kuu: np.ndarray, bias: np.ndarray, num_latent_gps: int, ridge: float = 1.0,
-               block: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+               block: int = 2000, seed: int = 0, *, input_map: InputMap | None = None) -> tuple[np.ndarray, np.ndarray]:
     """α (M, P) and Φ (K, P) of the warm start described in :mod:`mlgp.models.warm_start`.
 
     Parameters
     ----------
     X
-        (N, D) features, CSR or dense.
+        (N, D) features, CSR or dense, walked a block of rows at a time (:mod:`mlgp.blocks`).
     Y
         (N, K) 0/1 labels, CSR.
     kernel_matrix
-        ``kernel_matrix(X_block)`` → K_XZ (n, M) for a dense block of rows.
+        ``kernel_matrix(X_block)`` → K_XZ (n, M) for a dense block of the kernel's inputs (n, d).
     Kuu
         K_ZZ (M, M).
     bias
@@ -61,6 +63,12 @@ def warm_start(X, Y, kernel_matrix, Kuu: np.ndarray, bias: np.ndarray, num_laten
         P.
     ridge
         λ of the ridge fit (the latent targets have unit variance).
+    block
+        Rows per block.
+    seed
+        Seeds the rows the scale is fitted on.
+    input_map
+        The model's input map, applied to each block before anything densifies it.
     """
     Y = sp.csr_matrix(Y, dtype=np.float64)
     N, K = Y.shape
@@ -69,10 +77,8 @@ def warm_start(X, Y, kernel_matrix, Kuu: np.ndarray, bias: np.ndarray, num_laten
     ybar, V, std = _principal_directions(Y, P)
     G = np.zeros((M, M))
     R = np.zeros((M, P))
-    for start in range(0, N, block):
-        rows = slice(start, min(N, start + block))
-        xb = X[rows]
-        Kxz = np.asarray(kernel_matrix(xb.toarray() if sp.issparse(xb) else xb), dtype=np.float64)
+    for rows, xb in row_blocks(X, block, input_map=input_map):
+        Kxz = np.asarray(kernel_matrix(xb), dtype=np.float64)
         H = (np.asarray((Y[rows] @ V)) - ybar @ V) / std
         G += Kxz.T @ Kxz
         R += Kxz.T @ H
@@ -82,8 +88,7 @@ def warm_start(X, Y, kernel_matrix, Kuu: np.ndarray, bias: np.ndarray, num_laten
     # one scale for the loadings, by maximum likelihood on a subsample
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(N, size=min(N, 2000), replace=False))
-    xs = X[rows]
-    Hs = np.asarray(kernel_matrix(xs.toarray() if sp.issparse(xs) else xs), dtype=np.float64) @ alpha
+    Hs = np.asarray(kernel_matrix(take_rows(X, rows, input_map=input_map)), dtype=np.float64) @ alpha
     U = Hs @ (V * std).T  # (n, K): the linear reconstruction of the centred labels
     Ys = Y[rows].toarray()
     sign = 2.0 * Ys - 1.0

@@ -1,5 +1,5 @@
 """Scoring any block → (B, K) function over CSR or dense X a block of rows at a time, on the floor's
-row-block path (:mod:`mlgp.data.blocks`): a model's input map is applied to each block before
+row-block path (:mod:`mlgp.blocks`): a model's input map is applied to each block before
 anything densifies it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.blocks import InputMap, row_blocks
+from ..blocks import InputMap, row_blocks
 from ..errors import ShapeError
 from ..validation import check_features, check_positive_int
 from ._topk import TopK, topk
@@ -55,7 +55,7 @@ def score_in_batches(
         Check ``X`` with :func:`mlgp.validation.check_features` (2-D, finite, D columns);
         ``False`` trusts a caller that has checked it already and only needs CSR or an array.
     input_map
-        Applied to each (B, D) block before anything densifies it (:func:`mlgp.data.blocks.take_rows`).
+        Applied to each (B, D) block before anything densifies it (:func:`mlgp.blocks.take_rows`).
     dense
         With no map: give ``fn`` dense blocks (default) or the CSR blocks as they are.
 

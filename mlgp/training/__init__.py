@@ -1,8 +1,11 @@
 """Training: doubly stochastic minibatches (points × labels) and the fit loop."""
 
+from .contracts import StepOptimizer, TrainableModel
 from .fit import fit
+from .optimizers import OPTIMIZERS, make_optimizer
 from .steps import make_step
 from .natgrad import NatGradAdam
 from .sampler import MinibatchSampler, sample_labels
 
-__all__ = ["MinibatchSampler", "NatGradAdam", "fit", "make_step", "sample_labels"]
+__all__ = ["OPTIMIZERS", "MinibatchSampler", "NatGradAdam", "StepOptimizer", "TrainableModel", "fit", "make_optimizer",
+           "make_step", "sample_labels"]

@@ -12,6 +12,7 @@ by TensorFlow's own all-reduce.
 
 from __future__ import annotations
 
+import numbers
 import time
 from pathlib import Path
 from typing import Callable
@@ -19,11 +20,12 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import tensorflow as tf
-from gpflow.keras import tf_keras
 
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
-from ..validation import check_batch_growth, check_features, check_labels, check_positive_int
+from ..validation import check_batch_growth, check_features, check_labels, check_positive_int, check_training_data
+from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
+from .optimizers import make_optimizer
 from .steps import make_step
 
 __all__ = ["fit"]
@@ -66,10 +68,11 @@ def fit(
     Parameters
     ----------
     model
-        :class:`~mlgp.models.MLGPF` (anything with ``elbo((X_b, labels))`` and
-        ``trainable_variables``).
+        :class:`~mlgp.models.MLGPF`, or any model satisfying
+        :class:`mlgp.training.TrainableModel` (checked before any work).
     data
-        ``(X, Y)``: (N, D) features (CSR or dense) and (N, K) 0/1 labels.
+        ``(X, Y)``: (N, D) features (CSR or dense) and (N, K) 0/1 labels; minibatches go through
+        the model's input map (``model.input_map``) before anything densifies them.
     epochs
         Number of passes over the data (in total, counting epochs restored from a checkpoint);
         at least 1.
@@ -78,7 +81,7 @@ def fit(
     negatives
         Negative labels sampled per point; ``None`` uses all labels (the exact label sum).
     learning_rate
-        Adam's step size.
+        Adam's step size (a positive finite number).
     optimizer
         ``"adam"``: Adam on every variable. ``"natgrad"``: GPflow's natural-gradient steps on the
         q(u) family's (q_mu, q_sqrt) and Adam on the rest (:class:`mlgp.training.NatGradAdam`; the
@@ -142,13 +145,22 @@ def fit(
         When a step gives a non-finite bound or a failed Cholesky; the model (and the optimizer)
         are restored to the end of the last good epoch first.
     """
-    from contextlib import nullcontext
-
-    # the model's float type and jitter for everything traced here (models without one: GPflow's)
-    with model.float_context() if hasattr(model, "float_context") else nullcontext():
+    if not isinstance(model, TrainableModel):
+        raise ArgumentError(f"fit needs a model with {missing_members(model, TrainableModel)} "
+                            "(mlgp.training.TrainableModel, which MLGPF satisfies)")
+    with model.float_context():
         return _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
                     validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy,
                     jit_compile, progress, callback, check_input, max_seconds, log_dir)
+
+
+def _checked_data(model, data, check_input: bool):
+    """``data`` as (CSR or dense float64 X, CSR float64 Y), checked once here unless the caller has."""
+    X, Y = data
+    if check_input:
+        X, Y = check_training_data(X, Y)
+    _check_model_fits_data(model, X, Y)
+    return X, Y
 
 
 def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,
@@ -156,13 +168,16 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
          check_input, max_seconds, log_dir) -> pd.DataFrame:
     from tqdm.auto import tqdm
 
-    X, Y = data
     epochs = check_positive_int(epochs, "epochs")
     batch_size = check_positive_int(batch_size, "batch_size")
     checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
+    if negatives is not None:
+        negatives = check_positive_int(negatives, "negatives")
     if batch_growth is not None:
         batch_growth = check_batch_growth(batch_growth)
-    tf.random.set_seed(seed)
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) \
+            or not 0 < float(learning_rate) < float("inf"):
+        raise ArgumentError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
     if log_dir is not None:
         import importlib.util
 
@@ -170,21 +185,20 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
             raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
         raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
-    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, check_input=check_input,
-                               float_type=getattr(model, "float_type", None))
-    _check_model_fits_data(model, sampler.X, sampler.Y)
+    X, Y = _checked_data(model, data, check_input)
+    tf.random.set_seed(seed)
+    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, float_type=model.float_type,
+                               input_map=model.input_map, batch_growth=batch_growth)
     if validation is not None:
         Xv, Yv = validation
-        Xv = check_features(Xv, name="validation X", num_features=sampler.X.shape[1])
-        Yv = check_labels(Yv, name="validation Y", num_points=Xv.shape[0], num_labels=sampler.Y.shape[1])
+        Xv = check_features(Xv, name="validation X", num_features=X.shape[1])
+        Yv = check_labels(Yv, name="validation Y", num_points=Xv.shape[0], num_labels=Y.shape[1])
         validation = (Xv, Yv)
     variables = model.trainable_variables
     if not variables:
         raise MLGPError("the model has no trainable variables")
     if jit_compile not in (False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
-    if jit_compile == "except-cholesky" and not hasattr(model, "factorisation"):
-        raise ArgumentError("jit_compile='except-cholesky' needs a model with factorisation() and elbo(data, factorisation)")
     if jit_compile and strategy is not None:
         raise ArgumentError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
     if strategy is not None:
@@ -194,9 +208,9 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         if optimizer == "natgrad":
             raise ArgumentError("optimizer='natgrad' cannot be combined with a tf.distribute strategy")
         with strategy.scope():
-            opt = _make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
+            opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
     else:
-        opt = _make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
+        opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
 
     step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
@@ -228,12 +242,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     trained = 0.0
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
-        # One random stream per epoch, so that a run resumed from a checkpoint draws the same
-        # minibatches and negatives as an uninterrupted one.
-        sampler.rng = np.random.default_rng([seed, epoch])
-        if batch_growth is not None:
-            every, inc = batch_growth
-            sampler.batch_size = min(sampler.num_data, batch_size + inc * (epoch // every))
+        sampler.start_epoch(epoch, seed)
         t0 = time.perf_counter()
         values, kls = [], []
         for s, (xb, yb) in enumerate(sampler.epoch()):
@@ -299,40 +308,16 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size"])
 
 
-def _make_optimizer(model, optimizer, learning_rate, natgrad_gamma):
-    """The optimizer object :func:`fit` steps with (see its ``optimizer`` argument)."""
-    if optimizer is None or (isinstance(optimizer, str) and optimizer == "adam"):
-        return tf_keras.optimizers.Adam(learning_rate)
-    if isinstance(optimizer, str) and optimizer == "natgrad":
-        from .natgrad import NatGradAdam
-
-        if not hasattr(model, "q"):
-            raise ArgumentError("optimizer='natgrad' needs a model with a q(u) family (model.q)")
-        if isinstance(natgrad_gamma, (tuple, list)):
-            if len(natgrad_gamma) != 3:
-                raise ArgumentError(f"natgrad_gamma must be γ or (gamma_start, gamma, ramp_steps), got {natgrad_gamma!r}")
-            g0, g1, ramp = natgrad_gamma
-        else:
-            g0 = g1 = natgrad_gamma
-            ramp = 0
-        return NatGradAdam(model, gamma=g1, gamma_start=g0, ramp_steps=ramp, learning_rate=learning_rate)
-    if isinstance(optimizer, str):
-        raise ArgumentError(f"optimizer must be 'adam', 'natgrad' or an optimizer object, got {optimizer!r}")
-    return optimizer
-
-
 def _check_model_fits_data(model, X, Y) -> None:
     """Raise :class:`ShapeError` (before any tracing) when the data do not fit the model's sizes."""
     N, D = X.shape
     K = Y.shape[1]
-    if getattr(model, "num_data", None) is not None and int(model.num_data) != N:
+    if model.num_data is not None and int(model.num_data) != N:
         raise ShapeError(f"model.num_data = {model.num_data} but the training data has N = {N} points")
-    num_labels = getattr(model, "num_labels", None)
-    if num_labels is not None and int(num_labels) != K:
-        raise ShapeError(f"the labels have K = {K} columns but the model has {num_labels} labels")
-    num_features = getattr(model, "num_features", None)
-    if num_features is not None and int(num_features) != D:
-        raise ShapeError(f"the features have D = {D} columns but the model expects {num_features}")
+    if int(model.num_labels) != K:
+        raise ShapeError(f"the labels have K = {K} columns but the model has {model.num_labels} labels")
+    if int(model.num_features) != D:
+        raise ShapeError(f"the features have D = {D} columns but the model expects {model.num_features}")
 
 
 def _build_optimizer(opt, variables, strategy) -> None:

@@ -1,4 +1,4 @@
-"""Doubly stochastic minibatches: points × labels.
+"""Doubly stochastic minibatches: points × labels, on the floor's row minibatches.
 
 Each step draws a minibatch B of points (a shuffled pass over the data per epoch) and, for each
 point i, either all K labels (the exact label sum) or all its positive labels P_i plus a uniform
@@ -13,11 +13,10 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
-from gpflow import default_float
 
+from ..data.minibatches import RowMinibatches
 from ..errors import ShapeError
 from ..likelihoods import LabelBatch
-from ..validation import check_training_data
 
 __all__ = ["MinibatchSampler", "sample_labels"]
 
@@ -67,68 +66,77 @@ def sample_labels(Y: sp.csr_matrix, negatives: int, rng: np.random.Generator, nu
 
 
 class MinibatchSampler:
-    """Iterates over shuffled minibatches of (dense features, labels).
+    """Doubly stochastic minibatches: the floor's row minibatches (:class:`mlgp.data.minibatches.
+    RowMinibatches`, features through the model's input map) with label subsampling on top.
+
+    The data are trusted: :func:`mlgp.training.fit` checks them once, at its boundary.
 
     Parameters
     ----------
     X
-        (N, D) features, CSR or dense; only minibatches are densified.
+        (N, D) checked features, CSR or dense; only minibatches are mapped or densified.
     Y
-        (N, K) 0/1 labels.
+        (N, K) checked 0/1 labels, CSR.
     batch_size
-        |B|; the last batch of an epoch may be smaller.
+        |B| (≥ 1; clamped to N); the last batch of an epoch may be smaller.
     negatives
-        Sampled negatives per point, or ``None`` for all labels (dense (B, K) 0/1 label blocks).
+        Sampled negatives per point (≥ 1), or ``None`` for all labels (dense (B, K) 0/1 label
+        blocks); ``negatives ≥ K`` is the exact bound.
     seed
         Seed of the point order and negative samples.
-    check_input
-        Check ``X`` and ``Y`` (:func:`mlgp.validation.check_training_data`); ``False`` trusts a
-        caller that has checked them already.
     float_type
-        dtype of the batches' tensors (default GPflow's ``default_float()``).
+        dtype of the batches' tensors.
+    input_map
+        The model's input map (:class:`mlgp.blocks.InputMap`) or ``None``.
+    batch_growth
+        ``(every, increment)``: the batch grows by ``increment`` points every ``every`` epochs.
     """
 
-    def __init__(self, X, Y, batch_size: int, negatives: int | None = None, seed: int = 0,
-                 check_input: bool = True, float_type=None) -> None:
-        self.float_type = np.dtype(default_float() if float_type is None else float_type)
-        if check_input:
-            self.X, self.Y = check_training_data(X, Y)
-        else:  # checked by the caller: only the storage and dtype the sampler slices
-            self.X = sp.csr_matrix(X).astype(np.float64, copy=False) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
-            self.Y = sp.csr_matrix(Y).astype(np.float64, copy=False)
-        N, K = self.Y.shape
-        if not 1 <= int(batch_size):
-            raise ShapeError(f"batch_size must be ≥ 1, got {batch_size}")
-        self.batch_size = min(int(batch_size), N)
-        if negatives is not None and int(negatives) < 1:
-            raise ShapeError(f"negatives must be ≥ 1 (or None for all labels), got {negatives}")
-        if negatives is not None and int(negatives) >= K:
-            negatives = None  # sampling every negative is the exact bound
-        self.negatives = None if negatives is None else int(negatives)
-        self.rng = np.random.default_rng(seed)
-        self.num_slots = None if self.negatives is None else int(np.diff(self.Y.indptr).max(initial=0)) + self.negatives
+    def __init__(self, X, Y: sp.csr_matrix, batch_size: int, negatives: int | None = None, seed: int = 0, *,
+                 float_type=np.float64, input_map=None, batch_growth: tuple[int, int] | None = None) -> None:
+        self.rows = RowMinibatches(X, Y, batch_size, seed, input_map=input_map)
+        self.float_type = np.dtype(float_type)
+        self.base_batch_size = int(batch_size)
+        self.batch_growth = batch_growth
+        K = Y.shape[1]
+        self.negatives = None if negatives is None or int(negatives) >= K else int(negatives)
+        self.num_slots = None if self.negatives is None else int(np.diff(Y.indptr).max(initial=0)) + self.negatives
 
     @property
     def num_data(self) -> int:
-        return self.X.shape[0]
+        return self.rows.num_data
+
+    @property
+    def batch_size(self) -> int:
+        return self.rows.batch_size
 
     @property
     def steps_per_epoch(self) -> int:
-        return -(-self.num_data // self.batch_size)
+        return self.rows.steps_per_epoch
+
+    def start_epoch(self, epoch: int, seed: int) -> None:
+        """Set epoch ``epoch``'s (0-based) random stream and batch size: one stream per epoch, so a
+        run resumed from a checkpoint draws the same minibatches and negatives as an uninterrupted one."""
+        self.rows.rng = np.random.default_rng([seed, epoch])
+        size = self.base_batch_size
+        if self.batch_growth is not None:
+            every, inc = self.batch_growth
+            size += inc * (epoch // every)
+        self.rows.batch_size = min(self.num_data, size)
 
     def batch(self, rows: np.ndarray):
-        """The minibatch of the given rows: ``(X_b (B, D) tensor, labels)``."""
-        xb = self.X[rows]
+        """The minibatch of the given rows: ``(X_b (B, d) tensor, labels)``."""
+        return self._tensors(self.rows.take(rows))
+
+    def _tensors(self, mb):
         ft = self.float_type
-        xb = tf.constant(xb.toarray() if sp.issparse(xb) else xb, dtype=ft)
-        yb = self.Y[rows]
+        xb = tf.constant(mb.X, dtype=ft)
         if self.negatives is None:
-            return xb, tf.constant(yb.toarray(), dtype=ft)
-        idx, sgn, w = sample_labels(yb, self.negatives, self.rng, self.num_slots)
+            return xb, tf.constant(mb.Y.toarray(), dtype=ft)
+        idx, sgn, w = sample_labels(mb.Y, self.negatives, self.rows.rng, self.num_slots)
         return xb, LabelBatch(tf.constant(idx), tf.constant(sgn, dtype=ft), tf.constant(w, dtype=ft))
 
     def epoch(self) -> Iterator:
         """One shuffled pass over the data."""
-        order = self.rng.permutation(self.num_data)
-        for start in range(0, self.num_data, self.batch_size):
-            yield self.batch(order[start : start + self.batch_size])
+        for mb in self.rows.epoch():
+            yield self._tensors(mb)

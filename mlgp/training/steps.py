@@ -13,27 +13,33 @@ import tensorflow as tf
 from gpflow import default_float
 
 from ..errors import ArgumentError
+from .contracts import PlainApplyOptimizer
 
 __all__ = ["make_step"]
 
 
 def _log_prior(model) -> tf.Tensor:
     """Log prior density of the parameters that have priors (0 when none has)."""
-    return model.log_prior_density() if hasattr(model, "log_prior_density") else tf.constant(0.0, default_float())
+    return model.log_prior_density()
+
+
+def _needs_plain_apply(opt) -> bool:
+    """Whether the optimizer's update must stay out of XLA (:class:`PlainApplyOptimizer`)."""
+    return isinstance(opt, PlainApplyOptimizer) and bool(opt.needs_plain_apply)
 
 
 def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
     """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → ``(elbo, kl)``.
 
     Each call takes one optimizer step on ``-(elbo + log prior)`` and returns the bound's estimate and
-    its KL term (NaN for models without ``prior_kl``). ``jit_compile`` as in
+    its KL term. ``jit_compile`` as in
     :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``. Public so that benchmarks time
     exactly the step that training uses.
     """
     variables = model.trainable_variables
     if jit_compile == "except-cholesky":
         return _make_split_step(model, opt)
-    if jit_compile and getattr(opt, "needs_plain_apply", False):
+    if jit_compile and _needs_plain_apply(opt):
         raise ArgumentError("jit_compile=True cannot compile this optimizer's update; use 'except-cholesky' or False")
     if strategy is None:
 
@@ -84,12 +90,8 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
 
 
 def _elbo_and_kl(model, data, factorisation=None):
-    """The bound on ``data`` and its KL term: the model's ``elbo_and_kl`` where it has one (NaN KL
-    otherwise)."""
-    if hasattr(model, "elbo_and_kl"):
-        return model.elbo_and_kl(data, factorisation)
-    elbo = model.elbo(data)
-    return elbo, tf.constant(np.nan, elbo.dtype)
+    """The bound on ``data`` and its KL term (:class:`~mlgp.training.TrainableModel`)."""
+    return model.elbo_and_kl(data, factorisation)
 
 
 def _make_split_step(model, opt):
@@ -116,7 +118,7 @@ def _make_split_step(model, opt):
     def apply_update(grads):
         opt.apply_gradients(zip(grads, variables))
 
-    apply = tf.function(apply_update, jit_compile=not getattr(opt, "needs_plain_apply", False))
+    apply = tf.function(apply_update, jit_compile=not _needs_plain_apply(opt))
 
     @tf.function(reduce_retracing=True)
     def step(xb, yb):

@@ -24,14 +24,16 @@ from gpflow import Parameter
 from gpflow.utilities import positive
 
 from ..errors import ShapeError
+from ..floats import float_policy
 from .base import QDistribution
 
 __all__ = ["PreconditionedQ", "default_sigma_lower"]
 
 
 def default_sigma_lower(float_type) -> float:
-    """The floor on Σ's diagonal: 1e-6 (the paper's) in float64, 1e-4 in float32."""
-    return 1e-6 if np.dtype(float_type) == np.float64 else 1e-4
+    """The floor on Σ's diagonal: the float policy's variance floor (:data:`mlgp.floats.FLOAT_POLICIES`;
+    1e-6, the paper's, in float64, 1e-4 in float32)."""
+    return float_policy(float_type).variance_floor
 
 
 class PreconditionedQ(QDistribution):

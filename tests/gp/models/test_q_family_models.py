@@ -72,7 +72,7 @@ def test_natgrad_trains_the_cholesky_families(problem):
         trace = fit(model, (problem.train.X, problem.train.Y), epochs=4, batch_size=60, optimizer="natgrad",
                     natgrad_gamma=(0.05, 0.5, 4), learning_rate=0.02, progress=False)
         assert trace["elbo"].iloc[-1] > trace["elbo"].iloc[0]
-    with pytest.raises(ArgumentError, match="optimizer must be 'adam', 'natgrad' or an optimizer object"):
+    with pytest.raises(ArgumentError, match="optimizer must be one of 'adam', 'natgrad' or an optimizer object"):
         fit(model, (problem.train.X, problem.train.Y), epochs=1, optimizer="sgd", progress=False)
     with pytest.raises(ArgumentError, match="need 0 < gamma_start ≤ gamma ≤ 1"):
         fit(model, (problem.train.X, problem.train.Y), epochs=1, optimizer="natgrad", natgrad_gamma=1.5, progress=False)
@@ -124,8 +124,10 @@ def test_warm_start_ranks_better_before_training_than_the_constant_start():
 
 
 def test_bad_choices_are_refused_before_any_work(problem):
-    with pytest.raises(ShapeError, match="dtype must be 'float64' or 'float32'"):
+    with pytest.raises(ArgumentError, match="dtype must be one of 'float64', 'float32'; got 'float16'"):
         build(problem, dtype="float16")
+    with pytest.raises(ArgumentError, match="bias_init must be one of 'log-odds', 'random'; got 'zero'"):
+        build(problem, bias_init="zero")
     with pytest.raises(ShapeError, match="q_family must be one of"):
         build(problem, q_family="full")
     with pytest.raises(ShapeError, match="whiten=True asks for the whitened family"):

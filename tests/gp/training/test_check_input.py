@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 import mlgp.scores._batches
-import mlgp.training.sampler
+import importlib
 from mlgp.data import mlgpf_prior
 from mlgp.models import MLGPF
 from mlgp.recipes import train_mlgpf
 from mlgp.training import fit
+
+FIT_MODULE = importlib.import_module("mlgp.training.fit")  # the module, not the function it exports
 
 
 def _count_calls(monkeypatch, module, name):
@@ -26,7 +28,7 @@ def _count_calls(monkeypatch, module, name):
 
 def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypatch):
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=0)
-    train = _count_calls(monkeypatch, mlgp.training.sampler, "check_training_data")
+    train = _count_calls(monkeypatch, FIT_MODULE, "check_training_data")
     scored = _count_calls(monkeypatch, mlgp.scores._batches, "check_features")
     model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
     fit(model, (ds.train.X, ds.train.Y), epochs=3, batch_size=20, progress=False,
@@ -42,6 +44,6 @@ def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypat
 
 def test_the_recipe_checks_the_training_data_once(monkeypatch):
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=1)
-    train = _count_calls(monkeypatch, mlgp.training.sampler, "check_training_data")
+    train = _count_calls(monkeypatch, FIT_MODULE, "check_training_data")
     run = train_mlgpf(ds, kernel="se", num_latent_gps=2, num_inducing=4, epochs=1, batch_size=20, progress=False)
     assert train == [] and np.isfinite(run.trace["elbo"]).all()  # from_data checked it

@@ -20,7 +20,9 @@ from typing import Iterator, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["InputMap", "input_width", "row_blocks", "take_rows"]
+from .errors import ShapeError
+
+__all__ = ["InputMap", "LinearInputMap", "input_width", "row_blocks", "take_rows"]
 
 
 @runtime_checkable
@@ -32,6 +34,34 @@ class InputMap(Protocol):
 
     def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:
         """(B, D) CSR or dense → (B, R) dense."""
+
+
+class LinearInputMap:
+    """x ↦ x A: a block of D features times a fixed (D, R) matrix A, computed sparse-aware.
+
+    Parameters
+    ----------
+    matrix
+        A (D, R), dense or CSR (copied; a CSR matrix keeps the cost of a block at
+        O(nnz(block) · R) without any dense (B, D) array).
+
+    Attributes
+    ----------
+    num_features, num_outputs
+        D and R.
+    """
+
+    def __init__(self, matrix) -> None:
+        self.matrix = sp.csr_matrix(matrix, dtype=np.float64, copy=True) if sp.issparse(matrix) \
+            else np.array(matrix, dtype=np.float64)
+        if self.matrix.ndim != 2 or min(self.matrix.shape) < 1:
+            raise ShapeError(f"the map's matrix must be (D, R) with D, R ≥ 1; got shape {self.matrix.shape}")
+        self.num_features, self.num_outputs = (int(n) for n in self.matrix.shape)
+
+    def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:
+        """(B, D) CSR or dense → (B, R) dense float64."""
+        out = block @ self.matrix
+        return out.toarray() if sp.issparse(out) else np.asarray(out, dtype=np.float64)
 
 
 def input_width(num_features: int, input_map: InputMap | None) -> int:
@@ -63,8 +93,6 @@ def take_rows(X: sp.csr_matrix | np.ndarray, rows, *, input_map: InputMap | None
     if input_map is not None:
         out = np.asarray(input_map(block))
         if out.ndim != 2 or out.shape[0] != block.shape[0]:
-            from ..errors import ShapeError
-
             raise ShapeError(f"the input map returned shape {out.shape} for a block of {block.shape[0]} rows")
         return out
     if dense and sp.issparse(block):
