@@ -1,15 +1,20 @@
-"""Saving and loading MLGPF without pickle: a folder with ``model.json`` and ``parameters.npz``.
+"""Saving and loading MLGPF without pickle: a folder with ``model.json``, ``parameters.npz`` and,
+when the model holds fixed arrays, ``constants.npz``.
 
 ``parameters.npz`` holds every Parameter's *unconstrained* value (in the model's float type) under its GPflow path
 (``kernel.kernel.lengthscales``, ``likelihood.loadings``, ``q_sqrt`` …), so loading restores values
-exactly. ``model.json`` (format ``mlgp.MLGPF/2``) holds the structure needed to rebuild any MLGPF
-whose kernel and inducing variable are GPflow's or mlgp's own:
+exactly. ``constants.npz`` holds the fixed array arguments (NumPy arrays, or SciPy CSR matrices as
+their ``data`` / ``indices`` / ``indptr`` / ``shape``), e.g. an input map's projection matrix.
+``model.json`` (format ``mlgp.MLGPF/4``) holds the structure needed to rebuild any MLGPF whose
+kernel, inducing variable and input map are GPflow's or mlgp's own:
 
-- ``kernel`` and ``inducing_variable``: trees of nodes ``{"class": "module:qualname",
-  "parameters": {arg: shape}, "arguments": {arg: JSON value}, "children": {arg: node or [nodes]},
-  "active_dims": ...}`` naming the constructor arguments that matter: Parameters (rebuilt as
-  placeholders of the saved shape), sub-kernels (``Sum``/``Product``, ``SharedIndependent``),
-  simple values such as ``Polynomial``'s ``degree``, and ``active_dims`` when not all;
+- ``kernel``, ``inducing_variable`` and ``input_map`` (``null`` for none): trees of nodes
+  ``{"class": "module:qualname", "parameters": {arg: shape}, "arguments": {arg: JSON value},
+  "constants": {arg: {"key", "kind"}}, "children": {arg: node or [nodes]}, "active_dims": ...}``
+  naming the constructor arguments that matter: Parameters (rebuilt as placeholders of the saved
+  shape), fixed arrays (read back from ``constants.npz``), sub-kernels (``Sum``/``Product``,
+  ``SharedIndependent``), simple values such as ``Polynomial``'s ``degree``, and ``active_dims``
+  when not all;
 - ``likelihood``: class, K, P and the number of quadrature points; ``num_data``;
 - ``q``: the q(u) family and what rebuilding it needs (:meth:`mlgp.variational.QDistribution.describe`),
   and ``float_type`` (``"float64"`` or ``"float32"``; values are stored in it);
@@ -23,8 +28,8 @@ Loading constructs the classes with placeholder values of the saved shapes, give
 rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
 Only classes from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything
 else is refused when saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only,
-rebuilt from ``spec``) and ``mlgp.MLGPF/2`` (before q(u) families: ``whiten`` and top-level
-``q_mu`` / ``q_sqrt``) still load. Every failure raises an :class:`~mlgp.errors.MLGPError` that
+rebuilt from ``spec``), ``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``) and
+``mlgp.MLGPF/3`` (no input map, no constants) load too. Every failure raises an :class:`~mlgp.errors.MLGPError` that
 names the path.
 """
 
@@ -41,6 +46,7 @@ import tensorflow as tf
 from gpflow import Parameter, set_trainable
 from gpflow.config import as_context, config
 
+from ..blocks import InputMap
 from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
@@ -53,6 +59,8 @@ from .structure import (
     checked_transform,
     checked_tree,
     class_name,
+    constant_arrays,
+    constants_from_arrays,
     describe_likelihood,
     describe_transform,
     parameters_by_name,
@@ -61,10 +69,13 @@ from .structure import (
 
 __all__ = ["load_mlgpf", "load_parameters", "save_mlgpf"]
 
-FORMAT = "mlgp.MLGPF/3"
+FORMAT = "mlgp.MLGPF/4"
+_FORMAT_V3 = "mlgp.MLGPF/3"
 _FORMAT_V2 = "mlgp.MLGPF/2"
 _FORMAT_V1 = "mlgp.MLGPF/1"
-_READABLE = (FORMAT, _FORMAT_V2, _FORMAT_V1)
+_READABLE = (FORMAT, _FORMAT_V3, _FORMAT_V2, _FORMAT_V1)
+#: Formats whose parameter paths are those of the q(u) family objects.
+_FAMILY_PATHS = (FORMAT, _FORMAT_V3)
 #: Parameter paths of format 2 (q(u) held by the model itself) and their names since.
 _V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
@@ -79,13 +90,17 @@ def save_mlgpf(model, path: str | Path) -> Path:
     """
     path = Path(path)
     params = parameters_by_name(model)
+    constants: dict = {}
     meta = {
         "format": FORMAT,
         "q": model.q.describe(),
         "float_type": np.dtype(model.float_type).name,
         "num_data": None if model.num_data is None else np.asarray(model.num_data).item(),
-        "kernel": checked_tree(model.kernel, "kernel", path),
-        "inducing_variable": checked_tree(model.inducing_variable, "inducing_variable", path, rebuild=False),
+        "kernel": checked_tree(model.kernel, "kernel", path, constants=constants),
+        "inducing_variable": checked_tree(model.inducing_variable, "inducing_variable", path, rebuild=False,
+                                          constants=constants),
+        "input_map": None if model.input_map is None else checked_tree(model.input_map, "input_map", path,
+                                                                       rebuild=False, constants=constants),
         "likelihood": describe_likelihood(model.likelihood, path),
         "parameters": {name: {"shape": list(p.unconstrained_variable.shape), "trainable": bool(p.trainable),
                               "transform": checked_transform(p.transform, name, path)} for name, p in params.items()},
@@ -98,6 +113,8 @@ def save_mlgpf(model, path: str | Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         np.savez(path / "parameters.npz", **{name: p.unconstrained_variable.numpy() for name, p in params.items()})
+        if constants:
+            np.savez(path / "constants.npz", **constant_arrays(constants))
         (path / "model.json").write_text(text)
     except OSError as err:
         raise MLGPError(f"cannot save the model in {path}: {err.strerror or err}") from None
@@ -110,7 +127,7 @@ def load_mlgpf(path: str | Path, *, model_class: type):
     path = Path(path)
     meta = _read_meta(path)
     values = _read_values(path)
-    if meta["format"] != FORMAT:
+    if meta["format"] not in _FAMILY_PATHS:
         values = _renamed_v2(values)
     try:
         if meta["format"] == _FORMAT_V1:
@@ -119,7 +136,7 @@ def load_mlgpf(path: str | Path, *, model_class: type):
             trainable = meta.get("trainable", {})
         else:
             model = _build_v2(meta, path, model_class)
-            saved = meta["parameters"] if meta["format"] == FORMAT else _renamed_v2(meta["parameters"])
+            saved = meta["parameters"] if meta["format"] in _FAMILY_PATHS else _renamed_v2(meta["parameters"])
             _check_names(parameters_by_name(model), saved, path)
             _restore_transforms(model, saved, values, path)
             _assign(model, values, path, saved)
@@ -147,8 +164,8 @@ def load_parameters(model, path: str | Path) -> None:
     saved = None
     if (path / "model.json").is_file():
         meta = _read_meta(path)
-        saved = meta.get("parameters") if meta["format"] in (FORMAT, _FORMAT_V2) else None
-        if meta["format"] != FORMAT:
+        saved = meta.get("parameters") if meta["format"] in (*_FAMILY_PATHS, _FORMAT_V2) else None
+        if meta["format"] not in _FAMILY_PATHS:
             values = _renamed_v2(values)
             saved = None if saved is None else _renamed_v2(saved)
     _assign(model, values, path, saved)
@@ -181,13 +198,20 @@ def _read_meta(path: Path) -> dict:
     return meta
 
 
+def _read_constants(path: Path) -> dict[str, np.ndarray]:
+    return _read_npz(path / "constants.npz", "constants")
+
+
 def _read_values(path: Path) -> dict[str, np.ndarray]:
-    file = _existing(path, "parameters.npz")
+    return _read_npz(_existing(path, "parameters.npz"), "parameter")
+
+
+def _read_npz(file: Path, what: str) -> dict[str, np.ndarray]:
     try:
         with np.load(file, allow_pickle=False) as npz:
             return {name: npz[name] for name in npz.files}
     except Exception as err:  # zipfile, pickle refusal, truncation: all mean a broken file
-        raise DataFormatError(f"unreadable parameter file ({type(err).__name__}: {err})", path=file) from None
+        raise DataFormatError(f"unreadable {what} file ({type(err).__name__}: {err})", path=file) from None
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -248,17 +272,24 @@ def _build_v2(meta: dict, path: Path, model_class: type):
     q_meta = meta.get("q") or {"family": "whitened" if meta["whiten"] else "cholesky"}
     if q_meta["family"] not in Q_FAMILIES:
         raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=path / "model.json")
+    nodes = [meta["kernel"], meta["inducing_variable"], meta.get("input_map")]
+    constants = constants_from_arrays(nodes, _read_constants(path), path) if (path / "constants.npz").is_file() else {}
     cfg = replace(config(), float=np.dtype(float_name).type)
     with as_context(cfg):
-        kernel = build_tree(meta["kernel"], "kernel", path)
-        inducing = build_tree(meta["inducing_variable"], "inducing_variable", path)
+        kernel = build_tree(meta["kernel"], "kernel", path, constants)
+        inducing = build_tree(meta["inducing_variable"], "inducing_variable", path, constants)
+        input_map = None
+        if meta.get("input_map") is not None:
+            input_map = build_tree(meta["input_map"], "input_map", path, constants, base=object)
+            if not isinstance(input_map, InputMap):
+                raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=path / "model.json")
         lik = meta["likelihood"]
         lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
         likelihood = lik_class(int(lik["num_labels"]), int(lik["num_latent"]), num_gauss_hermite_points=int(lik["num_gauss_hermite_points"]))
         M, P = int(inducing.num_inducing), int(lik["num_latent"])
         extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
         q = make_q(q_meta["family"], M, P, **extra)
-        model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], q=q)
+        model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], q=q, input_map=input_map)
     model.spec = dict(meta.get("spec") or {})
     return model
 
@@ -273,6 +304,7 @@ def _build_v1(meta: dict, path: Path, model_class: type):
     sphere = spec.get("unit_sphere_inducing", False)  # saves made before the option lack the key
     Z = UnitSphereInducingPoints(np.ones((M, D))) if sphere else np.zeros((M, D))
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=spec["num_gauss_hermite_points"])
-    model = model_class(make_kernel(spec["kernel"], D), likelihood, Z, num_data=spec["num_data"], whiten=spec["whiten"])
+    q = make_q("whitened" if spec["whiten"] else "cholesky", M, P)
+    model = model_class(make_kernel(spec["kernel"], D), likelihood, Z, num_data=spec["num_data"], q=q)
     model.spec = spec
     return model

@@ -2,8 +2,10 @@
 :mod:`mlgp.models.persistence`.
 
 A node is ``{"class": "module:qualname", "parameters": {arg: shape}, "arguments": {arg: JSON
-value}, "children": {arg: node or [nodes]}, "active_dims": ...}``; a transform is a tree of TFP
-bijectors ``{"class", "arguments"}``. Only classes under :data:`MODEL_ROOTS` (and TFP for
+value}, "constants": {arg: {"key", "kind"}}, "children": {arg: node or [nodes]}, "active_dims":
+...}``; a constant is a fixed array argument (``"ndarray"``, or ``"csr"`` for a SciPy CSR matrix),
+its values kept outside the JSON under ``key`` (:func:`constant_arrays`, :func:`constants_from_arrays`);
+a transform is a tree of TFP bijectors ``{"class", "arguments"}``. Only classes under :data:`MODEL_ROOTS` (and TFP for
 bijectors) are recorded or rebuilt; anything else raises :class:`~mlgp.errors.DataFormatError`
 naming the file.
 """
@@ -16,6 +18,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import tensorflow as tf
 import tensorflow_probability as tfp
 from gpflow import Parameter
@@ -33,6 +36,8 @@ __all__ = [
     "checked_transform",
     "checked_tree",
     "class_name",
+    "constant_arrays",
+    "constants_from_arrays",
     "describe_likelihood",
     "describe_transform",
     "parameters_by_name",
@@ -87,8 +92,9 @@ def _plain(value):
     return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else np.asarray(value).item() if value is not None else None
 
 
-def _describe_tree(obj, where: str, path: Path) -> dict:
-    """The constructor of ``obj`` (a kernel or inducing variable) as a JSON tree."""
+def _describe_tree(obj, where: str, path: Path, constants: dict | None = None) -> dict:
+    """The constructor of ``obj`` (a kernel, inducing variable or input map) as a JSON tree; fixed
+    array arguments go into ``constants`` (key → ndarray or CSR)."""
     cls = type(obj)
     node: dict = {"class": _class_path(cls, MODEL_ROOTS, where, path),
                   "parameters": {}, "arguments": {}, "children": {}}
@@ -102,9 +108,13 @@ def _describe_tree(obj, where: str, path: Path) -> dict:
         if isinstance(value, Parameter):
             node["parameters"][arg] = list(value.shape)
         elif isinstance(value, tf.Module):
-            node["children"][arg] = _describe_tree(value, f"{where}.{arg}", path)
+            node["children"][arg] = _describe_tree(value, f"{where}.{arg}", path, constants)
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, tf.Module) for v in value):
-            node["children"][arg] = [_describe_tree(v, f"{where}.{arg}[{i}]", path) for i, v in enumerate(value)]
+            node["children"][arg] = [_describe_tree(v, f"{where}.{arg}[{i}]", path, constants) for i, v in enumerate(value)]
+        elif constants is not None and (isinstance(value, np.ndarray) or sp.issparse(value)):
+            key = f"{where}.{arg}"
+            constants[key] = value
+            node.setdefault("constants", {})[arg] = {"key": key, "kind": "csr" if sp.issparse(value) else "ndarray"}
         elif value is not _MISSING and _is_simple(value):
             node["arguments"][arg] = _plain(value)
         elif value is _MISSING and p.default is not p.empty:
@@ -120,13 +130,19 @@ def _describe_tree(obj, where: str, path: Path) -> dict:
     return node
 
 
-def build_tree(node: dict, where: str, path: Path):
-    cls = resolve_class(node["class"], MODEL_ROOTS, (Kernel, InducingVariables), path)
+def build_tree(node: dict, where: str, path: Path, constants: dict | None = None,
+               base: type | tuple = (Kernel, InducingVariables)):
+    """Rebuild the object a :func:`checked_tree` node describes (``constants``: key → array)."""
+    cls = resolve_class(node["class"], MODEL_ROOTS, base, path)
     kwargs = dict(node.get("arguments", {}))
     kwargs.update({arg: np.ones(shape) for arg, shape in node.get("parameters", {}).items()})
+    for arg, entry in node.get("constants", {}).items():
+        if constants is None or entry["key"] not in constants:
+            raise DataFormatError(f"the constant {entry['key']!r} of {where} is missing", path=path)
+        kwargs[arg] = constants[entry["key"]]
     for arg, child in node.get("children", {}).items():
-        kwargs[arg] = ([build_tree(c, f"{where}.{arg}[{i}]", path) for i, c in enumerate(child)]
-                       if isinstance(child, list) else build_tree(child, f"{where}.{arg}", path))
+        kwargs[arg] = ([build_tree(c, f"{where}.{arg}[{i}]", path, constants) for i, c in enumerate(child)]
+                       if isinstance(child, list) else build_tree(child, f"{where}.{arg}", path, constants))
     if "active_dims" in node:
         dims = node["active_dims"]
         kwargs["active_dims"] = slice(*dims["slice"]) if isinstance(dims, dict) else list(dims)
@@ -136,13 +152,14 @@ def build_tree(node: dict, where: str, path: Path):
         raise DataFormatError(f"could not rebuild {where} ({node['class']}): {type(err).__name__}: {err}", path=path) from None
 
 
-def checked_tree(obj, where: str, path: Path, rebuild: bool = True) -> dict:
+def checked_tree(obj, where: str, path: Path, rebuild: bool = True, constants: dict | None = None) -> dict:
     """Describe ``obj`` and (for kernels, whose parameters are small) rebuild it at once, so that a
-    structure the format cannot carry is refused when saving rather than when loading."""
-    node = json.loads(json.dumps(_describe_tree(obj, where, path)))
+    structure the format cannot carry is refused when saving rather than when loading. Fixed array
+    arguments go into ``constants`` when it is given (refused otherwise)."""
+    node = json.loads(json.dumps(_describe_tree(obj, where, path, constants)))
     if not rebuild:
         return node
-    rebuilt = {k: tuple(p.shape) for k, p in parameters_by_name(build_tree(node, where, path)).items()}
+    rebuilt = {k: tuple(p.shape) for k, p in parameters_by_name(build_tree(node, where, path, constants)).items()}
     original = {k: tuple(p.shape) for k, p in parameters_by_name(obj).items()}
     if rebuilt != original:
         raise DataFormatError(f"cannot save {where}: rebuilding {node['class']} from its constructor arguments gives "
@@ -215,3 +232,48 @@ def checked_transform(bijector, where: str, path: Path) -> dict:
 def class_name(node: dict) -> str:
     inner = [class_name(v["transform"]) for v in node.get("arguments", {}).get("bijectors", []) if isinstance(v, dict)]
     return node["class"].rpartition(":")[2] + (f"[{', '.join(inner)}]" if inner else "")
+
+
+# ----------------------------------------------------------------------------- constant arrays
+def constant_arrays(constants: dict) -> dict[str, np.ndarray]:
+    """The plain arrays that hold ``constants`` (key → ndarray or CSR) in an ``.npz``: an ndarray
+    under its key, a CSR matrix as ``key.data``, ``key.indices``, ``key.indptr`` and ``key.shape``."""
+    out = {}
+    for key, value in constants.items():
+        if sp.issparse(value):
+            m = sp.csr_matrix(value)
+            out.update({f"{key}.data": m.data, f"{key}.indices": m.indices, f"{key}.indptr": m.indptr,
+                        f"{key}.shape": np.asarray(m.shape, dtype=np.int64)})
+        else:
+            out[key] = np.asarray(value)
+    return out
+
+
+def constants_from_arrays(tree_nodes, arrays: dict[str, np.ndarray], path: Path) -> dict:
+    """Key → ndarray or CSR for every constant the nodes (and their children) name, checked."""
+    out: dict = {}
+
+    def walk(node):
+        if not isinstance(node, dict):
+            return
+        for entry in node.get("constants", {}).values():
+            key, kind = entry["key"], entry["kind"]
+            try:
+                if kind == "ndarray":
+                    out[key] = arrays[key]
+                elif kind == "csr":
+                    shape = tuple(int(n) for n in arrays[f"{key}.shape"])
+                    out[key] = sp.csr_matrix((arrays[f"{key}.data"], arrays[f"{key}.indices"], arrays[f"{key}.indptr"]),
+                                             shape=shape)
+                    out[key].check_format(full_check=True)
+                else:
+                    raise DataFormatError(f"unknown constant kind {kind!r} for {key!r}", path=path)
+            except (KeyError, ValueError, TypeError) as err:
+                raise DataFormatError(f"the constant {key!r} is missing or malformed ({err})", path=path) from None
+        for child in node.get("children", {}).values():
+            for c in child if isinstance(child, list) else [child]:
+                walk(c)
+
+    for node in tree_nodes:
+        walk(node)
+    return out

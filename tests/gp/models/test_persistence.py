@@ -96,7 +96,7 @@ def test_model_built_from_parts_round_trips(tmp_path, data, kname, inducing, whi
 def test_structure_is_recorded_as_a_tree(tmp_path, data):
     model = build(KERNELS["product"]())
     meta = json.loads((save_mlgpf(model, tmp_path / "m") / "model.json").read_text())
-    assert meta["format"] == "mlgp.MLGPF/3" and meta["spec"] == {}
+    assert meta["format"] == "mlgp.MLGPF/4" and meta["spec"] == {}
     shared = meta["kernel"]
     assert shared["class"] == "gpflow.kernels.multioutput.kernels:SharedIndependent"
     assert shared["arguments"] == {"output_dim": P}
