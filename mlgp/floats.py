@@ -57,7 +57,7 @@ def float_policy(dtype) -> FloatPolicy:
         For any other value, naming the choices.
     """
     name = dtype
-    if not isinstance(dtype, str):
+    if dtype is not None and not isinstance(dtype, str):  # np.dtype(None) would be float64
         try:
             name = np.dtype(dtype).name
         except TypeError:
