@@ -6,7 +6,6 @@ import gzip
 import math
 import re
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -338,13 +337,13 @@ def test_real_round_trip(data_home, tmp_path):
         assert a.read().rstrip("\n") == b.read().rstrip("\n")
 
 
-def test_parse_speed(data_home):
-    path = data_home / "delicious" / "train.txt.gz"
-    t0 = time.perf_counter()
-    X, Y = read_xc(path)
-    elapsed = time.perf_counter() - t0
+def test_reads_the_largest_benchmark_split(data_home):
+    """Delicious's training split (12,920 × 500, 983 labels): shapes, canonical CSR, 0/1 labels.
+    Its parse time is measured by experiments/bench_data_metrics.py, not asserted here."""
+    X, Y = read_xc(data_home / "delicious" / "train.txt.gz")
     assert X.shape == (12920, 500) and Y.shape == (12920, 983)
-    assert elapsed < 5.0, f"parsing {path} took {elapsed:.2f} s"
+    assert X.has_canonical_format and Y.has_canonical_format
+    assert np.all(Y.data == 1) and np.isfinite(X.data).all() and Y.nnz > 12920
 
 
 def test_errors_are_mlgp_errors():
