@@ -1,4 +1,4 @@
-"""Feature preprocessing shared by every model family: row normalisation (and, later, projections).
+"""Feature preprocessing shared by every model family: row normalisation.
 
 Functions take (N, D) CSR or dense features and return CSR; they never densify the whole matrix.
 """

@@ -4,9 +4,8 @@
 
 with λ (D,), s and l positive. It is GPflow's ``SquaredExponential(variance=w,
 lengthscales=1/(√2 λ))`` plus ``Linear(variance=(1 − w) λ²)`` with the two ARD vectors tied and the
-variances summing to one (the loadings Φ carry the scale). Against the package's default SE+LR
-(separate ARD vectors and variances) it reached a higher bound and test P@1 on Bibtex at the demo's
-size (P = 60, M = 200, 30 epochs, Z on the unit sphere): +0.3 and +0.5 P@1 over two seeds (README).
+variances summing to one (the loadings Φ carry the scale). README.md compares it with the
+package's default SE+LR (separate ARD vectors and variances).
 """
 
 from __future__ import annotations

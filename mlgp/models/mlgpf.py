@@ -85,8 +85,9 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         The dtype of the model (GPflow's ``default_float()`` when it was built); inputs are cast to it.
     input_map
         The input map, or ``None``.
-    num_features, input_dim
-        D, the width of the raw features the model takes, and d, the width its kernel sees.
+
+    The model takes raw features of width D (``num_features``: the input map's, or d without a
+    map) and its kernel sees inputs of width d (``input_dim``, from the inducing variables).
     spec
         The arguments of :func:`~mlgp.models.mlgpf_from_data` for a model built by it, else ``{}``;
         saved with the model.

@@ -112,7 +112,7 @@ def fit(
         CPU Cholesky and triangular solves are several times slower than TensorFlow's; needs a model
         with ``kuu_cholesky()`` and ``elbo(data, kuu_cholesky)`` (:class:`~mlgp.models.MLGPF`).
         ``experiments/bench_mlgpf.py`` times the three; :func:`mlgp.recipes.train_mlgpf` chooses by
-        its ``whiten`` argument. With ``True``, a failed Cholesky factorisation does not raise; the
+        its ``q_family`` argument. With ``True``, a failed Cholesky factorisation does not raise; the
         bound becomes NaN instead, which stops training the same way. Not available with
         ``strategy``.
     progress
