@@ -1,4 +1,12 @@
-"""Checks on user data that run before any TensorFlow tracing, with messages that name the problem."""
+"""Checks on user data at the package's boundary, with messages that name the problem.
+
+Contract: each ``check_*`` function takes what a user passed, raises
+:class:`~mlgp.errors.ShapeError` (a ``ValueError``) naming the first problem, and returns the value
+converted once (features as float64 CSR or a 2-D float64 array, labels as a float64 0/1 CSR matrix
+that is a copy of the caller's, so nothing below the boundary can change the caller's data);
+:func:`canonical_csr` gives the sorted, duplicate-free CSR some algorithms rely on. The code below
+the boundary trusts what these return. They run before any TensorFlow tracing.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +18,14 @@ import scipy.sparse as sp
 from .errors import ShapeError
 
 __all__ = [
+    "canonical_csr",
     "check_estimator_features",
     "check_batch_growth",
     "check_estimator_labels",
     "check_features",
     "check_labels",
     "check_positive_int",
+    "check_thresholds",
     "check_training_data",
 ]
 
@@ -54,7 +64,8 @@ def check_features(X, name: str = "X", num_features: int | None = None) -> sp.cs
 
 
 def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: int | None = None) -> sp.csr_matrix:
-    """Return ``Y`` as a CSR 0/1 float64 matrix (N, K) after checking shape and values."""
+    """Return ``Y`` as a canonical CSR 0/1 float64 matrix (N, K), a copy of the caller's, after
+    checking shape and values (duplicate entries are summed first, so a repeated 1 is a 2)."""
     if not sp.issparse(Y):
         try:
             Y = np.asarray(Y, dtype=np.float64)
@@ -62,17 +73,52 @@ def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: 
             raise ShapeError(f"{name} must be a numeric (N, K) 0/1 array or sparse matrix: {err}") from None
         if Y.ndim != 2:
             raise ShapeError(f"{name} must be 2-D (N, K), got shape {Y.shape}")
-    Y = sp.csr_matrix(Y)
+    Y = sp.csr_matrix(Y, dtype=np.float64, copy=True)  # eliminate_zeros below must not touch the caller's
     if Y.ndim != 2 or Y.shape[1] == 0:
         raise ShapeError(f"{name} must be (N, K) with K ≥ 1, got shape {Y.shape}")
     if num_points is not None and Y.shape[0] != num_points:
         raise ShapeError(f"{name} has {Y.shape[0]} rows but the features have {num_points}: labels/features shape mismatch")
     if num_labels is not None and Y.shape[1] != num_labels:
         raise ShapeError(f"{name} has {Y.shape[1]} labels but the model expects K = {num_labels}")
+    Y.sum_duplicates()
     Y.eliminate_zeros()
     if Y.nnz and not np.all(Y.data == 1):
         raise ShapeError(f"{name} must hold 0/1 labels; found values {np.unique(Y.data[Y.data != 1])[:5]}")
-    return sp.csr_matrix(Y, dtype=np.float64)
+    return Y
+
+
+def canonical_csr(X) -> sp.csr_matrix:
+    """``X`` (N, D), CSR or dense, as float64 CSR with sorted, duplicate-free column indices in every
+    row. The caller's matrix is never modified: a CSR that is not canonical is copied first.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix of shape (N, D), float64
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def check_thresholds(threshold, num_labels: int) -> np.ndarray:
+    """``threshold`` as a float64 (K,) array: a number or one value per label, each in [0, 1].
+
+    Raises :class:`~mlgp.errors.ShapeError` for another shape or a value outside [0, 1].
+    """
+    try:
+        t = np.asarray(threshold, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ShapeError(f"threshold must be a number or an array of numbers: {err}") from None
+    if t.ndim == 0:
+        t = np.full(num_labels, float(t))
+    if t.shape != (num_labels,):
+        raise ShapeError(f"threshold must be a number or an array of one value per label, shape "
+                         f"({num_labels},); got shape {t.shape}")
+    if not np.all((t >= 0) & (t <= 1)):
+        raise ShapeError("threshold values must lie in [0, 1]")
+    return t
 
 
 def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: int | None = None):

@@ -1,7 +1,8 @@
 """What LSPC and ML-LSPC share: the fitted Gaussian basis and the clipped, normalised posteriors.
 
 Contract: :func:`fit_basis` picks the centres and width and returns the (N, B) training design
-matrix with a :class:`GaussianBasis` that maps any (N', D) block to its (N', B) design;
+matrix with a :class:`GaussianBasis` that maps any (N', D) block to its (N', B) design (saved as its
+centres and width: :func:`restore_basis` reads it back from a file's state);
 :func:`binary_posterior` and :func:`multiclass_posterior` turn fitted least-squares outputs ``q``
 into probabilities ``max(0, q_y) / Σ_y' max(0, q_y')`` (the paper's rounding-up and
 normalisation), falling back to the training class prior where every ``q_y <= 0``.
@@ -16,11 +17,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ..errors import ShapeError
+from ..estimator import SavedState
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 
-__all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "check_threshold", "fit_basis",
-           "multiclass_posterior"]
+__all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "fit_basis", "multiclass_posterior",
+           "restore_basis"]
 
 #: scikit-learn parameter constraints of the basis, shared by both estimators.
 BASIS_CONSTRAINTS: dict = {
@@ -50,6 +51,16 @@ class GaussianBasis:
     def design(self, X) -> np.ndarray:
         """The (N, B) design matrix of ``X`` (N, D), CSR or dense."""
         return gaussian_design(X, self.centres, self.width, self.centre_norms)
+
+
+def restore_basis(state: SavedState, num_basis: int, num_features: int) -> GaussianBasis:
+    """The basis saved as ``basis_.centres`` (B, D), dense or CSR, and the fitted scalar
+    ``kernel_width_`` (> 0) of a file's ``state``."""
+    width = state.scalar("kernel_width_", float)
+    if width <= 0:
+        raise state.error(f"the fitted value 'kernel_width_' must be > 0, got {width}")
+    centres = state.matrix("basis_.centres", (num_basis, num_features))
+    return GaussianBasis(centres, width, row_norms_squared(centres))
 
 
 def fit_basis(X, n_basis: int | None, kernel_width: float | None, random_state) -> tuple[GaussianBasis, np.ndarray]:
@@ -86,16 +97,3 @@ def multiclass_posterior(Q: np.ndarray, prior: np.ndarray) -> np.ndarray:
     pos = np.maximum(Q, 0.0)
     total = pos.sum(axis=1, keepdims=True)
     return _normalise(pos, np.broadcast_to(total, pos.shape), np.broadcast_to(prior, pos.shape))
-
-
-def check_threshold(threshold, num_labels: int) -> np.ndarray:
-    """``threshold`` as a float64 (K,) array: a scalar or one value per label, each in [0, 1]."""
-    t = np.asarray(threshold, dtype=np.float64)
-    if t.ndim == 0:
-        t = np.full(num_labels, float(t))
-    if t.shape != (num_labels,):
-        raise ShapeError(f"threshold must be a number or an array of one value per label, shape "
-                         f"({num_labels},); got shape {t.shape}")
-    if not np.all((t >= 0) & (t <= 1)):
-        raise ShapeError("threshold values must lie in [0, 1]")
-    return t

@@ -10,28 +10,27 @@ backend, e.g. Dask, takes the work when set). Tree t is seeded by the t-th draw 
 ``max_leaf_labels`` most frequent labels. Scores are the leaf distributions averaged over trees:
 ``decision_function`` → dense float64 (N, K) in [0, 1], ``predict_topk`` → :class:`TopK` (labels
 no leaf reached score 0, ties to the lower label index), both computed ``batch_size`` rows at a
-time on CSR without densifying features. ``save(path)`` / ``FastXML.load(path)`` write and read one
-``.npz`` file of arrays (no pickle).
+time on canonical CSR blocks without densifying features (the scoring methods are
+:class:`~mlgp.estimator.MultiLabelEstimator`'s; the hook :meth:`FastXML._decision_block` returns a
+block's sparse scores). ``save(path)`` / ``FastXML.load(path)`` write and read the forest as plain
+arrays (:mod:`mlgp.estimator.persistence`); the loaded trees are checked (shapes, index ranges,
+finite values) before use.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from numbers import Integral, Real
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import DataFormatError
-from ..scores import TopK, topk
-from ..validation import check_estimator_features, check_estimator_labels, check_features, check_positive_int
-from ._estimator import MultiLabelScoringMixin
-from ._fastxml.forest import Forest
-from ._fastxml.io import load_arrays, save_arrays
+from ..estimator import MultiLabelEstimator, SavedState
+from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
 from ._fastxml.split import SplitOptions
 from ._fastxml.tree import grow_tree
@@ -39,7 +38,7 @@ from ._fastxml.tree import grow_tree
 __all__ = ["FastXML"]
 
 
-class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class FastXML(MultiLabelEstimator):
     """FastXML tree ensemble for extreme multi-label ranking.
 
     Parameters
@@ -125,7 +124,9 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
+    _block_format = "csr"
+
+    def __init__(self, *, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "ndcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
@@ -170,11 +171,7 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         """
         from joblib import Parallel, delayed
 
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
-        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__)
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
-        Y = sp.csr_matrix(Y, dtype=np.float64)
+        X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
         N, K = Y.shape
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()
@@ -219,96 +216,30 @@ class FastXML(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEst
         return new
 
     # ------------------------------------------------------------------------------- scoring --
-    def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        """The sparse scores (n, K) of a CSR block: the leaf distributions averaged over the
-        trees; subclasses re-rank here."""
-        return self.forest_.scores(X)
-
-    def _blocks(self, X, batch_size: int):
-        """Check ``X`` (all of it, before any work) and return ``(N, generator of (rows, scores))``."""
-        check_is_fitted(self)
-        X = check_features(check_estimator_features(X, self.n_features_in_, type(self).__name__),
-                           num_features=self.n_features_in_)
-        batch_size = check_positive_int(batch_size, "batch_size")
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
-        starts = range(0, X.shape[0], batch_size)
-        return X.shape[0], ((slice(s, s + batch_size), self._block_scores(X[s:s + batch_size])) for s in starts)
-
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Scores of every label for every point: float64 (N, K), the leaf label frequencies
-        averaged over trees (0 for labels no reached leaf keeps).
-
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-            Features with the D columns seen in ``fit``.
-        batch_size : int, default=1000
-            Rows scored at a time.
-        """
-        n, blocks = self._blocks(X, batch_size)
-        out = np.zeros((n, self.n_labels_))
-        for rows, S in blocks:
-            out[rows] = S.toarray()
-        return out
-
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """Each point's ``k`` best labels (``1 <= k <= K``) as a :class:`~mlgp.scores.TopK` of
-        shape (N, k): the same ranking as :meth:`decision_function` (ties and unreached labels,
-        scored 0, to the lower label index) without forming the dense (N, K) scores."""
-        check_is_fitted(self)
-        k = check_positive_int(k, "k")
-        if k > self.n_labels_:
-            raise ValueError(f"k={k} exceeds the number of labels K={self.n_labels_}")
-        n, blocks = self._blocks(X, batch_size)
-        idx, val = np.empty((n, k), np.int64), np.empty((n, k))
-        for rows, S in blocks:
-            t = topk(S, k)
-            idx[rows], val[rows] = t.indices, np.where(np.isfinite(t.scores), t.scores, 0.0)
-        return TopK(idx, val)
-
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """0/1 predictions (int64 (N, K)): label present when its score is ``>= threshold``."""
-        return (self.decision_function(X, batch_size) >= self.threshold).astype(np.int64)
+    def _decision_block(self, xb: sp.csr_matrix) -> sp.csr_matrix:
+        """The sparse scores (B, K) of a canonical CSR block (B, D): the leaf distributions averaged
+        over the trees; subclasses re-rank here."""
+        return self.forest_.scores(xb)
 
     # --------------------------------------------------------------------------- persistence --
-    def _extra_arrays(self) -> dict[str, np.ndarray]:
-        return {}
-
-    def save(self, path) -> Path:
-        """Write the fitted model to ``path`` (``.npz``; no pickle); returns the path written."""
-        check_is_fitted(self)
-        params = self.get_params()
-        seed = params["random_state"]
-        # a RandomState object cannot be written as JSON: the file records None (the trees are saved)
-        params["random_state"] = int(seed) if isinstance(seed, (int, np.integer)) else None
-        fitted = {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_,
-                  "n_labels_": self.n_labels_}
-        arrays = {f"forest.{k}": v for k, v in self.forest_.to_arrays().items()}
+    def _fitted_arrays(self) -> dict:
+        arrays = {f"forest_.{f.name}": getattr(self.forest_, f.name) for f in fields(Forest)}
         arrays["tree_seeds_"] = self.tree_seeds_
-        arrays.update(self._extra_arrays())
-        return save_arrays(path, type(self).__name__, params, fitted, arrays)
+        return arrays
 
-    @classmethod
-    def load(cls, path) -> "FastXML":
-        """Read a model written by :meth:`save`; the file's class must be ``cls`` or a subclass."""
-        from .pfastxml import PfastreXML, PfastXML
-
-        name, params, fitted, arrays = load_arrays(path)
-        klass = {c.__name__: c for c in (FastXML, PfastXML, PfastreXML)}.get(name)
-        if klass is None or not issubclass(klass, cls):
-            raise ValueError(f"{path}: holds a {name}, not a {cls.__name__}")
-        est = klass(**params)
-        try:
-            est.forest_ = Forest.from_arrays({k[len("forest."):]: v for k, v in arrays.items()
-                                              if k.startswith("forest.")})
-            est.tree_seeds_ = arrays["tree_seeds_"]
-            est._set_fitted_shape(fitted["n_samples_"], fitted["n_features_in_"], fitted["n_labels_"])
-            est._load_extra(arrays)
-        except (KeyError, ValueError, TypeError) as err:
-            raise DataFormatError(f"{path}: a {name} file with missing or malformed arrays ({err})") from err
-        est._set_tree_statistics()
-        return est
-
-    def _load_extra(self, arrays: dict[str, np.ndarray]) -> None:
-        """Restore what :meth:`_extra_arrays` saved."""
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        parts = {}
+        for f in fields(Forest):
+            name = f"forest_.{f.name}"
+            parts[f.name] = state.csr(name, (None, None)) if f.name in CSR_FIELDS \
+                else state.array(name, None, "f" if f.name == "bias" else "iu")
+        forest = Forest(**parts)
+        forest.check(self.n_features_in_, self.n_labels_)
+        if forest.n_trees != self.n_estimators:
+            raise state.error(f"the forest has {forest.n_trees} trees but n_estimators is {self.n_estimators}")
+        if np.any(np.bincount(forest.leaf_tree, weights=forest.leaf_size, minlength=forest.n_trees) != self.n_samples_):
+            raise state.error(f"the leaves of some tree do not hold the n_samples_ = {self.n_samples_} training points")
+        self.forest_ = forest
+        self.tree_seeds_ = state.array("tree_seeds_", (forest.n_trees,), "iu")
+        self._set_tree_statistics()

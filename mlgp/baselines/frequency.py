@@ -9,7 +9,8 @@ frequencies, so they read as probabilities; there is no separate ``predict_proba
 ``predict_topk`` ranks them (equal scores: lower label index first, the rule of
 :func:`mlgp.scores.topk`), ``predict`` returns the int64 0/1 (N, K) matrix ``scores >= threshold``.
 ``X`` is used only for its shape and checked like a real model's input (D columns, finite values),
-so the class is the template for the other estimators of :mod:`mlgp.baselines`.
+so the class is the template for the other estimators of :mod:`mlgp.baselines`. ``save(path)`` /
+``LabelFrequency.load(path)`` keep the counts and scores (:mod:`mlgp.estimator.persistence`).
 """
 
 from __future__ import annotations
@@ -17,21 +18,20 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 
-from ..scores import TopK
-from ..validation import check_estimator_features, check_estimator_labels, check_features
-from ._estimator import MultiLabelScoringMixin
+from ..estimator import MultiLabelEstimator, SavedState
 
 __all__ = ["LabelFrequency"]
 
 
-class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class LabelFrequency(MultiLabelEstimator):
     """Frequency-ranking baseline: every point gets the labels' training frequencies as scores.
 
     The ranking (most frequent labels first, ties by the lower label index) is the same for all
-    points; it is the reference every multi-label model must beat.
+    points; it is the reference every multi-label model must beat. ``decision_function``,
+    ``predict_topk`` and ``predict`` are :class:`~mlgp.estimator.MultiLabelEstimator`'s.
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, 
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, smoothing: float = 0.0, threshold: float = 0.5) -> None:
+    def __init__(self, *, smoothing: float = 0.0, threshold: float = 0.5) -> None:
         self.smoothing = smoothing
         self.threshold = threshold
 
@@ -93,8 +93,7 @@ class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, 
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
-        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__)
+        X, Y = self._validate_fit_data(X, Y)
         N, K = Y.shape
         s = float(self.smoothing)
         self.label_counts_ = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
@@ -102,33 +101,18 @@ class LabelFrequency(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, 
         self._set_fitted_shape(N, X.shape[1], K)
         return self
 
-    def _score_block(self, xb: np.ndarray) -> np.ndarray:
+    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
         """The (B, K) scores of a dense block (B, D): the same row of frequencies for every point."""
         return np.broadcast_to(self.scores_, (xb.shape[0], self.n_labels_))
 
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Scores of every label for every point: a float64 (N, K) array, each row ``scores_``.
+    def _fitted_arrays(self) -> dict:
+        return {"label_counts_": self.label_counts_, "scores_": self.scores_}
 
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-            Features with the D columns seen in ``fit``.
-        batch_size : int, default=1000
-            Rows scored at a time.
-        """
-        return self._score(self._score_block, X, batch_size)
-
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """Each point's ``k`` best labels (``1 <= k <= K``), most frequent first, ties by the lower
-        label index: a :class:`~mlgp.scores.TopK` with ``indices`` and ``scores`` of shape (N, k).
-
-        ``X`` and ``batch_size`` are as in :meth:`decision_function`.
-        """
-        return self._score(self._score_block, X, batch_size, top_k=k)
-
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """0/1 predictions: label ``j`` is present when its score is ``>= threshold``.
-
-        Same arguments as :meth:`decision_function`; returns an int64 (N, K) array.
-        """
-        return (self._score(self._score_block, X, batch_size) >= self.threshold).astype(np.int64)
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        K = self.n_labels_
+        self.label_counts_ = state.array("label_counts_", (K,), low=0, high=self.n_samples_)
+        self.scores_ = state.array("scores_", (K,), low=0, high=1)
+        s = float(self.smoothing)
+        if not np.allclose(self.scores_, (self.label_counts_ + s) / (self.n_samples_ + 2.0 * s), rtol=1e-12, atol=0):
+            raise state.error("scores_ are not the smoothed frequencies of label_counts_ and n_samples_")

@@ -9,6 +9,8 @@ closed-form ridge solution ``θ_y = (ΦᵀΦ + α I)⁻¹ Φᵀ π_y``; probabil
 ``q`` ((N,) ``q_1 − q_0`` for two classes), ``predict_proba`` (N, Y), ``predict`` the most probable
 class. For a label matrix: as :class:`~mlgp.baselines.MLLSPC` with no coupling — ``decision_function``
 ``q(present|x) − q(absent|x)`` (N, K), ``predict_proba`` (N, K), ``predict`` int64 0/1 (N, K).
+``predict_topk`` ranks the raw outputs (indices into ``classes_``). The scoring methods and
+``save`` / ``load`` are :class:`~mlgp.estimator.MultiLabelEstimator`'s.
 """
 
 from __future__ import annotations
@@ -18,16 +20,14 @@ from numbers import Real
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
-from ..scores import TopK
-from ..validation import check_estimator_features, check_estimator_labels, check_features
-from ._estimator import MultiLabelScoringMixin
-from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, check_threshold, fit_basis, multiclass_posterior
+from ..estimator import MultiLabelEstimator, SavedState
+from ..validation import check_thresholds
+from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, multiclass_posterior, restore_basis
 
 __all__ = ["LSPC"]
 
@@ -47,7 +47,7 @@ def _class_targets(y, num_points: int) -> tuple[np.ndarray, np.ndarray]:
     return classes, index
 
 
-class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
+class LSPC(MultiLabelEstimator):
     """Least-squares probabilistic classifier with a Gaussian kernel basis.
 
     Parameters
@@ -103,8 +103,9 @@ class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
         **BASIS_CONSTRAINTS,
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
     }
+    _predict_from = "proba"
 
-    def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
+    def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  threshold=0.5, random_state=None) -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis
@@ -120,6 +121,19 @@ class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = True
         return tags
 
+    def _validate_targets(self, y, num_points: int) -> tuple[sp.csr_matrix, np.ndarray | None]:
+        """``(Π, classes)``: for a 0/1 label matrix (2-D or sparse ``y``) Π is it as CSR float64
+        (N, K) and ``classes`` None; for 1-D class labels Π is the (N, Y) class indicator and
+        ``classes`` the Y sorted labels."""
+        if y is not None and (sp.issparse(y) or np.ndim(y) == 2):
+            return super()._validate_targets(y, num_points), None
+        if y is None:
+            raise ShapeError("LSPC requires y to be passed, but the target y is None")
+        classes, index = _class_targets(y, num_points)
+        indicator = sp.csr_matrix((np.ones(num_points), (np.arange(num_points), index)),
+                                  shape=(num_points, classes.size))
+        return indicator, classes
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y) -> "LSPC":
         """Fit one ridge-regularised least-squares model per class; returns ``self``.
@@ -129,20 +143,16 @@ class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
         X : np.ndarray or scipy sparse matrix of shape (N, D)
         y : array-like of shape (N,) (class labels) or (N, K) (0/1 label matrix, CSR or dense)
         """
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
+        X, (Y, classes) = self._validate_fit_data(X, y)
         N = X.shape[0]
-        if y is not None and (sp.issparse(y) or np.ndim(y) == 2):
-            Y = check_estimator_labels(y, N, type(self).__name__).astype(np.float64)
-            check_threshold(self.threshold, Y.shape[1])
-            self.multilabel_, self.classes_ = True, np.arange(Y.shape[1])
+        self.multilabel_ = classes is None
+        if self.multilabel_:
+            check_thresholds(self.threshold, Y.shape[1])
+            self.classes_ = np.arange(Y.shape[1])
             self.prior_ = np.asarray(Y.mean(axis=0)).ravel()
         else:
-            if y is None:
-                raise ShapeError("LSPC requires y to be passed, but the target y is None")
-            self.classes_, index = _class_targets(y, N)
-            Y = sp.csr_matrix((np.ones(N), (np.arange(N), index)), shape=(N, self.classes_.size))
-            self.multilabel_ = False
-            self.prior_ = np.bincount(index, minlength=self.classes_.size) / N
+            self.classes_ = classes
+            self.prior_ = np.asarray(Y.sum(axis=0)).ravel() / N     # class counts / N
         self.basis_, Phi = fit_basis(X, self.n_basis, self.kernel_width, self.random_state)
         G = Phi.T @ Phi
         G[np.diag_indices_from(G)] += float(self.alpha)
@@ -160,11 +170,10 @@ class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- scoring
     @property
-    def _num_outputs(self) -> int:
-        check_is_fitted(self)
+    def _n_outputs(self) -> int:
         return self.classes_.size
 
-    def _raw_block(self, xb: np.ndarray) -> np.ndarray:
+    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
         """Multi-class: q (B, Y); label matrix: q(present) − q(absent) (B, K)."""
         Phi = self.basis_.design(xb)
         if self.multilabel_:
@@ -172,34 +181,51 @@ class LSPC(MultiLabelScoringMixin, ClassifierMixin, BaseEstimator):
         return Phi @ self.coef_
 
     def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        """Class probabilities (B, Y), rows summing to one; or presence probabilities (B, K)."""
         Phi = self.basis_.design(xb)
         if self.multilabel_:
             return binary_posterior(Phi @ self.coef_[0], Phi @ self.coef_[1], self.prior_)
         return multiclass_posterior(Phi @ self.coef_, self.prior_)
 
+    def _decide(self, proba: np.ndarray) -> np.ndarray:
+        """The most probable class (ties: the first in ``classes_``), or ``proba >= threshold``."""
+        if self.multilabel_:
+            return super()._decide(proba)
+        return self.classes_[np.argmax(proba, axis=1)]
+
     def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
         """Raw least-squares outputs, float64: (N, Y) ``q(y|x)`` for class labels ((N,)
         ``q_1 − q_0`` for two classes), (N, K) ``q(present|x) − q(absent|x)`` for a label matrix.
         ``X`` (N, D), CSR or dense; ``batch_size`` rows are scored at a time."""
-        scores = self._score(self._raw_block, X, batch_size, num_labels=self._num_outputs)
-        if not self.multilabel_ and self._num_outputs == 2:
+        scores = super().decision_function(X, batch_size)
+        if not self.multilabel_ and scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Probabilities, float64: (N, Y) rows summing to one for class labels; (N, K) presence
-        probabilities for a label matrix."""
-        return self._score(self._proba_block, X, batch_size, num_labels=self._num_outputs)
+    # ------------------------------------------------------------ persistence
+    def _fitted_scalars(self) -> dict:
+        return {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_,
+                "multilabel_": self.multilabel_, "kernel_width_": self.kernel_width_}
 
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """The most probable class (N,) (ties: the first in ``classes_``); for a label matrix the
-        int64 0/1 (N, K) matrix ``predict_proba(X) >= threshold``."""
-        proba = self.predict_proba(X, batch_size)
+    def _fitted_arrays(self) -> dict:
+        classes = self.classes_
+        if classes.dtype.kind == "O" and all(isinstance(c, str) for c in classes):
+            classes = classes.astype(str)  # object-dtype strings (e.g. from pandas) as a string array
+        return {"coef_": self.coef_, "classes_": classes, "prior_": self.prior_, "basis_.centres": self.basis_.centres}
+
+    def _restore_fitted(self, state: SavedState) -> None:
+        self.n_samples_ = state.count("n_samples_")
+        self.n_features_in_ = state.count("n_features_in_")
+        self.multilabel_ = state.scalar("multilabel_", bool)
+        self.classes_ = state.array("classes_", (None,), "biufU")
+        C = self.classes_.size
+        if self.multilabel_ and not np.array_equal(self.classes_, np.arange(C)):
+            raise state.error("a label-matrix LSPC must have classes_ = arange(K)")
+        if not self.multilabel_ and (C < 2 or np.unique(self.classes_).size != C):
+            raise state.error("a class-label LSPC needs at least 2 distinct classes")
+        self.coef_ = state.array("coef_", (2, None, C) if self.multilabel_ else (None, C))
+        self.prior_ = state.array("prior_", (C,), low=0, high=1)
+        self.basis_ = restore_basis(state, self.coef_.shape[-2], self.n_features_in_)
+        self.kernel_width_ = self.basis_.width
         if self.multilabel_:
-            return (proba >= check_threshold(self.threshold, self._num_outputs)).astype(np.int64)
-        return self.classes_[np.argmax(proba, axis=1)]
-
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """Each point's ``k`` best classes or labels by the raw outputs (ties: lower index first),
-        as a :class:`~mlgp.scores.TopK` of shape (N, k); indices refer to ``classes_``."""
-        return self._score(self._raw_block, X, batch_size, top_k=k, num_labels=self._num_outputs)
+            check_thresholds(self.threshold, C)

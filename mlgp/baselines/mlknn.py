@@ -11,7 +11,9 @@ carry it: a dense float64 (N, K) array in [0, 1] (the normalised posterior of th
 unnormalised product). ``predict_proba`` returns the same array (multi-label convention: per-label
 presence probabilities), ``predict_topk`` ranks it (equal scores: lower label index first, the rule
 of :func:`mlgp.scores.topk`), ``predict`` returns the int64 0/1 (N, K) matrix
-``posterior >= threshold``.
+``posterior >= threshold`` (the scoring methods are :class:`~mlgp.estimator.MultiLabelEstimator`'s).
+``save(path)`` / ``MLkNN.load(path)`` keep the training points and labels and rebuild the
+neighbour index from them.
 """
 
 from __future__ import annotations
@@ -20,19 +22,17 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
-from ..scores import TopK
-from ..validation import check_estimator_features, check_estimator_labels, check_features
-from ._estimator import MultiLabelScoringMixin
+from ..estimator import MultiLabelEstimator, SavedState
 
 __all__ = ["MLkNN"]
 
 
-class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLkNN(MultiLabelEstimator):
     """ML-kNN: per-label Bayes rule on the number of a point's ``k`` nearest neighbours with the label.
 
     For label ``l`` with prior ``P(H1_l)`` and likelihoods ``P(E_j | H1_l)``, ``P(E_j | H0_l)`` of
@@ -72,6 +72,8 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         carrying it.
     nn_ : sklearn.neighbors.NearestNeighbors
         The neighbour index over the training features.
+    features_ : np.ndarray or scipy.sparse.csr_matrix of shape (N, D), float64
+        The training features (the points of ``nn_``).
     labels_ : scipy.sparse.csr_matrix of shape (N, K), float64
         The training labels.
     n_features_in_ : int
@@ -110,7 +112,7 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         "n_jobs": [Integral, None],
     }
 
-    def __init__(self, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
+    def __init__(self, *, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
                  threshold: float = 0.5, n_jobs: int | None = None) -> None:
         self.n_neighbors = n_neighbors
         self.smoothing = smoothing
@@ -129,15 +131,14 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
-        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__)
+        X, Y = self._validate_fit_data(X, Y)
         N, K = Y.shape
         k, s = int(self.n_neighbors), float(self.smoothing)
         if N < k + 1:
             raise ShapeError(f"MLkNN with n_neighbors={k} needs at least {k + 1} training points (each "
                              f"point's {k} neighbours exclude itself); got {N} sample(s). Give more "
                              f"points or a smaller n_neighbors.")
-        nn = NearestNeighbors(n_neighbors=k, metric=self.metric, n_jobs=self.n_jobs).fit(X)
+        nn = self._neighbour_index(X)
         # X=None: each training point's k nearest training points, the point itself left out
         neighbours = nn.kneighbors(return_distance=False)
         counts = self._neighbour_counts(neighbours, Y)  # CSR (N, K): C[i, l] in 0..k
@@ -158,6 +159,7 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         joint_true = self.prior_ * self.cond_prob_true_
         self.posterior_ = joint_true / (joint_true + prior_false * self.cond_prob_false_)
         self.nn_ = nn
+        self.features_ = X
         self.labels_ = Y
         self._set_fitted_shape(N, X.shape[1], K)
         return self
@@ -178,40 +180,33 @@ class MLkNN(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstim
         table[0] = 0.0
         return table
 
-    def _score_block(self, xb: np.ndarray) -> np.ndarray:
+    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
         """The (B, K) posteriors of a dense block (B, D) of features."""
         neighbours = self.nn_.kneighbors(xb, n_neighbors=int(self.n_neighbors), return_distance=False)
         counts = np.rint(self._neighbour_counts(neighbours, self.labels_).toarray()).astype(np.intp)
         return self.posterior_[counts, np.arange(self.n_labels_)]
 
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Posterior ``P(H1_l | E)`` of every label for every point: a float64 (N, K) array in [0, 1].
+    def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        """The posteriors of :meth:`_decision_block`: per-label presence probabilities (B, K)."""
+        return self._decision_block(xb)
 
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-            Features with the D columns seen in ``fit``; each point's ``k`` nearest training points
-            are its neighbours (a point equal to a training point has it as a neighbour).
-        batch_size : int, default=1000
-            Rows scored at a time.
-        """
-        return self._score(self._score_block, X, batch_size)
+    def _neighbour_index(self, X) -> NearestNeighbors:
+        return NearestNeighbors(n_neighbors=int(self.n_neighbors), metric=self.metric, n_jobs=self.n_jobs).fit(X)
 
-    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """The posteriors of :meth:`decision_function`: (N, K) probabilities that each label is present."""
-        return self._score(self._score_block, X, batch_size)
+    # ------------------------------------------------------------ persistence
+    def _fitted_arrays(self) -> dict:
+        return {"prior_": self.prior_, "cond_prob_true_": self.cond_prob_true_,
+                "cond_prob_false_": self.cond_prob_false_, "posterior_": self.posterior_,
+                "features_": self.features_, "labels_": self.labels_}
 
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """Each point's ``k`` most probable labels (``1 <= k <= K``), ties by the lower label index:
-        a :class:`~mlgp.scores.TopK` with ``indices`` and ``scores`` of shape (N, k).
-
-        ``X`` and ``batch_size`` are as in :meth:`decision_function`.
-        """
-        return self._score(self._score_block, X, batch_size, top_k=k)
-
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """0/1 predictions: label ``l`` is present when its posterior is ``>= threshold``.
-
-        Same arguments as :meth:`decision_function`; returns an int64 (N, K) array.
-        """
-        return (self._score(self._score_block, X, batch_size) >= self.threshold).astype(np.int64)
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        N, D, K, k = self.n_samples_, self.n_features_in_, self.n_labels_, int(self.n_neighbors)
+        if N < k + 1:
+            raise state.error(f"n_samples_ = {N} is below n_neighbors + 1 = {k + 1}")
+        self.prior_ = state.array("prior_", (K,), low=0, high=1)
+        for name in ("cond_prob_true_", "cond_prob_false_", "posterior_"):
+            setattr(self, name, state.array(name, (k + 1, K), low=0, high=1))
+        self.features_ = state.matrix("features_", (N, D))
+        self.labels_ = state.csr("labels_", (N, K), low=1, high=1)
+        self.nn_ = self._neighbour_index(self.features_)

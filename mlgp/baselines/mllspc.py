@@ -9,7 +9,8 @@ basis functions, all K labels at once: ``Θ_y`` (B, K) minimises
 ``decision_function`` returns ``q_t(present|x) − q_t(absent|x)`` (N, K); ``predict_proba`` the
 clipped and normalised probability of presence (N, K); ``predict`` the int64 0/1 matrix
 ``proba >= threshold``; ``predict_topk`` ranks ``decision_function``. With ``coupling = 0`` the
-labels decouple into :class:`~mlgp.baselines.LSPC` per label.
+labels decouple into :class:`~mlgp.baselines.LSPC` per label. The scoring methods and ``save`` /
+``load`` are :class:`~mlgp.estimator.MultiLabelEstimator`'s over the hooks defined here.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
-from ..scores import TopK
-from ..validation import check_estimator_features, check_estimator_labels, check_features
-from ._estimator import MultiLabelScoringMixin
-from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, check_threshold, fit_basis
-from ._sylvester import SOLVERS, coupling_matrix, pearson_similarity, solve_coupled
+from ..estimator import MultiLabelEstimator, SavedState
+from ..validation import check_thresholds
+from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, restore_basis
+from ._sylvester import SOLVERS, SolveInfo, coupling_matrix, pearson_similarity, solve_coupled
 
 __all__ = ["MLLSPC", "AUTO_EIG_MAX_BASIS"]
 
@@ -50,7 +50,7 @@ def check_similarity(similarity, num_labels: int) -> np.ndarray:
     return W
 
 
-class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLLSPC(MultiLabelEstimator):
     """Multi-label LSPC: one least-squares probabilistic classifier per label, coupled so that
     similar labels get similar parameters.
 
@@ -130,7 +130,9 @@ class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEsti
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
     }
 
-    def __init__(self, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
+    _predict_from = "proba"
+
+    def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  coupling: float = 0.1, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
                  max_iter: int | None = None, threshold=0.5, random_state=None) -> None:
         self.kernel_width = kernel_width
@@ -149,7 +151,7 @@ class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEsti
         W = None
         if not (isinstance(self.similarity, str) and self.similarity == "pearson"):
             W = check_similarity(self.similarity, num_labels)
-        return W, check_threshold(self.threshold, num_labels)
+        return W, check_thresholds(self.threshold, num_labels)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "MLLSPC":
@@ -161,8 +163,12 @@ class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEsti
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
-        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__).astype(np.float64)
+        X, Y = self._validate_fit_data(X, Y)
+        return self._fit(X, Y)
+
+    def _fit(self, X, Y: sp.csr_matrix) -> "MLLSPC":
+        """:meth:`fit` on checked data (float64 CSR or array X, CSR 0/1 Y); :class:`MLLSPCCV`'s
+        refit calls it directly."""
         N, K = Y.shape
         W, _ = self._check_options(K)
         self.basis_, Phi = fit_basis(X, self.n_basis, self.kernel_width, self.random_state)
@@ -189,33 +195,40 @@ class MLLSPC(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEsti
         Phi = self.basis_.design(xb)
         return Phi @ self.coef_[0], Phi @ self.coef_[1]
 
-    def _difference_block(self, xb: np.ndarray) -> np.ndarray:
+    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
+        """``q_t(present|x) − q_t(absent|x)`` (B, K): positive where presence is the more probable."""
         q1, q0 = self._outputs(xb)
         return q1 - q0
 
     def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        """The clipped, normalised probability of presence (B, K) in [0, 1]."""
         return binary_posterior(*self._outputs(xb), self.prior_)
 
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
-        """``q_t(present|x) − q_t(absent|x)`` for every point and label: float64 (N, K).
+    # ------------------------------------------------------------ persistence
+    def _fitted_scalars(self) -> dict:
+        info = self.solve_info_
+        return {**super()._fitted_scalars(), "kernel_width_": self.kernel_width_, "solver_": self.solver_,
+                "n_iter_": int(self.n_iter_), "solve_info_": {"solver": info.solver, "iterations": list(info.iterations),
+                                                              "residuals": list(info.residuals)}}
 
-        Positive where presence is the more probable class. ``X`` (N, D), CSR or dense, with the D
-        columns seen in ``fit``; ``batch_size`` rows are scored at a time.
-        """
-        return self._score(self._difference_block, X, batch_size)
+    def _fitted_arrays(self) -> dict:
+        return {"coef_": self.coef_, "basis_.centres": self.basis_.centres, "similarity_": self.similarity_,
+                "prior_": self.prior_}
 
-    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """Probability of each label's presence: float64 (N, K) in [0, 1] (multi-label convention:
-        one column per label, not one (N, 2) array per label). Arguments as in
-        :meth:`decision_function`."""
-        return self._score(self._proba_block, X, batch_size)
-
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """int64 0/1 (N, K): ``predict_proba(X) >= threshold``."""
-        proba = self.predict_proba(X, batch_size)
-        return (proba >= check_threshold(self.threshold, self.n_labels_)).astype(np.int64)
-
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """Each point's ``k`` labels with the largest :meth:`decision_function` (ties: lower label
-        index first), as a :class:`~mlgp.scores.TopK` of shape (N, k)."""
-        return self._score(self._difference_block, X, batch_size, top_k=k)
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        K = self.n_labels_
+        self.coef_ = state.array("coef_", (2, None, K))
+        self.basis_ = restore_basis(state, self.coef_.shape[1], self.n_features_in_)
+        self.kernel_width_ = self.basis_.width
+        self.similarity_ = state.array("similarity_", (K, K), low=0)
+        self.prior_ = state.array("prior_", (K,), low=0, high=1)
+        self.solver_ = state.scalar("solver_", str, choices=SOLVERS)
+        self.n_iter_ = state.scalar("n_iter_", int, low=0)
+        info = state.scalar("solve_info_", dict)
+        try:
+            self.solve_info_ = SolveInfo(str(info["solver"]), [int(i) for i in info["iterations"]],
+                                         [float(r) for r in info["residuals"]])
+        except (KeyError, TypeError, ValueError) as err:
+            raise state.error(f"the fitted value 'solve_info_' is malformed ({err!r})") from None
+        check_thresholds(self.threshold, K)

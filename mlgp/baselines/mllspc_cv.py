@@ -9,7 +9,9 @@ folds :class:`~sklearn.model_selection.GridSearchCV` would use) with the same mo
 ``MLLSPC(...).fit`` on the fold would give, and refits ``MLLSPC`` with the best point on all of
 ``(X, Y)``. ``cv_results_`` and ``best_params_`` follow GridSearchCV's layout (scores greater is
 better: a loss is negated). ``decision_function``, ``predict_proba``, ``predict`` and
-``predict_topk`` are the refitted model's.
+``predict_topk`` are the refitted model's (its block hooks under
+:class:`~mlgp.estimator.MultiLabelEstimator`'s scoring methods); ``save`` / ``load`` keep the refitted
+model and ``cv_results_``.
 
 The saving: with ``C = α I + c L`` (L the Laplacian of the similarity W), the eigenvectors of C are
 those of L for every (α, c), and ``ΦᵀΦ`` does not depend on them, so each fold and width needs one
@@ -23,18 +25,16 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.stats import rankdata
-from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, _fit_context
+from sklearn.base import _fit_context
 from sklearn.model_selection import ParameterGrid, check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ShapeError
+from ..estimator import MultiLabelEstimator, SavedState
 from ..metrics import f1_scores, precision_at_k
-from ..scores import TopK
-from ..validation import check_estimator_features, check_estimator_labels, check_features
-from ._estimator import MultiLabelScoringMixin
+from ..validation import check_thresholds
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
-from ._least_squares import binary_posterior, check_threshold
+from ._least_squares import binary_posterior
 from ._sylvester import pearson_similarity
 from .mllspc import MLLSPC, check_similarity
 
@@ -55,7 +55,7 @@ SCORINGS = {
 _GRID = [Interval(Real, 0, None, closed="neither")]
 
 
-class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEstimator):
+class MLLSPCCV(MultiLabelEstimator):
     """ML-LSPC with cross-validated ``kernel_width``, ``alpha`` and ``coupling``.
 
     Parameters
@@ -107,7 +107,10 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         "random_state": ["random_state"],
     }
 
-    def __init__(self, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
+    _predict_from = "proba"
+    _GRID_PARAMS = ("alpha", "coupling", "kernel_width")
+
+    def __init__(self, *, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
                  n_basis: int | None = 1000, similarity="pearson", cv=5, scoring: str = "hamming_loss",
                  threshold=0.5, random_state=None) -> None:
         self.kernel_widths = kernel_widths
@@ -138,12 +141,11 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
-        Y = check_estimator_labels(Y, X.shape[0], type(self).__name__).astype(np.float64)
+        X, Y = self._validate_fit_data(X, Y)
         K = Y.shape[1]
         user_W = None if (isinstance(self.similarity, str) and self.similarity == "pearson") \
             else check_similarity(self.similarity, K)
-        thresholds = check_threshold(self.threshold, K)
+        thresholds = check_thresholds(self.threshold, K)
         alphas = self._grid_values(self.alphas, "alphas", 0.0, closed=False)
         couplings = self._grid_values(self.couplings, "couplings", 0.0, closed=True)
         if self.kernel_widths is None:
@@ -173,11 +175,14 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         self.best_params_ = dict(grid[self.best_index_])
         self.best_score_ = float(mean[self.best_index_])
         self.n_splits_ = len(splits)
-        self.best_estimator_ = MLLSPC(n_basis=self.n_basis, similarity=self.similarity, solver="eig",
-                                      threshold=self.threshold, random_state=self.random_state,
-                                      **self.best_params_).fit(X, Y)
+        self.best_estimator_ = self._refit_estimator()._fit(X, Y)   # X, Y checked above
         self._set_fitted_shape(X.shape[0], X.shape[1], K)
         return self
+
+    def _refit_estimator(self) -> MLLSPC:
+        """The unfitted MLLSPC of the best grid point."""
+        return MLLSPC(n_basis=self.n_basis, similarity=self.similarity, solver="eig", threshold=self.threshold,
+                      random_state=self.random_state, **self.best_params_)
 
     def _fold_scores(self, X_tr, Y_tr, X_va, Y_va, grid, widths, user_W, thresholds) -> np.ndarray:
         """Scores (len(grid),) of every grid point trained on (X_tr, Y_tr), scored on (X_va, Y_va)."""
@@ -209,22 +214,46 @@ class MLLSPCCV(MultiLabelScoringMixin, MultiOutputMixin, ClassifierMixin, BaseEs
         return out
 
     # ------------------------------------------------------- the refitted model
-    def decision_function(self, X, batch_size: int = 1000) -> np.ndarray:
-        """:meth:`MLLSPC.decision_function` of ``best_estimator_``: float64 (N, K)."""
-        check_is_fitted(self)
-        return self.best_estimator_.decision_function(X, batch_size)
+    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
+        """:meth:`MLLSPC._decision_block` of ``best_estimator_``: (B, K)."""
+        return self.best_estimator_._decision_block(xb)
 
-    def predict_proba(self, X, batch_size: int = 1000) -> np.ndarray:
-        """:meth:`MLLSPC.predict_proba` of ``best_estimator_``: float64 (N, K)."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_proba(X, batch_size)
+    def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        """:meth:`MLLSPC._proba_block` of ``best_estimator_``: (B, K)."""
+        return self.best_estimator_._proba_block(xb)
 
-    def predict(self, X, batch_size: int = 1000) -> np.ndarray:
-        """:meth:`MLLSPC.predict` of ``best_estimator_``: int64 0/1 (N, K)."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict(X, batch_size)
+    # ------------------------------------------------------------ persistence
+    def _fitted_scalars(self) -> dict:
+        return {**super()._fitted_scalars(), "best_index_": self.best_index_, "best_score_": self.best_score_,
+                "best_params_": self.best_params_, "n_splits_": self.n_splits_,
+                "cv_params": self.cv_results_["params"], "best_estimator_": self.best_estimator_._fitted_scalars()}
 
-    def predict_topk(self, X, k: int, batch_size: int = 1000) -> TopK:
-        """:meth:`MLLSPC.predict_topk` of ``best_estimator_``: TopK (N, k)."""
-        check_is_fitted(self)
-        return self.best_estimator_.predict_topk(X, k, batch_size)
+    def _fitted_arrays(self) -> dict:
+        arrays = {f"cv_results_.{k}": v for k, v in self.cv_results_.items() if k != "params"}
+        arrays.update({f"best_estimator_.{k}": v for k, v in self.best_estimator_._fitted_arrays().items()})
+        return arrays
+
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        self.n_splits_ = state.count("n_splits_")
+        grid = state.scalar("cv_params", list)
+        n = len(grid)
+        if n == 0 or not all(isinstance(p, dict) and set(p) == set(self._GRID_PARAMS) for p in grid):
+            raise state.error(f"the fitted value 'cv_params' must list dicts of {self._GRID_PARAMS}")
+        self.best_index_ = state.scalar("best_index_", int, low=0)
+        if self.best_index_ >= n:
+            raise state.error(f"best_index_ = {self.best_index_} is not an index into the {n} grid points")
+        self.best_score_ = state.scalar("best_score_", float)
+        self.best_params_ = state.scalar("best_params_", dict)
+        if self.best_params_ != grid[self.best_index_]:
+            raise state.error("best_params_ is not the grid point at best_index_")
+        self.cv_results_ = {"params": grid}
+        for name in ("param_alpha", "param_coupling", "param_kernel_width", "mean_test_score", "std_test_score",
+                     *(f"split{i}_test_score" for i in range(self.n_splits_))):
+            self.cv_results_[name] = state.array(f"cv_results_.{name}", (n,))
+        self.cv_results_["rank_test_score"] = state.array("cv_results_.rank_test_score", (n,), "iu", low=1, high=n)
+        self.best_estimator_ = best = self._refit_estimator()
+        best._validate_params()
+        best._restore_fitted(state.nested("best_estimator_"))
+        if (best.n_features_in_, best.n_labels_) != (self.n_features_in_, self.n_labels_):
+            raise state.error("the refitted model's n_features_in_ / n_labels_ differ from the search's")

@@ -22,12 +22,12 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ..data.preprocessing import normalise_rows
+from ..estimator import SavedState
 from ..metrics import inverse_propensity
 from ._fastxml.forest import paired_row_dots
 from .fastxml import FastXML
 
 __all__ = ["PfastXML", "PfastreXML"]
-
 
 
 class PfastXML(FastXML):
@@ -55,7 +55,7 @@ class PfastXML(FastXML):
         "propensity_b": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
+    def __init__(self, *, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "dcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
@@ -72,11 +72,12 @@ class PfastXML(FastXML):
         self.inv_propensity_ = inverse_propensity(Y, float(self.propensity_a), float(self.propensity_b))
         return self.inv_propensity_
 
-    def _extra_arrays(self) -> dict[str, np.ndarray]:
-        return {"inv_propensity_": self.inv_propensity_}
+    def _fitted_arrays(self) -> dict:
+        return {**super()._fitted_arrays(), "inv_propensity_": self.inv_propensity_}
 
-    def _load_extra(self, arrays: dict[str, np.ndarray]) -> None:
-        self.inv_propensity_ = arrays["inv_propensity_"]
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        self.inv_propensity_ = state.array("inv_propensity_", (self.n_labels_,), low=0)
 
 
 class PfastreXML(PfastXML):
@@ -106,7 +107,7 @@ class PfastreXML(PfastXML):
         "alpha": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
+    def __init__(self, *, n_estimators: int = 50, max_leaf: int = 10, max_leaf_labels: int = 20,
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "dcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
@@ -130,29 +131,25 @@ class PfastreXML(PfastXML):
         self.centroids_ = C
         self.centroid_sq_norms_ = np.asarray(C.multiply(C).sum(axis=1)).ravel()
 
-    def _block_scores(self, X: sp.csr_matrix) -> sp.csr_matrix:
-        S = self.forest_.scores(X).tocoo()
+    def _decision_block(self, xb: sp.csr_matrix) -> sp.csr_matrix:
+        """PfastXML's sparse scores (B, K) of a canonical CSR block, re-ranked at the candidates."""
+        S = self.forest_.scores(xb).tocoo()
         if S.nnz == 0:
             return S.tocsr()
-        Xn = normalise_rows(X)
-        Xn.sort_indices()
+        Xn = normalise_rows(xb)  # row scaling keeps the block's canonical column order
         dot = paired_row_dots(Xn, S.row, self.centroids_, S.col)
         x_sq = np.asarray(Xn.multiply(Xn).sum(axis=1)).ravel()
         dist = np.maximum(x_sq[S.row] + self.centroid_sq_norms_[S.col] - 2.0 * dot, 0.0)
         tail = np.exp(-np.logaddexp(0.0, self.gamma * dist))  # σ(−γ d²), without overflow
         a = float(self.alpha)
-        data = np.power(S.data, a) * np.power(tail, 1.0 - a)
+        data = S.data ** a * tail ** (1.0 - a)  # `**` by a scalar is exact at α = 1 (np.power need not be)
         out = sp.csr_matrix((data, (S.row, S.col)), shape=S.shape)
         out.eliminate_zeros()  # a tail that underflows to 0 ranks with the labels no leaf reached
         return out
 
-    def _extra_arrays(self) -> dict[str, np.ndarray]:
-        c = self.centroids_
-        return {**super()._extra_arrays(), "centroids_.data": c.data, "centroids_.indices": c.indices,
-                "centroids_.indptr": c.indptr, "centroids_.shape": np.asarray(c.shape)}
+    def _fitted_arrays(self) -> dict:
+        return {**super()._fitted_arrays(), "centroids_": self.centroids_}
 
-    def _load_extra(self, arrays: dict[str, np.ndarray]) -> None:
-        super()._load_extra(arrays)
-        self._set_centroids(sp.csr_matrix((arrays["centroids_.data"], arrays["centroids_.indices"],
-                                           arrays["centroids_.indptr"]),
-                                          shape=tuple(int(s) for s in arrays["centroids_.shape"])))
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        self._set_centroids(state.csr("centroids_", (self.n_labels_, self.n_features_in_)))

@@ -13,14 +13,14 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
+from _sklearn_checks import estimator_check_tests
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.fastxml
 from mlgp.baselines._fastxml import tree as tree_module
 from mlgp.baselines import FastXML, PfastreXML, PfastXML
 from mlgp.errors import DataFormatError, ShapeError
+from mlgp.estimator import FORMAT
 from mlgp.scores import TopK, topk
 
 #: scikit-learn checks expected to fail, with why. All but the last two feed a target that is not a
@@ -44,31 +44,8 @@ EXPECTED_FAILED_CHECKS = {
                                                "a single leaf that ran no liblinear iteration (n_iter_ 0)",
 }
 
-HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
-
-
-def _checked_estimator() -> FastXML:
-    return FastXML(n_estimators=3, max_leaf=5, random_state=0)
-
-
-if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    # strict: a listed check that starts passing fails, so the list cannot go stale
-    @parametrize_with_checks([_checked_estimator()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-                             xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check) -> None:
-        check(estimator)
-else:  # pragma: no cover
-    def test_sklearn_estimator_checks() -> None:
-        pytest.skip(f"scikit-learn {sklearn.__version__} < 1.6 has no expected_failed_checks")
-
-
-def test_skipped_checks_are_exactly_the_failing_ones(assert_failing_checks_are) -> None:
-    """Every listed check runs and fails, and no other check fails."""
-    if not HAS_EXPECTED_FAILED:
-        pytest.skip("needs scikit-learn >= 1.6")
-    assert_failing_checks_are(_checked_estimator(), EXPECTED_FAILED_CHECKS)
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    [FastXML(n_estimators=3, max_leaf=5, random_state=0)], EXPECTED_FAILED_CHECKS)
 
 
 def test_docstring_example_runs() -> None:
@@ -221,7 +198,7 @@ def test_loading_checks_the_class(rng, tmp_path) -> None:
     assert type(FastXML.load(tmp_path / "plain")) is FastXML  # .npz added when missing
     with pytest.raises(ValueError, match=r"plain\.npz: holds a FastXML, not a PfastreXML"):
         PfastreXML.load(plain_path)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=r"missing\.npz: no saved estimator at this path"):
         FastXML.load(tmp_path / "missing.npz")
 
 
@@ -238,7 +215,7 @@ def _bad_file(kind: str, path) -> None:
     elif kind == "empty":
         path.write_bytes(b"")
     elif kind == "model header without arrays":
-        header = {"format": "mlgp.FastXML/1", "class": "FastXML", "params": {}, "fitted": {}}
+        header = {"format": FORMAT, "class": "FastXML", "params": {}, "fitted": {}, "sparse": {}}
         np.savez(path, __header__=np.array(json.dumps(header)))
 
 
@@ -520,7 +497,7 @@ def test_bad_parameters_are_refused(rng, no_tree_growing, params, message) -> No
 def test_bad_prediction_data_is_refused_before_scoring(fitted, monkeypatch) -> None:
     est, X, X_test = fitted
     scored = []
-    monkeypatch.setattr(est, "_block_scores", lambda block: scored.append(block.shape[0]))
+    monkeypatch.setattr(est, "_decision_block", lambda block: scored.append(block.shape[0]))
     for method, args in (("decision_function", ()), ("predict", ()), ("predict_topk", (3,))):
         fn = getattr(est, method)
         with pytest.raises(ShapeError, match="X has 11 features, but FastXML is expecting 12 features"):

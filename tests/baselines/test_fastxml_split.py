@@ -309,3 +309,50 @@ def test_paired_row_dots_equals_the_dense_products(rng) -> None:
     assert got.shape == (cols.size,)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
     assert paired_row_dots(A, np.zeros(0, np.int64), B, np.zeros(0, np.int64)).shape == (0,)
+
+
+def _brute_objective_with_bias(X, G, discount, w, b, delta, opts) -> float:
+    """As :func:`_brute_objective`, but with liblinear's bias penalty: the bias feature has value
+    ``opts.bias`` and weight b / bias, so the L1 term is ‖w‖₁ + |b| / bias."""
+    z = X.toarray() @ w + b
+    c = np.where(delta > 0, opts.c_pos, opts.c_neg)
+    logistic = float(np.sum(c * np.logaddexp(0.0, -delta * z)))
+    Gd = G.toarray()
+    gain = sum(_best_gain(Gd[delta == s].sum(axis=0), discount) for s in (1, -1))
+    return float(np.abs(w).sum() + abs(b) / opts.bias + logistic - opts.c_rank * gain)
+
+
+@pytest.mark.parametrize("bias", [0.3, 2.5])
+def test_traced_objective_penalises_the_bias_as_liblinear_does(monkeypatch, bias) -> None:
+    """With a bias feature value other than 1, every traced w-step objective (and the final one)
+    equals a brute-force objective whose L1 term is ‖w‖₁ + |b| / bias (not |b| · bias)."""
+    opts = SplitOptions(bias=bias, **TIGHT)
+    fits = []
+    original = split_module.fit_separator
+
+    def recording(X, delta, opts, seed):
+        w, b, n_iter = original(X, delta, opts, seed)
+        fits.append((delta.copy(), w.toarray().ravel(), b))
+        return w, b, n_iter
+
+    monkeypatch.setattr(split_module, "fit_separator", recording)
+    checked, biggest_b = 0, 0.0
+    for seed in range(6):
+        X, G, discount = _node(seed, n=40, K=6)
+        fits.clear()
+        res = split_node(X, G, discount, opts, np.random.RandomState(seed), trace=True)
+        if res is None:
+            continue
+        w_steps = [value for step, value in res.trace if step == "w"]
+        assert len(w_steps) == len(fits) == res.w_updates
+        for value, (delta, w, b) in zip(w_steps, fits):
+            ref = _brute_objective_with_bias(X, G, discount, w, b, delta, opts)
+            assert value == pytest.approx(ref, rel=1e-10, abs=1e-10), (seed, value, ref)
+            biggest_b = max(biggest_b, abs(b))
+        delta, w, b = fits[-1]
+        ref = _brute_objective_with_bias(X, G, discount, w, b, delta, opts)
+        assert res.trace[-1][1] == pytest.approx(ref, rel=1e-10, abs=1e-10)
+        checked += 1
+    assert checked >= 3
+    # the bias term must matter: |b| / bias and |b| · bias differ by more than the tolerance
+    assert biggest_b * abs(1.0 / bias - bias) > 1e-3

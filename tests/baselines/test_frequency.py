@@ -9,12 +9,11 @@ import sys
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
+from _sklearn_checks import estimator_check_tests
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import f1_score
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.frequency
 from mlgp.baselines import LabelFrequency
@@ -38,26 +37,8 @@ EXPECTED_FAILED_CHECKS = {
                           "ShapeError (a ValueError), like for every other bad input",
 }
 
-HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
-
-if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    # strict: a listed check that starts passing fails, so the list cannot go stale
-    @parametrize_with_checks([LabelFrequency()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-                             xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check) -> None:
-        check(estimator)
-else:  # pragma: no cover
-    def test_sklearn_estimator_checks() -> None:
-        pytest.skip(f"scikit-learn {sklearn.__version__} < 1.6 has no expected_failed_checks")
-
-
-def test_skipped_checks_are_exactly_the_failing_ones(assert_failing_checks_are) -> None:
-    """Every listed check runs and fails, and no other check fails."""
-    if not HAS_EXPECTED_FAILED:
-        pytest.skip("needs scikit-learn >= 1.6")
-    assert_failing_checks_are(LabelFrequency(), EXPECTED_FAILED_CHECKS)
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    [LabelFrequency()], EXPECTED_FAILED_CHECKS)
 
 
 def test_docstring_example_runs() -> None:

@@ -8,11 +8,10 @@ import doctest
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
+from _sklearn_checks import estimator_check_tests
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.lspc
 from mlgp.baselines import LSPC, median_heuristic
@@ -31,18 +30,8 @@ EXPECTED_FAILED_CHECKS = {
                           "ShapeError (a ValueError), like for every other bad input",
 }
 
-HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
-
-if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    @parametrize_with_checks([LSPC(random_state=0)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
-                             xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check) -> None:
-        check(estimator)
-
-    def test_skipped_lspc_checks_are_exactly_the_failing_ones(assert_failing_checks_are) -> None:
-        assert_failing_checks_are(LSPC(random_state=0), EXPECTED_FAILED_CHECKS)
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    [LSPC(random_state=0)], EXPECTED_FAILED_CHECKS)
 
 
 def test_lspc_docstring_example_runs() -> None:
@@ -70,12 +59,55 @@ def test_closed_form_is_the_ridge_solution(rng) -> None:
     q = Phi_t @ theta
     np.testing.assert_allclose(est.decision_function(X_test), q, rtol=1e-6, atol=1e-8)
     p = np.maximum(q, 0)
-    p = np.where(p.sum(1, keepdims=True) > 0, p / np.where(p.sum(1, keepdims=True) > 0, p.sum(1, keepdims=True), 1), 1 / 3)
+    prior = Pi.mean(axis=0)  # where every output is <= 0: the training class frequencies
+    p = np.where(p.sum(1, keepdims=True) > 0, p / np.where(p.sum(1, keepdims=True) > 0, p.sum(1, keepdims=True), 1), prior)
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba, p, atol=1e-8)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(est.predict(X_test), np.array(["a", "b", "c"])[np.argmax(proba, axis=1)])
     assert est.predict_topk(X_test, 2).indices.shape == (10, 2)
+
+
+def _skewed_classes(rng: np.random.Generator):
+    """100 points in 2-D whose classes "a", "b", "c" have 60, 30 and 10 members (shuffled)."""
+    X = rng.normal(size=(100, 2))
+    y = rng.permutation(np.repeat(np.array(["a", "b", "c"]), [60, 30, 10]))
+    return X, y
+
+
+def test_far_points_get_the_training_class_frequencies(rng) -> None:
+    """Far from every basis centre all outputs are 0 (none positive): the probabilities are the
+    training class frequencies 0.6 / 0.3 / 0.1 exactly, not uniform, and predict the majority class."""
+    X, y = _skewed_classes(rng)
+    est = LSPC(n_basis=50, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.prior_, [0.6, 0.3, 0.1])
+    far = np.array([[1e3, 1e3], [-1e3, 2e3]])  # > 1e3 from every training point
+    np.testing.assert_array_equal(est.decision_function(far), 0.0)  # every output <= 0: the fallback
+    np.testing.assert_array_equal(est.predict_proba(far), [[0.6, 0.3, 0.1]] * 2)
+    np.testing.assert_array_equal(est.predict(far), ["a", "a"])
+    # a near point is unaffected: its probabilities come from the fitted outputs and sum to one
+    near = est.predict_proba(X[:5])
+    np.testing.assert_allclose(near.sum(axis=1), 1.0)
+
+
+def test_far_points_get_the_training_label_frequencies_for_a_label_matrix(rng) -> None:
+    """For a label matrix, a point far from every centre gets each label's training frequency
+    (0.6, 0.3, 0.1) as its presence probability, not 1/2."""
+    X, y = _skewed_classes(rng)
+    Y = np.zeros((100, 3), dtype=np.int64)
+    Y[:60, 0] = 1
+    Y[30:60, 1] = 1
+    Y[90:, 2] = 1
+    Y = Y[rng.permutation(100)]
+    est = LSPC(n_basis=50, random_state=0).fit(X, Y)
+    assert est.multilabel_
+    np.testing.assert_allclose(est.prior_, [0.6, 0.3, 0.1], rtol=1e-15, atol=0)  # a sparse mean: to rounding
+    far = np.full((1, 2), 1e3)
+    np.testing.assert_array_equal(est.decision_function(far), 0.0)  # both outputs <= 0: the fallback
+    proba = est.predict_proba(far)
+    np.testing.assert_array_equal(proba, est.prior_[None, :])
+    np.testing.assert_allclose(proba, [[0.6, 0.3, 0.1]], rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(est.predict(far), [[1, 0, 0]])
 
 
 def test_median_heuristic_is_the_default_width(rng) -> None:
@@ -136,5 +168,5 @@ def test_bad_targets_are_refused(rng, y, message) -> None:
 
 @pytest.mark.parametrize("kwargs", [{"alpha": 0.0}, {"n_basis": 0}, {"kernel_width": -1.0}, {"threshold": -0.1}])
 def test_bad_lspc_parameters_are_refused(rng, kwargs) -> None:
-    with pytest.raises(InvalidParameterError):
+    with pytest.raises(InvalidParameterError, match=f"The '{next(iter(kwargs))}' parameter of LSPC must be"):
         LSPC(**kwargs).fit(rng.normal(size=(20, 2)), np.arange(20) % 2)

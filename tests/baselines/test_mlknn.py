@@ -10,11 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
+from _sklearn_checks import estimator_check_tests
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.mlknn
 from mlgp.baselines.mlknn import MLkNN
@@ -55,27 +54,10 @@ def _expected_failed(est: MLkNN) -> dict:
 
 
 CHECKED = [MLkNN(), MLkNN(n_neighbors=3, metric="cosine", smoothing=0.5)]
-HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
 
-if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    # strict: a listed check that starts passing fails, so the list cannot go stale
-    # the k=3 cosine instance runs in the exhaustive test below only, to keep this file fast
-    @parametrize_with_checks(CHECKED[:1], expected_failed_checks=_expected_failed, xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check) -> None:
-        check(estimator)
-else:  # pragma: no cover
-    def test_sklearn_estimator_checks() -> None:
-        pytest.skip(f"scikit-learn {sklearn.__version__} < 1.6 has no expected_failed_checks")
-
-
-@pytest.mark.parametrize("estimator", CHECKED, ids=["default", "k3-cosine"])
-def test_skipped_checks_are_exactly_the_failing_ones(estimator, assert_failing_checks_are) -> None:
-    """Every listed check runs and fails, and no other check fails."""
-    if not HAS_EXPECTED_FAILED:
-        pytest.skip("needs scikit-learn >= 1.6")
-    assert_failing_checks_are(estimator, _expected_failed(estimator))
+# the k=3 cosine instance runs in the exhaustive test only, to keep this file fast
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    CHECKED[:1], _expected_failed, exhaustive=CHECKED, ids=["default", "k3-cosine"])
 
 
 def test_docstring_example_runs() -> None:

@@ -8,12 +8,11 @@ import doctest
 import numpy as np
 import pytest
 import scipy.sparse as sp
-import sklearn
+from _sklearn_checks import estimator_check_tests
 from sklearn.base import clone
 from sklearn.metrics import hamming_loss, make_scorer
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.fixes import parse_version
 
 import mlgp.baselines.mllspc
 from mlgp.baselines import LSPC, MLLSPC, MLLSPCCV, pearson_similarity
@@ -46,21 +45,10 @@ EXPECTED_FAILED_CHECKS = {
                           "ShapeError (a ValueError), like for every other bad input",
 }
 
-HAS_EXPECTED_FAILED = parse_version(sklearn.__version__) >= parse_version("1.6")
-
-if HAS_EXPECTED_FAILED:
-    from sklearn.utils.estimator_checks import parametrize_with_checks
-
-    # MLLSPCCV (a small grid) wraps MLLSPC and fails exactly the same checks
-    ESTIMATORS = [MLLSPC(random_state=0), MLLSPCCV(alphas=(0.1,), couplings=(0.0, 0.1), cv=3, random_state=0)]
-
-    @parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, xfail_strict=True)
-    def test_sklearn_estimator_checks(estimator, check) -> None:
-        check(estimator)
-
-    @pytest.mark.parametrize("estimator", ESTIMATORS, ids=["MLLSPC", "MLLSPCCV"])
-    def test_skipped_checks_are_exactly_the_failing_ones(estimator, assert_failing_checks_are) -> None:
-        assert_failing_checks_are(estimator, EXPECTED_FAILED_CHECKS)
+# MLLSPCCV (a small grid) wraps MLLSPC and fails exactly the same checks
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    [MLLSPC(random_state=0), MLLSPCCV(alphas=(0.1,), couplings=(0.0, 0.1), cv=3, random_state=0)],
+    EXPECTED_FAILED_CHECKS)
 
 
 def test_docstring_example_runs() -> None:
@@ -226,5 +214,5 @@ def test_bad_input_is_refused_before_any_work(monkeypatch, kwargs, data, message
                                     {"kernel_width": 0.0}, {"solver": "lu"}, {"tol": 0.0}, {"threshold": 1.5}])
 def test_bad_parameters_are_refused(kwargs) -> None:
     X, Y, _, _ = _toy(T=4, N=30)
-    with pytest.raises(InvalidParameterError):
+    with pytest.raises(InvalidParameterError, match=f"The '{next(iter(kwargs))}' parameter of MLLSPC must be"):
         MLLSPC(**kwargs).fit(X, Y)

@@ -127,7 +127,7 @@ def test_bad_parameters_are_refused(rng, params, message) -> None:
     with pytest.raises(InvalidParameterError, match=message):
         est.fit(*_data(rng, N=20))
     assert not hasattr(est, "forest_")
-    with pytest.raises(ValueError):  # InvalidParameterError is a ValueError
+    with pytest.raises(ValueError, match=message):  # InvalidParameterError is a ValueError
         est.fit(*_data(rng, N=20))
 
 

@@ -72,6 +72,25 @@ def test_cg_stops_at_its_tolerance_and_reports_failure(rng) -> None:
         solve_coupled(G, C, rhs[:1], "cg", tol=1e-12, max_iter=2)
 
 
+def test_cg_checks_the_true_residual_of_what_scipy_returns(rng, monkeypatch) -> None:
+    """A ``cg`` that reports success (info 0) but returns a wrong answer is caught by the solver's
+    own residual check ‖GΘ + ΘC − R‖ / ‖R‖: it restarts, then raises instead of returning it."""
+    import mlgp.baselines._sylvester as sylvester_module
+
+    G, C, rhs = _problem(rng, B=10, T=3)
+    calls = []
+
+    def lying_cg(A, b, x0=None, **kwargs):
+        calls.append(kwargs)
+        return np.zeros_like(b), 0  # Θ = 0: relative residual exactly 1, "converged"
+
+    monkeypatch.setattr(sylvester_module, "cg", lying_cg)
+    with pytest.raises(MLGPError, match=r"conjugate gradients did not reach the relative residual 1e-08 in "
+                                        r"0 iterations \(reached 1\); raise max_iter or tol"):
+        solve_coupled(G, C, rhs[:1], "cg", tol=1e-8, max_iter=1000)
+    assert calls  # the stub was the solver used
+
+
 def test_dense_solver_refuses_problems_too_large_to_form(rng) -> None:
     B = 200
     T = DENSE_MAX_UNKNOWNS // B + 1

@@ -1,12 +1,13 @@
 """A FastXML ensemble as one set of flat arrays: routing, leaf scores, balance statistics, and the
-arrays it is saved as.
+checks a loaded forest must pass.
 
 Contract: :class:`Forest` concatenates :class:`~.tree.Tree` s (node and leaf numbers made global;
 ``tree_root[t]`` is tree t's root). :meth:`Forest.leaves` routes a CSR block of points down every
 chosen tree at once, one vectorised step per depth level (``wᵀx + b > 0`` to the positive child);
 :meth:`Forest.scores` averages the reached leaves' label distributions over the chosen trees into
-a CSR (n, K) matrix (Algorithm 3 / eq. 6 of Prabhu & Varma). :meth:`Forest.to_arrays` and
-:meth:`Forest.from_arrays` give plain NumPy arrays (no pickle).
+a CSR (n, K) matrix (Algorithm 3 / eq. 6 of Prabhu & Varma). :meth:`Forest.to_arrays` gives
+every field as plain NumPy arrays (for comparing forests); :meth:`Forest.check` refuses arrays that
+do not form trees (a damaged or altered file) before anything routes through them.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import scipy.sparse as sp
 
 from .tree import Tree
 
-__all__ = ["Forest", "paired_row_dots"]
+__all__ = ["CSR_FIELDS", "Forest", "paired_row_dots"]
 
-_CSR_FIELDS = ("W", "leaf_labels")
+#: The fields held as CSR matrices: separators (n_nodes, D) and leaf distributions (n_leaves, K).
+CSR_FIELDS = ("W", "leaf_labels")
 # A row of B paired with at least this many rows of A gets its own sparse product.
 _GROUP_MIN = 128
 
@@ -71,7 +73,7 @@ class Forest(Tree):
         kw = {}
         for f in fields(Tree):
             parts = [getattr(t, f.name) for t in trees]
-            if f.name in _CSR_FIELDS:
+            if f.name in CSR_FIELDS:
                 kw[f.name] = sp.vstack(parts, format="csr")
                 continue
             offsets = node_off if f.name in _NODE_LINKS else leaf_off if f.name in _LEAF_LINKS else None
@@ -138,27 +140,58 @@ class Forest(Tree):
         mean_depth /= np.maximum(np.bincount(self.leaf_tree, minlength=self.n_trees), 1)
         return mean_depth / np.log2(max(num_points / max_leaf, 2.0))
 
+    def check(self, num_features: int, num_labels: int) -> None:
+        """Raise ``ValueError`` unless the arrays form ``n_trees`` trees over D = ``num_features``
+        features and K = ``num_labels`` labels: consistent lengths and integer dtypes, every internal
+        node with two children numbered after it in its own tree (so routing ends), every leaf node
+        owning one distinct leaf row, roots in their trees, finite separators and leaf scores in
+        [0, 1] over labels < K."""
+        n, n_leaves, T = self.depth.size, self.leaf_size.size, self.tree_root.size
+        per_node = {"children": (n, 2), "depth": (n,), "leaf": (n,), "bias": (n,), "n_iter": (n,), "node_tree": (n,),
+                    "leaf_size": (n_leaves,), "leaf_label_count": (n_leaves,), "leaf_tree": (n_leaves,),
+                    "W": (n, num_features), "leaf_labels": (n_leaves, num_labels), "tree_root": (T,)}
+        for name, shape in per_node.items():
+            if getattr(self, name).shape != shape:
+                raise ValueError(f"forest field {name} has shape {getattr(self, name).shape}, expected {shape}")
+        for name in ("children", "depth", "leaf", "n_iter", "leaf_size", "leaf_label_count", "tree_root",
+                     "node_tree", "leaf_tree"):
+            if getattr(self, name).dtype.kind not in "iu":
+                raise ValueError(f"forest field {name} must hold integers, not {getattr(self, name).dtype}")
+        if T == 0 or n == 0:
+            raise ValueError("the forest has no trees")
+        is_leaf = self.leaf >= 0
+        inner = np.flatnonzero(~is_leaf)
+        kids = self.children[inner]
+        if np.any(self.children[is_leaf] != -1) or np.any(kids <= inner[:, None]) or np.any(kids >= n):
+            raise ValueError("forest children out of range: a leaf has children, or a child is not numbered "
+                             "after its parent within the forest")
+        if np.any(self.node_tree[kids] != self.node_tree[inner][:, None]):
+            raise ValueError("a forest node has a child in another tree")
+        if self.leaf.max() >= n_leaves or np.any(np.bincount(self.leaf[is_leaf], minlength=n_leaves) != 1):
+            raise ValueError(f"forest leaf numbers must name each of the {n_leaves} leaf rows exactly once")
+        if np.any(self.leaf_tree[self.leaf[is_leaf]] != self.node_tree[is_leaf]):
+            raise ValueError("a forest leaf row is assigned to another tree than its node")
+        if self.tree_root.min() < 0 or self.tree_root.max() >= n or np.any(self.node_tree[self.tree_root] != np.arange(T)):
+            raise ValueError("forest roots out of range or in the wrong tree")
+        if self.node_tree.min() < 0 or self.node_tree.max() >= T or self.leaf_tree.min(initial=0) < 0 \
+                or self.leaf_tree.max(initial=0) >= T or self.depth.min() < 0:
+            raise ValueError(f"forest tree numbers must lie in [0, {T}) and depths be >= 0")
+        for name in CSR_FIELDS:
+            getattr(self, name).check_format(full_check=True)
+        if not (np.all(np.isfinite(self.bias)) and np.all(np.isfinite(self.W.data))):
+            raise ValueError("forest separators hold NaN or inf")
+        data = self.leaf_labels.data
+        if data.size and not (np.all(np.isfinite(data)) and data.min() >= 0 and data.max() <= 1):
+            raise ValueError("forest leaf scores must be finite and in [0, 1]")
+
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (CSR fields as ``<name>.data/.indices/.indptr/.shape``)."""
         out: dict[str, np.ndarray] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            if f.name in _CSR_FIELDS:
+            if f.name in CSR_FIELDS:
                 for part in ("data", "indices", "indptr", "shape"):
                     out[f"{f.name}.{part}"] = np.asarray(getattr(v, part))
             else:
                 out[f.name] = np.asarray(v)
         return out
-
-    @classmethod
-    def from_arrays(cls, arrays) -> "Forest":
-        """The inverse of :meth:`to_arrays` (``arrays``: a mapping, e.g. an ``np.load`` result)."""
-        kw = {}
-        for f in fields(cls):
-            if f.name in _CSR_FIELDS:
-                shape = tuple(int(s) for s in arrays[f"{f.name}.shape"])
-                kw[f.name] = sp.csr_matrix((arrays[f"{f.name}.data"], arrays[f"{f.name}.indices"],
-                                            arrays[f"{f.name}.indptr"]), shape=shape)
-            else:
-                kw[f.name] = np.asarray(arrays[f.name])
-        return cls(**kw)

@@ -1,0 +1,16 @@
+"""The estimator floor: what every scikit-learn-style estimator of mlgp shares.
+
+:class:`MultiLabelEstimator` (``base``) holds the multi-label tags, the one fit-time validation,
+the scoring methods (``decision_function``, ``predict_topk``, ``predict``, ``predict_proba``) over
+per-block hooks, and ``save`` / ``load``; ``persistence`` is the file format (JSON header + ``.npz``
+arrays, no pickle, atomic writes) and :class:`SavedState` the checked view of a file's fitted state;
+``registry`` maps saved class names to classes. This package imports NumPy, SciPy, scikit-learn and
+mlgp's floor (``errors``, ``validation``, ``scores``, ``data``) only: no TensorFlow, no model family.
+"""
+
+from .base import MultiLabelEstimator
+from .persistence import FORMAT, SavedState, load_estimator, save_estimator
+from .registry import register, registered, resolve
+
+__all__ = ["FORMAT", "MultiLabelEstimator", "SavedState", "load_estimator", "register", "registered", "resolve",
+           "save_estimator"]

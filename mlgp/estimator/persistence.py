@@ -1,0 +1,349 @@
+"""One file format for every fitted estimator: a JSON header and plain arrays in one ``.npz`` file.
+
+Contract: :func:`save_estimator` writes ``path`` (``.npz`` appended when missing) *atomically*: the
+file is written under a temporary name in the same folder and moved over ``path`` with
+``os.replace`` only when complete, so an interrupted save leaves the previous file intact and no
+temporary file behind. The archive holds ``__header__``, a JSON string
+
+    {"format": FORMAT, "class": <registered class name>, "params": <get_params(deep=False)>,
+     "fitted": <scalar fitted attributes>, "sparse": {<name>: [rows, cols], ...}}
+
+and the estimator's fitted arrays by name; a CSR matrix ``name`` is stored as ``name.data``,
+``name.indices`` and ``name.indptr`` with its shape in ``sparse``. Parameters that JSON cannot hold
+exactly are tagged: ``{"tuple": [...]}``, ``{"ndarray": [...], "dtype": "<f8"}``; a value that is not
+plain data (a ``RandomState``, a CV splitter) is written as ``{"unsaved": repr}`` and loads as the
+parameter's default — the fitted state is complete without it, so predictions are unchanged.
+
+:func:`load_estimator` reads with ``np.load(..., allow_pickle=False)`` (a file cannot run code),
+resolves the class through :mod:`mlgp.estimator.registry`, checks the parameters against the class's
+``_parameter_constraints`` and hands the fitted state to the estimator's ``_restore_fitted`` through
+a :class:`SavedState`, whose accessors check every scalar and array they return. Any file that is
+not a well-formed save of the expected class — truncated, altered, of another class, with unknown or
+invalid parameters, scalars that disagree with the arrays' shapes, a missing or extra array — raises
+:class:`~mlgp.errors.DataFormatError` naming the file; a missing file raises
+:class:`~mlgp.errors.ModelNotFoundError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import struct
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError
+from .registry import resolve
+
+__all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator"]
+
+FORMAT = "mlgp.estimator/1"
+_HEADER = "__header__"
+_CSR_PARTS = ("data", "indices", "indptr")
+_PLAIN_KINDS = "biufU"  # dtype kinds an array may have in a file: no objects, so no pickle
+_DEFAULT = object()     # a parameter that loads as the class's default
+# What reading a damaged archive can raise, from zipfile, NumPy's .npy reader or json.
+# (A flipped flag byte makes zipfile report an encrypted member, a RuntimeError.)
+_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, SyntaxError, TypeError, RuntimeError,
+                NotImplementedError, struct.error, zipfile.BadZipFile)
+
+
+def npz_path(path: str | Path) -> Path:
+    """``path`` with ``.npz`` appended when it has another suffix."""
+    path = Path(path)
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+# ------------------------------------------------------------------------------------ writing --
+def _encode(value: Any):
+    """A parameter as JSON data (see the module docstring); ``_DEFAULT`` when it is not plain data."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic) and value.dtype.kind in _PLAIN_KINDS:
+        return value.item()
+    if isinstance(value, np.ndarray) and value.dtype.kind in _PLAIN_KINDS:
+        return {"ndarray": value.tolist(), "dtype": value.dtype.str}
+    if isinstance(value, (list, tuple)):
+        items = [_encode(v) for v in value]
+        if any(v is _DEFAULT for v in items):
+            return _DEFAULT
+        return {"tuple": items} if isinstance(value, tuple) else items
+    return _DEFAULT
+
+
+def _plain_scalar(value):
+    """``json.dumps`` fallback for fitted scalars: NumPy scalars as Python numbers."""
+    if isinstance(value, np.generic) and value.dtype.kind in _PLAIN_KINDS:
+        return value.item()
+    raise TypeError(f"a fitted scalar of type {type(value).__name__} cannot be saved ({value!r})")
+
+
+def _write_arrays(file, arrays: dict[str, np.ndarray]) -> None:
+    """The array writer: ``arrays`` into the open binary ``file`` as an uncompressed ``.npz``."""
+    np.savez(file, **arrays)
+
+
+def save_estimator(estimator, path: str | Path) -> Path:
+    """Write a fitted ``estimator`` to ``path`` atomically (module docstring); returns the path written.
+
+    Raises :class:`~mlgp.errors.ArgumentError` when the class is not the one registered under its
+    name (it could not be loaded) or a fitted value cannot be written without pickle.
+    """
+    cls = type(estimator)
+    if resolve(cls.__name__) is not cls:
+        raise ArgumentError(f"{cls.__module__}.{cls.__qualname__} is not the estimator class registered as "
+                            f"{cls.__name__!r}; a file of it could not be loaded")
+    params = {}
+    for name, value in estimator.get_params(deep=False).items():
+        encoded = _encode(value)
+        params[name] = {"unsaved": repr(value)} if encoded is _DEFAULT else encoded
+    arrays: dict[str, np.ndarray] = {}
+    sparse: dict[str, list[int]] = {}
+    for name, value in estimator._fitted_arrays().items():
+        if sp.issparse(value):
+            csr = sp.csr_matrix(value)
+            arrays.update({f"{name}.{part}": getattr(csr, part) for part in _CSR_PARTS})
+            sparse[name] = [int(n) for n in csr.shape]
+            continue
+        value = np.asarray(value)
+        if value.dtype.kind not in _PLAIN_KINDS:
+            raise ArgumentError(f"{cls.__name__}.{name} has dtype {value.dtype}; only numbers, booleans and "
+                                "strings can be saved without pickle")
+        arrays[name] = value
+    header = {"format": FORMAT, "class": cls.__name__, "params": params,
+              "fitted": estimator._fitted_scalars(), "sparse": sparse}
+    try:
+        text = json.dumps(header, default=_plain_scalar)
+    except TypeError as err:
+        raise ArgumentError(f"{cls.__name__}: {err}") from None
+    path = npz_path(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            _write_arrays(f, {_HEADER: np.array(text), **arrays})
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+# ------------------------------------------------------------------------------------ reading --
+class SavedState:
+    """The fitted state of one file, as ``_restore_fitted`` reads it: every accessor checks the value
+    it returns (type, dtype kind, shape, range) and raises :class:`~mlgp.errors.DataFormatError`
+    naming the file and the entry.
+
+    Parameters
+    ----------
+    path : Path
+        The file, for messages.
+    scalars : dict
+        The header's ``fitted`` entries (or a nested estimator's).
+    arrays : dict of str to np.ndarray
+        Every array of the file.
+    sparse : dict of str to list of int
+        Shapes of the CSR matrices.
+    prefix : str
+        Names are looked up as ``prefix + name`` (a nested estimator's state).
+    """
+
+    def __init__(self, path: Path, scalars: dict, arrays: dict, sparse: dict, prefix: str = "",
+                 read: set | None = None) -> None:
+        self.path, self._scalars, self._arrays, self._sparse, self._prefix = path, scalars, arrays, sparse, prefix
+        self._read = set() if read is None else read
+
+    def error(self, message: str) -> DataFormatError:
+        """A :class:`DataFormatError` about this file."""
+        return DataFormatError(message, path=self.path)
+
+    # -- scalars
+    def scalar(self, name: str, kind: type, *, low: float | None = None, choices=None):
+        """The fitted scalar ``name`` of type ``kind`` (int, float, bool, str, list or dict), at
+        least ``low`` (numbers, finite) or one of ``choices``."""
+        if name not in self._scalars:
+            raise self.error(f"the header lacks the fitted value {self._prefix + name!r}")
+        value = self._scalars[name]
+        ok = (isinstance(value, (int, float)) and not isinstance(value, bool)) if kind is float \
+            else (isinstance(value, int) and not isinstance(value, bool)) if kind is int \
+            else isinstance(value, kind)
+        if ok and kind in (int, float):
+            ok = math.isfinite(value) and (low is None or value >= low)
+        if ok and choices is not None:
+            ok = value in choices
+        if not ok:
+            bound = f" >= {low}" if low is not None else f" in {sorted(choices)}" if choices is not None else ""
+            raise self.error(f"the fitted value {self._prefix + name!r} must be a {kind.__name__}{bound}, got {value!r}")
+        return float(value) if kind is float else value
+
+    def count(self, name: str) -> int:
+        """The fitted integer ``name``, at least 1 (a number of samples, features, labels)."""
+        return self.scalar(name, int, low=1)
+
+    def nested(self, name: str) -> "SavedState":
+        """The state of a nested estimator saved under ``name`` (scalars ``name``, arrays ``name.*``)."""
+        scalars = self.scalar(name, dict)
+        return SavedState(self.path, scalars, self._arrays, self._sparse, f"{self._prefix}{name}.", self._read)
+
+    # -- arrays
+    def _raw(self, key: str) -> np.ndarray:
+        if key not in self._arrays:
+            raise self.error(f"the array {key!r} is missing")
+        self._read.add(key)
+        return self._arrays[key]
+
+    def _check(self, key: str, a: np.ndarray, shape, kinds: str, finite: bool, low, high) -> np.ndarray:
+        if a.dtype.kind not in kinds:
+            raise self.error(f"the array {key!r} has dtype {a.dtype}, expected kind {kinds!r}")
+        if shape is not None and (a.ndim != len(shape) or any(s is not None and n != s for n, s in zip(a.shape, shape))):
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+            raise self.error(f"the array {key!r} has shape {a.shape}, expected {want} from the fitted values")
+        if a.dtype.kind == "f" and finite and not np.all(np.isfinite(a)):
+            raise self.error(f"the array {key!r} holds NaN or inf")
+        if a.size and a.dtype.kind in "iuf" and ((low is not None and a.min() < low) or (high is not None and a.max() > high)):
+            raise self.error(f"the array {key!r} has values outside [{low}, {high}]")
+        return a
+
+    def array(self, name: str, shape: tuple | None = None, kinds: str = "f", *, finite: bool = True,
+              low: float | None = None, high: float | None = None) -> np.ndarray:
+        """The dense array ``name``: dtype kind in ``kinds``, ``shape`` (``None`` entries: any size),
+        finite (floats) and within [``low``, ``high``] when given."""
+        key = self._prefix + name
+        if key in self._sparse:
+            raise self.error(f"{key!r} is a sparse matrix where a dense array is expected")
+        return self._check(key, self._raw(key), shape, kinds, finite, low, high)
+
+    def csr(self, name: str, shape: tuple, *, low: float | None = None, high: float | None = None) -> sp.csr_matrix:
+        """The CSR matrix ``name`` of ``shape`` (``None`` entries: any size): well-formed index
+        arrays, finite values within [``low``, ``high``]."""
+        key = self._prefix + name
+        stored = self._sparse.get(key)
+        if stored is None:
+            raise self.error(f"the sparse matrix {key!r} is missing")
+        if not (isinstance(stored, list) and len(stored) == 2 and all(isinstance(n, int) and n >= 0 for n in stored)):
+            raise self.error(f"the shape of {key!r} must be [rows, cols], got {stored!r}")
+        data = self._check(f"{key}.data", self._raw(f"{key}.data"), (None,), "f", True, low, high)
+        indices = self._check(f"{key}.indices", self._raw(f"{key}.indices"), (None,), "iu", True, None, None)
+        indptr = self._check(f"{key}.indptr", self._raw(f"{key}.indptr"), (stored[0] + 1,), "iu", True, None, None)
+        if len(shape) != 2 or any(s is not None and n != s for n, s in zip(stored, shape)):
+            raise self.error(f"the sparse matrix {key!r} has shape {tuple(stored)}, expected {shape} from the fitted values")
+        try:
+            m = sp.csr_matrix((data, indices, indptr), shape=tuple(stored))
+            m.check_format(full_check=True)
+        except ValueError as err:
+            raise self.error(f"the sparse matrix {key!r} is malformed ({err})") from None
+        return m
+
+    def matrix(self, name: str, shape: tuple, kinds: str = "f") -> np.ndarray | sp.csr_matrix:
+        """``name`` as saved: a CSR matrix or a dense array, of ``shape``."""
+        key = self._prefix + name
+        return self.csr(name, shape) if key in self._sparse else self.array(name, shape, kinds)
+
+    def unread(self) -> list[str]:
+        """Names of the arrays no accessor has read."""
+        return sorted(set(self._arrays) - self._read)
+
+
+def _read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and arrays of ``path``; :class:`DataFormatError` for anything unreadable."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except _READ_ERRORS as err:
+        raise DataFormatError(f"not a saved estimator ({type(err).__name__}: {err})", path=path) from None
+    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        raise DataFormatError("not a saved estimator (a single array, not an .npz archive)", path=path)
+    try:
+        with loaded as f:
+            arrays = {name: f[name] for name in f.files}
+    except _READ_ERRORS as err:
+        raise DataFormatError(f"a damaged archive ({type(err).__name__}: {err})", path=path) from None
+    text = arrays.pop(_HEADER, None)
+    if text is None or text.dtype.kind != "U" or text.ndim != 0:
+        raise DataFormatError(f"not a saved estimator (no {_HEADER} string)", path=path)
+    try:
+        header = json.loads(str(text))
+    except ValueError as err:
+        raise DataFormatError(f"the header is not JSON ({err})", path=path) from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        found = header.get("format") if isinstance(header, dict) else type(header).__name__
+        raise DataFormatError(f"format {found!r}, expected {FORMAT!r}", path=path)
+    for key, kind in (("class", str), ("params", dict), ("fitted", dict), ("sparse", dict)):
+        if not isinstance(header.get(key), kind):
+            raise DataFormatError(f"the header's {key!r} must be a {kind.__name__}, got {header.get(key)!r}", path=path)
+    return header, arrays
+
+
+def _decode(value, path: Path):
+    """The inverse of :func:`_encode`; ``_DEFAULT`` for an unsaved value."""
+    if isinstance(value, list):
+        return [_decode(v, path) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if value.keys() == {"tuple"} and isinstance(value["tuple"], list):
+        return tuple(_decode(v, path) for v in value["tuple"])
+    if value.keys() == {"unsaved"}:
+        return _DEFAULT
+    if value.keys() == {"ndarray", "dtype"}:
+        try:
+            dtype = np.dtype(value["dtype"])
+            if dtype.kind in _PLAIN_KINDS:
+                return np.asarray(value["ndarray"], dtype=dtype)
+        except (TypeError, ValueError):
+            pass
+    raise DataFormatError(f"a parameter value {value!r} is not in the file format", path=path)
+
+
+def _parameters(klass: type, header: dict, path: Path) -> dict:
+    """The constructor arguments of the header, checked against the class's parameters."""
+    known = set(klass._get_param_names())
+    unknown = sorted(set(header["params"]) - known)
+    if unknown:
+        raise DataFormatError(f"unknown parameter(s) {unknown} for {klass.__name__}", path=path)
+    params = {}
+    for name, value in header["params"].items():
+        value = _decode(value, path)
+        if value is not _DEFAULT:
+            params[name] = value
+    return params
+
+
+def load_estimator(path: str | Path, expected: type):
+    """Read an estimator written by :func:`save_estimator`; its class must be ``expected`` or a
+    subclass (a file of a subclass loads as that subclass)."""
+    path = Path(path)
+    if not path.exists() and npz_path(path).exists():
+        path = npz_path(path)
+    if not path.is_file():
+        raise ModelNotFoundError(f"{path}: no saved estimator at this path")
+    header, arrays = _read_archive(path)
+    name = header["class"]
+    klass = resolve(name)
+    if klass is None:
+        raise DataFormatError(f"unknown estimator class {name!r} (no class of that name is registered; "
+                              "import the module that defines it first)", path=path)
+    if not issubclass(klass, expected):
+        raise DataFormatError(f"holds a {name}, not a {expected.__name__}", path=path)
+    estimator = klass(**_parameters(klass, header, path))
+    try:
+        estimator._validate_params()
+    except ValueError as err:
+        raise DataFormatError(f"invalid parameter: {err}", path=path) from None
+    state = SavedState(path, header["fitted"], arrays, header["sparse"])
+    try:
+        estimator._restore_fitted(state)
+    except DataFormatError:
+        raise
+    except (MLGPError, ValueError, TypeError, KeyError, IndexError) as err:
+        raise DataFormatError(f"inconsistent {name} state ({err})", path=path) from None
+    extra = state.unread()
+    if extra:
+        raise DataFormatError(f"unexpected array(s) {extra} for a {name}", path=path)
+    return estimator

@@ -1,0 +1,65 @@
+"""scikit-learn's estimator checks for the estimators of mlgp.baselines, written once.
+
+:func:`estimator_check_tests` returns the two tests a test module assigns to module-level names:
+
+- ``test_sklearn_estimator_checks``: ``parametrize_with_checks`` over the estimators, with the
+  listed checks as strict expected failures (a listed check that starts passing fails the test);
+- ``test_skipped_checks_are_exactly_the_failing_ones``: ``check_estimator`` run in full on each
+  (exhaustive) estimator, asserting that every listed check runs and fails and that no other
+  check fails, so the list cannot go stale either way.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import pytest
+from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
+
+__all__ = ["estimator_check_tests"]
+
+
+def _failing_checks(estimator, expected: dict[str, str]) -> tuple[set, set]:
+    """(checks that failed, checks that failed as expected) over all of scikit-learn's checks."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(estimator, on_fail=None, expected_failed_checks=expected)
+    status: dict[str, set] = {}
+    for r in results:
+        status.setdefault(r["check_name"], set()).add(r["status"])
+    return ({name for name, s in status.items() if "failed" in s},
+            {name for name, s in status.items() if "xfail" in s})
+
+
+def estimator_check_tests(estimators: list, expected: dict[str, str] | Callable[[object], dict[str, str]],
+                          exhaustive: list | None = None, ids: list[str] | None = None) -> tuple:
+    """The two check tests (module docstring) for ``estimators``.
+
+    Parameters
+    ----------
+    estimators : list of estimators
+        Instances given to ``parametrize_with_checks``.
+    expected : dict or callable
+        Check name → why it fails, or a function of the estimator returning that dict.
+    exhaustive : list of estimators, optional
+        Instances for the exhaustive test (default: ``estimators``).
+    ids : list of str, optional
+        Test ids of the exhaustive instances (default: their class names).
+    """
+    expected_for = expected if callable(expected) else (lambda est: expected)
+    exhaustive = list(estimators if exhaustive is None else exhaustive)
+
+    @parametrize_with_checks(list(estimators), expected_failed_checks=expected_for, xfail_strict=True)
+    def test_sklearn_estimator_checks(estimator, check) -> None:
+        check(estimator)
+
+    @pytest.mark.parametrize("estimator", exhaustive, ids=ids or [type(e).__name__ for e in exhaustive])
+    def test_skipped_checks_are_exactly_the_failing_ones(estimator) -> None:
+        """Every listed check runs and fails, and no other check fails."""
+        listed = expected_for(estimator)
+        failed, xfailed = _failing_checks(estimator, listed)
+        assert failed == set()
+        assert xfailed == set(listed)
+
+    return test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones
