@@ -131,7 +131,8 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     N, D = X.shape
     K = Y.shape[1]
     tf.random.set_seed(0)
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, whiten=whiten, seed=0)
+    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M,
+                            q_family="whitened" if whiten else "cholesky", seed=0)
     opt = tf_keras.optimizers.Adam(0.005)
     sampler = MinibatchSampler(X, Y, batch_size=batch_size, negatives=None, seed=0)
 

@@ -36,7 +36,7 @@ def tidy(run, dataset: str, kernel: str, seed: int) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, add_argparse_args, add_training_args, plot_traces, run_checkpoint_dir, training_options
+    from mlgp.experiment import Experiment, add_argparse_args, add_training_args, plot_traces, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> None:
             empty_rows[name] = int((ds.test.Y.getnnz(axis=1) == 0).sum())
             for kernel in args.kernels.split(","):
                 for seed in seeds:
-                    kw = QUICK_SIZES if args.quick else {}
                     ckpt = run_checkpoint_dir(args, name, kernel, f"seed{seed}")
-                    run = train_mlgpf(ds, kernel=kernel, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **kw)
+                    run = train_mlgpf(ds, kernel=kernel, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train)
                     frames.append(tidy(run, name, kernel, seed))
                     tr = run.trace.copy()
                     tr["dataset"], tr["kernel"], tr["seed"] = name, kernel, seed

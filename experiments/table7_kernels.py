@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
 def train_all(args: argparse.Namespace) -> None:
     """Train every (dataset, variant, seed) and rewrite the tables after each run."""
     import mlgp.data
-    from mlgp.experiment import QUICK_SIZES, Experiment, run_checkpoint_dir, training_options
+    from mlgp.experiment import Experiment, run_checkpoint_dir, training_options
     from mlgp.recipes import train_mlgpf
 
     seeds = args.seeds or [0]
@@ -129,9 +129,8 @@ def train_all(args: argparse.Namespace) -> None:
             ds = mlgp.data.load(name)
             for variant in args.variants.split(","):
                 for seed in seeds:
-                    kw = QUICK_SIZES if args.quick else {}
                     ckpt = run_checkpoint_dir(args, name, variant, f"seed{seed}")
-                    run = train_mlgpf(ds, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **VARIANTS[variant], **kw)
+                    run = train_mlgpf(ds, seed=seed, progress=not args.quick, checkpoint_dir=ckpt, **train, **VARIANTS[variant])
                     p = run.metrics.loc["P"]
                     tr = run.trace.copy()
                     tr["dataset"], tr["variant"], tr["seed"] = name, variant, seed

@@ -51,13 +51,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 on success; 2 for a usage error (argparse raises ``SystemExit(2)`` after printing
     ``mlgp: error: …``) or an :class:`~mlgp.errors.MLGPError` (printed the same way).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(None if argv is None else list(argv))
     try:
-        if args.command == "demo" and not args.verbose:
+        if _command(argv) == "demo" and "--verbose" not in argv:
+            # before parsing: checking a choice (or printing the help) reads a registry of a model
+            # family, which imports TensorFlow
             from .quiet import quiet_tensorflow
 
             quiet_tensorflow()
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except MLGPError as exc:
         sys.stdout.flush()
@@ -66,6 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv``: its first word that is not an option (no option of the
+    ``mlgp`` command itself takes a value)."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 if __name__ == "__main__":  # pragma: no cover

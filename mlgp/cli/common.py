@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..errors import MLGPError
+from ..recipes.options import MAX_SEED, non_negative_int, positive_int  # noqa: F401  (the option types)
 
 __all__ = [
     "PROG",
@@ -27,9 +28,6 @@ __all__ = [
 
 PROG = "mlgp"
 
-#: The largest seed accepted (NumPy and TensorFlow both take it).
-MAX_SEED = 2**31 - 1
-
 
 class Parser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose usage errors read ``mlgp: error: …`` (exit status 2)."""
@@ -37,28 +35,6 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(2, f"{PROG}: error: {message}\n")
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number ≥ 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: a whole number in [0, 2³¹ − 1] (seeds)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}") from None
-    if not 0 <= v <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
-    return v
 
 
 def int_list(text: str) -> list[int]:

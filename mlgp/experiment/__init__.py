@@ -4,7 +4,8 @@ An :class:`Experiment` is a context manager that owns one results folder,
 ``experiments/results/<name>/`` (or ``<name>/quick/`` in ``--quick`` mode; the root can be moved
 with the environment variable ``MLGP_RESULTS``). Inside it a script writes its tables (CSV and
 Markdown) and figures (PNG); on exit the helper records the settings, seeds, package versions,
-command line and wall time in ``run.json`` — also when the script fails, with the error.
+command line and wall time in ``run.json`` — also when the script fails, with the error. The MLGPF
+training options the scripts share are :mod:`mlgp.experiment.mlgpf_options`.
 
 Example
 -------
@@ -32,8 +33,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import MLGPError
-from ..recipes.settings import PAPER_BATCH_GROWTH, batch_growth
+from ..recipes.settings import PAPER_BATCH_GROWTH
+from .mlgpf_options import QUICK_SIZES, add_training_args, run_checkpoint_dir, training_options
 from .runlog import RunLog
 
 __all__ = [
@@ -52,9 +53,6 @@ __all__ = [
     "versions",
 ]
 
-
-#: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).
-QUICK_SIZES = dict(num_latent_gps=8, num_inducing=20, max_train=300)
 
 _REPO = Path(__file__).resolve().parents[2]
 _PACKAGES = ("mlgp", "numpy", "scipy", "pandas", "scikit-learn", "tensorflow", "tensorflow-probability", "gpflow", "tf-keras")
@@ -107,92 +105,6 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
     return parser
-
-
-def add_training_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the MLGPF training options the scripts share: epochs, batch size, learning rate, whitening,
-    batch growth and per-epoch validation."""
-    parser.add_argument("--epochs", type=int, default=None, help="epochs per run (default: the script's own)")
-    parser.add_argument("--batch-size", type=int, default=None, help="points per minibatch (default: 500)")
-    parser.add_argument("--learning-rate", type=float, default=0.005, help="Adam step size (paper: 0.005)")
-    parser.add_argument("--whiten", action="store_true", help="whitened q(u) (default: the paper's non-whitened form)")
-    parser.add_argument("--q-family", choices=("cholesky", "whitened", "preconditioned"), default=None,
-                        help="the q(u) family (default: cholesky, or whitened with --whiten)")
-    parser.add_argument("--optimizer", choices=("adam", "natgrad"), default="adam",
-                        help="Adam, or natural gradients on q(u) with Adam on the rest (default: adam)")
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64", help="training precision")
-    parser.add_argument("--warm-start", action="store_true", help="start Φ and q(u)'s means at a linear solution")
-    parser.add_argument(
-        "--batch-growth",
-        type=_batch_growth,
-        default=None,
-        metavar="EVERY,INC",
-        help="grow the batch by INC points every EVERY epochs; 'paper' is the authors' schedule 10,20 (default: fixed batch)",
-    )
-    parser.add_argument(
-        "--bias-init",
-        choices=("log-odds", "random"),
-        default="log-odds",
-        help="initial bias b: the labels' log-odds (default) or the authors' N(0, 1/P)",
-    )
-    parser.add_argument(
-        "--unit-sphere-z",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="keep the inducing inputs on the unit sphere, as the authors' code does (default); "
-        "--no-unit-sphere-z leaves Z free",
-    )
-    parser.add_argument("--validate", action="store_true", help="record test P@1/3/5 in the ELBO trace after every epoch")
-    parser.add_argument(
-        "--checkpoint-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="checkpoint every run after each epoch in its own sub-folder of DIR and resume from it; "
-        "rerun with a larger --epochs to extend finished runs",
-    )
-    return parser
-
-
-def run_checkpoint_dir(args: argparse.Namespace, *parts: object) -> Path | None:
-    """The checkpoint folder of one run, ``<--checkpoint-dir>/<part>_<part>…`` (None without the option).
-
-    ``parts`` name the run, e.g. ``("bibtex", "SE", "seed0")``; characters other than letters,
-    digits, ``-``, ``+`` and ``.`` become ``_``.
-    """
-    root = getattr(args, "checkpoint_dir", None)
-    if root is None:
-        return None
-    name = "_".join(str(p) for p in parts)
-    return Path(root) / "".join(c if c.isalnum() or c in "-+." else "_" for c in name)
-
-
-def _batch_growth(text: str) -> tuple[int, int]:
-    """Parse ``--batch-growth`` with :func:`mlgp.recipes.batch_growth` (``"paper"`` or ``"EVERY,INC"``)."""
-    try:
-        return batch_growth(text)
-    except MLGPError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def training_options(args: argparse.Namespace, epochs: int = 30, quick_epochs: int = 1) -> dict[str, Any]:
-    """``epochs``, ``batch_size``, ``learning_rate``, ``whiten``, ``batch_growth``, ``bias_init``,
-    ``unit_sphere_inducing``, ``validate``, ``q_family``, ``optimizer``, ``dtype`` and ``warm_start`` for :func:`mlgp.recipes.train_mlgpf` from parsed
-    :func:`add_training_args` options (the ``--quick`` defaults when ``args.quick``)."""
-    return dict(
-        epochs=args.epochs or (quick_epochs if args.quick else epochs),
-        batch_size=args.batch_size or (200 if args.quick else 500),
-        learning_rate=args.learning_rate,
-        whiten=bool(args.whiten),
-        batch_growth=getattr(args, "batch_growth", None),
-        bias_init=getattr(args, "bias_init", "log-odds"),
-        unit_sphere_inducing=bool(getattr(args, "unit_sphere_z", True)),
-        validate=bool(getattr(args, "validate", False)),
-        q_family=getattr(args, "q_family", None),
-        optimizer=getattr(args, "optimizer", "adam"),
-        dtype=getattr(args, "dtype", "float64"),
-        warm_start=bool(getattr(args, "warm_start", False)),
-    )
 
 
 def elbo_axis_limits(epoch: np.ndarray, elbo: np.ndarray) -> tuple[float, float, int] | None:

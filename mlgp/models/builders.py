@@ -52,7 +52,7 @@ def mlgpf_from_data(
     num_inducing: int = 100,
     fixed_inducing: bool = False,
     unit_sphere_inducing: bool = False,
-    whiten: bool = False,
+    whiten: bool | None = None,
     kmeans_iterations: int = 5,
     q_mu_init: float = 0.5,
     q_sqrt_init: float = 0.2,
@@ -67,6 +67,10 @@ def mlgpf_from_data(
 ):
     """MLGPF initialised the paper's way from training data.
 
+    The defaults build the paper's model form (:data:`mlgp.recipes.PAPER_FORM`, with P and M as
+    :data:`mlgp.recipes.OTHER_SIZES`); the MLGPF recipe's own defaults, which depart from it where
+    they train faster, are those of :class:`mlgp.recipes.MLGPFSettings`.
+
     Parameters
     ----------
     X
@@ -74,7 +78,7 @@ def mlgpf_from_data(
     Y
         (N, K) 0/1 labels, CSR or dense.
     kernel
-        ``"linear"``, ``"se"``, ``"se+linear"``, ``"se+linear-shared"`` (see
+        A name of :data:`mlgp.kernels.factory.KERNELS` (or an alias; see
         :func:`mlgp.kernels.make_kernel`) or a GPflow kernel.
     num_latent_gps, num_inducing
         P (1 ≤ P ≤ K) and M (1 ≤ M ≤ N).
@@ -84,7 +88,8 @@ def mlgpf_from_data(
         Keep Z on the unit sphere (:class:`mlgp.inducing.UnitSphereInducingPoints`), as the
         authors' code does for its L2-normalised inputs; the initial Z is scaled onto it.
     whiten
-        Whitened parameterisation of q(u) (the same as ``q_family="whitened"``).
+        Deprecated (a ``FutureWarning``): ``True`` is ``q_family="whitened"``; with ``q_family``
+        left ``None``, ``False`` is ``"cholesky"``.
     kmeans_iterations
         k-means iterations for the initial Z (:func:`mlgp.models.kmeans_inducing`).
     q_mu_init, q_sqrt_init
@@ -104,12 +109,13 @@ def mlgpf_from_data(
     seed
         Seeds k-means, the random Z of SE-F and the N(0, 1/P) initial Φ (and b when random).
     q_family
-        ``"cholesky"`` (default; ``"whitened"`` when ``whiten``), ``"whitened"`` or
-        ``"preconditioned"`` (:mod:`mlgp.variational`).
+        A name of :data:`mlgp.variational.Q_FAMILIES`: ``"cholesky"`` (the paper's), ``"whitened"``
+        or ``"preconditioned"``; ``None``: ``"whitened"`` with the deprecated ``whiten=True``, else
+        ``"cholesky"``.
     dtype
-        ``"float64"`` (default) or ``"float32"``: the model's float type (its parameters, and the
-        precision :func:`mlgp.training.fit` trains in), with K_ZZ's jitter 1e-6 or 1e-4
-        (:data:`mlgp.floats.FLOAT_POLICIES`).
+        A name of :data:`mlgp.floats.FLOAT_POLICIES`, ``"float64"`` or ``"float32"``: the model's
+        float type (its parameters, and the precision :func:`mlgp.training.fit` trains in), with
+        that policy's jitter on K_ZZ.
     warm_start
         Start Φ and q(u)'s means at the linear solution of :mod:`mlgp.models.warm_start` instead of
         random Φ and constant means.
@@ -120,14 +126,24 @@ def mlgpf_from_data(
     -------
     MLGPF
         With ``spec`` holding these arguments (the kernel's name, or ``None`` for a kernel object).
+
+    Raises
+    ------
+    ArgumentError
+        For an unknown kernel, q(u) family, dtype or bias_init (naming the choices).
+    ShapeError
+        For data that do not fit (or P, M beyond K, N).
     """
+    if whiten is not None:
+        warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
+                      FutureWarning, stacklevel=3)  # stack: the caller, MLGPF.from_data, this
     X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
     check_bias_init(bias_init)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
     check_q_family(q_family)
     if whiten and q_family != "whitened":
-        raise ShapeError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
+        raise ArgumentError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
     policy = float_policy(dtype)
     dtype = policy.name
     with as_context(replace(config(), float=policy.dtype.type, jitter=policy.jitter)):

@@ -68,10 +68,12 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     q_sqrt
         (P, M, M) lower-triangular initial Cholesky factors (default identity).
     whiten
-        Deprecated alias of ``q=WhitenedQ(...)``: the whitened Cholesky family (warns).
+        Deprecated alias of ``q_family="whitened"`` (warns).
     q
         A q(u) family object (:class:`~mlgp.variational.QDistribution`) for M inducing inputs and
-        P latent GPs, instead of ``q_mu`` / ``q_sqrt``.
+        P latent GPs, instead of ``q_mu`` / ``q_sqrt`` / ``q_family``.
+    q_family
+        With ``q_mu`` / ``q_sqrt``: ``"cholesky"`` (default, the paper's) or ``"whitened"``.
     input_map
         The map from a block of D raw features to the d inputs of the kernel
         (:class:`mlgp.blocks.InputMap`, e.g. a projection of sparse inputs), applied a block
@@ -104,6 +106,7 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         whiten: bool = False,
         q: QDistribution | None = None,
         *,
+        q_family: str | None = None,
         input_map: InputMap | None = None,
     ) -> None:
         # Shapes are checked here rather than by @check_shapes so that a wrong q_mu / q_sqrt raises
@@ -127,12 +130,18 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         self.num_features = self.input_dim if input_map is None else int(input_map.num_features)
         self.num_data = num_data
         if whiten:
-            warnings.warn("MLGPF(whiten=True) is deprecated; pass q=WhitenedQ(M, P, ...) (or from_data's "
-                          "q_family='whitened')", FutureWarning, stacklevel=2)
+            warnings.warn("MLGPF(whiten=True) is deprecated; use q_family='whitened'", FutureWarning, stacklevel=2)
+            if q_family not in (None, "whitened"):
+                raise ArgumentError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
+            q_family = "whitened"
         if q is None:
-            q = (WhitenedQ if whiten else CholeskyQ)(M, P, q_mu=q_mu, q_sqrt=q_sqrt)
-        elif q_mu is not None or q_sqrt is not None or whiten:
-            raise ArgumentError("give either q (a q(u) family object) or q_mu / q_sqrt / whiten, not both")
+            family = {None: CholeskyQ, "cholesky": CholeskyQ, "whitened": WhitenedQ}.get(q_family)
+            if family is None:
+                raise ArgumentError(f"with q_mu / q_sqrt, q_family must be 'cholesky' or 'whitened'; got {q_family!r} "
+                                    "(pass q=... for other families)")
+            q = family(M, P, q_mu=q_mu, q_sqrt=q_sqrt)
+        elif q_mu is not None or q_sqrt is not None or q_family is not None:
+            raise ArgumentError("give either q (a q(u) family object) or q_mu / q_sqrt / q_family, not both")
         elif not isinstance(q, QDistribution):
             raise ArgumentError(f"q must be a mlgp.variational.QDistribution, got {type(q).__name__}")
         if (q.num_inducing, q.num_latent_gps) != (M, P):

@@ -1,21 +1,40 @@
 """The papers' training recipes, one call each, shared by ``mlgp demo`` and the experiment scripts.
 
 Recipes are where the model families meet the data: they may combine any of them. Today:
-:func:`train_mlgpf` (the MLGPF paper's recipe) and the settings in :mod:`mlgp.recipes.settings`.
+:func:`train_mlgpf` (the MLGPF paper's recipe), its one settings source :class:`MLGPFSettings`
+with the layers put over it (:mod:`mlgp.recipes.settings`), and the command-line options generated
+from those settings (:mod:`mlgp.recipes.options`).
 """
 
 from __future__ import annotations
 
 from ..data.preprocessing import normalise_rows
 from .mlgpf import MLGPFRun, train_mlgpf
-from .settings import BATCH_GROWTH_NAMES, PAPER_BATCH_GROWTH, PAPER_SETTINGS, batch_growth
+from .settings import (
+    BATCH_GROWTH_NAMES,
+    DEMO_SETTINGS,
+    OTHER_SIZES,
+    PAPER_BATCH_GROWTH,
+    PAPER_FORM,
+    PAPER_SETTINGS,
+    QUICK_SETTINGS,
+    MLGPFSettings,
+    batch_growth,
+    demo_settings,
+)
 
 __all__ = [
     "BATCH_GROWTH_NAMES",
+    "DEMO_SETTINGS",
     "MLGPFRun",
+    "MLGPFSettings",
+    "OTHER_SIZES",
     "PAPER_BATCH_GROWTH",
+    "PAPER_FORM",
     "PAPER_SETTINGS",
+    "QUICK_SETTINGS",
     "batch_growth",
+    "demo_settings",
     "normalise_rows",
     "train_mlgpf",
 ]

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from ..errors import ShapeError
+from ..errors import ArgumentError, ShapeError
 from .base import QDistribution
 from .cholesky import CholeskyQ, WhitenedQ
 from .preconditioned import PreconditionedQ
 
-__all__ = ["Q_FAMILIES", "make_q", "to_cholesky"]
+__all__ = ["Q_FAMILIES", "check_q_family", "make_q", "to_cholesky"]
 
-#: The q(u) families by name.
+#: The q(u) families by name: the registry every ``q_family`` argument and option is checked against.
 Q_FAMILIES: dict[str, type[QDistribution]] = {
     "cholesky": CholeskyQ,
     "whitened": WhitenedQ,
@@ -21,9 +21,15 @@ Q_FAMILIES: dict[str, type[QDistribution]] = {
 
 
 def check_q_family(name) -> str:
-    """``name`` if it names a family of :data:`Q_FAMILIES`, else :class:`~mlgp.errors.ShapeError`."""
+    """``name`` if it names a family of :data:`Q_FAMILIES`.
+
+    Raises
+    ------
+    ArgumentError
+        For any other value, naming the choices.
+    """
     if not isinstance(name, str) or name not in Q_FAMILIES:
-        raise ShapeError(f"q_family must be one of {', '.join(repr(n) for n in Q_FAMILIES)}; got {name!r}")
+        raise ArgumentError(f"q_family must be one of {', '.join(repr(n) for n in Q_FAMILIES)}; got {name!r}")
     return name
 
 

@@ -1,5 +1,5 @@
 """The training recipe and the experiment scripts' shared training options: bias initialisation,
-batch growth and per-epoch validation."""
+batch growth, per-epoch validation, one check of every argument and the deprecated ``whiten``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlgp.data import mlgpf_prior
-from mlgp.errors import MLGPError, ShapeError
+from mlgp.errors import ArgumentError, MLGPError, ShapeError
 from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, run_checkpoint_dir, training_options
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
@@ -44,7 +44,7 @@ def test_from_data_bias_initialisation(problem):
     reference = MultiLabelBernoulli(Y.shape[1], 2, seed=5)
     np.testing.assert_array_equal(rand.likelihood.bias.numpy(), reference.bias.numpy())
     np.testing.assert_array_equal(rand.likelihood.loadings.numpy(), odds.likelihood.loadings.numpy())
-    with pytest.raises(ShapeError, match="bias_init"):
+    with pytest.raises(ArgumentError, match="bias_init must be one of 'log-odds', 'random'; got 'zeros'"):
         MLGPF.from_data(X, Y, bias_init="zeros", **kw)
 
 
@@ -67,9 +67,9 @@ def _parse(argv):
 
 
 def test_training_options_parse_batch_growth_bias_and_validation(capsys):
-    opts = training_options(_parse(["--batch-growth", "paper", "--validate", "--bias-init", "random", "--whiten"]))
+    opts = training_options(_parse(["--batch-growth", "paper", "--validate", "--bias-init", "random", "--q-family", "whitened"]))
     assert opts["batch_growth"] == PAPER_BATCH_GROWTH == (10, 20)
-    assert opts["validate"] is True and opts["bias_init"] == "random" and opts["whiten"] is True
+    assert opts["validate"] is True and opts["bias_init"] == "random" and opts["q_family"] == "whitened"
     opts = training_options(_parse(["--batch-growth", "5,50"]))
     assert opts["batch_growth"] == (5, 50) and opts["validate"] is False and opts["bias_init"] == "log-odds"
     assert training_options(_parse([]))["batch_growth"] is None
@@ -137,13 +137,15 @@ def test_train_mlgpf_compiles_with_xla_only_for_whitened_models(problem, whiten,
         return real_fit(*args, **kwargs)
 
     monkeypatch.setattr(mlgp.training, "fit", spy)
+    family = "whitened" if whiten else "cholesky"
     run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=40,
-                      whiten=whiten, q_family=None, progress=False)
+                      q_family=family, progress=False)
     expected = "except-cholesky" if whiten else False
     assert seen["jit_compile"] == expected and run.settings["jit_compile"] == expected
+    assert run.settings["whiten"] is whiten
     # an explicit choice is kept
     run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=40,
-                      whiten=whiten, q_family=None, jit_compile=not whiten, progress=False)
+                      q_family=family, jit_compile=not whiten, progress=False)
     assert seen["jit_compile"] is (not whiten)
 
 
@@ -153,7 +155,7 @@ def test_batch_growth_accepts_what_the_cli_accepts():
     assert batch_growth("5,50") == batch_growth((5, 50)) == batch_growth([5, 50]) == (5, 50)
     assert batch_growth(None) is None
     for bad in ("5", "a,b", "0,20", "5,-1", "1,2,3", (1.5, 2), (True, 2), 7):
-        with pytest.raises(ShapeError, match="batch_growth"):
+        with pytest.raises(ArgumentError, match="batch_growth"):
             batch_growth(bad)
 
 
@@ -164,27 +166,31 @@ def test_train_mlgpf_takes_the_named_schedule(problem):
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, error, match",
     [
-        (dict(batch_growth="fast"), "batch_growth must be"),
-        (dict(kernel="matern"), "unknown kernel 'matern'"),
-        (dict(epochs=0), "epochs must be >= 1"),
-        (dict(batch_size=2.5), "batch_size must be a positive integer"),
-        (dict(num_latent_gps=99), "num_latent_gps must be at most the number of labels K=7"),
-        (dict(num_inducing=-1), "num_inducing must be >= 1"),
-        (dict(negatives=7), "negatives=7 sampled negative labels per point needs more than K=7"),
-        (dict(learning_rate=0.0), "learning_rate must be a positive number"),
-        (dict(bias_init="zeros"), "bias_init must be 'log-odds' or 'random'"),
-        (dict(seed=-1), "seed must be a non-negative integer"),
-        (dict(max_train=0), "max_train must be >= 1"),
-        (dict(q_family="full"), "q_family must be one of"),
-        (dict(dtype="float16"), "dtype must be 'float64' or 'float32'"),
-        (dict(optimizer="sgd"), "optimizer must be 'adam' or 'natgrad'"),
-        (dict(optimizer="natgrad", q_family="preconditioned"), "natgrad' needs a Cholesky q\\(u\\) family"),
-        (dict(whiten=True, q_family="cholesky"), "whiten=True asks for the whitened family"),
+        (dict(batch_growth="fast"), ArgumentError, "batch_growth must be"),
+        (dict(kernel="matern"), ArgumentError, "kernel must be one of 'linear', 'se', 'se\\+linear', 'se\\+linear-shared'"),
+        (dict(epochs=0), ArgumentError, "epochs must be a positive integer, got 0"),
+        (dict(batch_size=2.5), ArgumentError, "batch_size must be a positive integer, got 2.5"),
+        (dict(num_latent_gps=99), ShapeError, "num_latent_gps must be at most the number of labels K=7"),
+        (dict(num_inducing=-1), ArgumentError, "num_inducing must be a positive integer or None, got -1"),
+        (dict(negatives=7), ShapeError, "negatives=7 sampled negative labels per point needs more than K=7"),
+        (dict(learning_rate=0.0), ArgumentError, "learning_rate must be a positive number"),
+        (dict(bias_init="zeros"), ArgumentError, "bias_init must be one of 'log-odds', 'random'; got 'zeros'"),
+        (dict(seed=-1), ArgumentError, "seed must be a non-negative integer"),
+        (dict(max_train=0), ArgumentError, "max_train must be a positive integer or None, got 0"),
+        (dict(q_family="full"), ArgumentError, "q_family must be one of 'cholesky', 'whitened', 'preconditioned'; got 'full'"),
+        (dict(dtype="float16"), ArgumentError, "dtype must be one of 'float64', 'float32'; got 'float16'"),
+        (dict(optimizer="sgd"), ArgumentError, "optimizer must be one of 'adam', 'natgrad'; got 'sgd'"),
+        (dict(optimizer="natgrad", q_family="preconditioned"), ArgumentError, "natgrad' needs a Cholesky q\\(u\\) family"),
+        (dict(natgrad_gamma=(0.1, 0.2)), ArgumentError, "natgrad_gamma must be"),
+        (dict(jit_compile="xla"), ArgumentError, "jit_compile must be None, False, True or 'except-cholesky'"),
+        (dict(max_seconds=0), ArgumentError, "max_seconds must be a positive number"),
+        (dict(num_latent=2), ArgumentError, "unknown argument\\(s\\) 'num_latent'"),
+        (dict(settings="se"), ArgumentError, "settings must be an MLGPFSettings"),
     ],
 )
-def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch, kwargs, match):
+def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch, kwargs, error, match):
     import mlgp.training
 
     def forbidden(*args, **kw):
@@ -193,8 +199,50 @@ def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch,
     monkeypatch.setattr(MLGPF, "from_data", forbidden)  # k-means and the model are built there
     monkeypatch.setattr(mlgp.training, "fit", forbidden)
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False)
-    with pytest.raises(ShapeError, match=match):
+    with pytest.raises(error, match=match):
         train_mlgpf(problem, **{**kw, **kwargs})
+
+
+class _Built(Exception):
+    """Stops :func:`train_mlgpf` where it builds the model, carrying what it was built with."""
+
+
+def _build_arguments(problem, monkeypatch, **kwargs) -> dict:
+    """The keyword arguments :func:`train_mlgpf` gives ``MLGPF.from_data`` (nothing is trained)."""
+    def spy(X, Y, **kw):
+        raise _Built(kw)
+
+    monkeypatch.setattr(MLGPF, "from_data", spy)
+    with pytest.raises(_Built, match="q_family") as caught:
+        train_mlgpf(problem, num_latent_gps=2, num_inducing=6, progress=False, **kwargs)
+    return caught.value.args[0]
+
+
+def test_whiten_is_a_deprecated_spelling_of_the_whitened_family(problem, monkeypatch):
+    with pytest.warns(FutureWarning, match="use q_family='whitened'"):
+        old = _build_arguments(problem, monkeypatch, whiten=True, q_family=None)
+    assert old == _build_arguments(problem, monkeypatch, q_family="whitened")
+    with pytest.warns(FutureWarning, match="use q_family='whitened'"):
+        old = _build_arguments(problem, monkeypatch, whiten=False)
+    assert old == _build_arguments(problem, monkeypatch, q_family="cholesky")
+    with pytest.warns(FutureWarning, match="deprecated"), pytest.raises(ArgumentError, match="whiten=True asks for the whitened family"):
+        train_mlgpf(problem, whiten=True, q_family="cholesky")
+
+
+def test_settings_object_and_keywords_build_the_same_model(problem, monkeypatch):
+    from mlgp.recipes import MLGPFSettings
+
+    settings = MLGPFSettings(kernel="SE+LR", q_family="preconditioned", dtype="float64", seed=4)
+    by_object = _build_arguments(problem, monkeypatch, settings=settings)
+    assert by_object == _build_arguments(problem, monkeypatch, kernel="se+lr", q_family="preconditioned", dtype="float64", seed=4)
+    assert by_object["kernel"] == "se+linear"  # canonicalised once, at the boundary
+    # keywords change a settings object's fields
+    assert _build_arguments(problem, monkeypatch, settings=settings, seed=5)["seed"] == 5
+    # no argument: the settings' defaults
+    defaults = MLGPFSettings()
+    built = _build_arguments(problem, monkeypatch)
+    for name in ("kernel", "fixed_inducing", "unit_sphere_inducing", "q_family", "bias_init", "seed", "dtype", "warm_start"):
+        assert built[name] == getattr(defaults, name), name
 
 
 def test_checkpoint_folder_refuses_another_q_family_or_precision(problem, tmp_path):
@@ -215,3 +263,19 @@ def test_the_default_recipe_trains_on_bibtex_without_nan(data_home):
     assert np.all(np.isfinite(run.trace[["elbo", "kl"]].to_numpy()))
     assert np.all(np.isfinite(run.metrics.to_numpy()))
     assert run.model.float_type == np.dtype(run.settings["dtype"])
+
+
+def test_a_settings_json_from_before_the_newer_settings_still_resumes(problem, tmp_path, monkeypatch):
+    """An older settings.json lacks the settings added since and may name the kernel by an alias."""
+    import json
+
+    old = dict(dataset=problem.name, kernel="SE", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, negatives=None,
+               learning_rate=0.005, fixed_inducing=False, whiten=False, batch_growth=None, bias_init="log-odds",
+               jit_compile=False, seed=0, num_train=problem.train.num_points)
+    (tmp_path / "settings.json").write_text(json.dumps(old))
+    implied = dict(kernel="se", unit_sphere_inducing=False, q_family="cholesky", dtype="float64", warm_start=False)
+    built = _build_arguments(problem, monkeypatch, checkpoint_dir=tmp_path, epochs=2, batch_size=20, **implied)
+    assert built["q_family"] == "cholesky"
+    with pytest.raises(MLGPError, match="q_family: checkpoint 'cholesky', now 'whitened'"):
+        train_mlgpf(problem, num_latent_gps=2, num_inducing=6, checkpoint_dir=tmp_path, batch_size=20,
+                    **dict(implied, q_family="whitened"))

@@ -108,7 +108,7 @@ def test_from_data_keeps_z_on_the_sphere_through_training(problem):
 
 def test_save_load_round_trip_keeps_the_sphere(problem, tmp_path):
     X, Y = problem.train.X, problem.train.Y
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=5, whiten=True,
+    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=5, q_family="whitened",
                             unit_sphere_inducing=True, seed=3)
     fit(model, (X, Y), epochs=2, batch_size=20, learning_rate=0.05, progress=False, seed=0)
     loaded = MLGPF.load(model.save(tmp_path / "m"))

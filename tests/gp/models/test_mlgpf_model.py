@@ -99,7 +99,7 @@ def build(prob, kernel, whiten, bias=True, num_data=None, n_gh=10):
     lik = MultiLabelBernoulli(K, P, loadings=prob["Phi"], bias=prob["b"] if bias else np.zeros(K),
                               num_gauss_hermite_points=n_gh)
     return MLGPF(gpflow.utilities.deepcopy(kernel), lik, prob["Z"], num_data=num_data or len(prob["X"]),
-                 q_mu=prob["q_mu"], q_sqrt=prob["q_sqrt"], whiten=whiten)
+                 q_mu=prob["q_mu"], q_sqrt=prob["q_sqrt"], q_family="whitened" if whiten else "cholesky")
 
 
 def stock_svgp(prob, kernel, whiten, num_data, mean_function=None):
@@ -308,7 +308,7 @@ def test_save_load_round_trip(tmp_path, kname, whiten, fixed):
     rng = np.random.default_rng(11)
     ds = mlgpf_prior(num_train=25, num_test=9, num_features=4, num_labels=6, num_latent=2, seed=5)
     model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel=kname, num_latent_gps=2, num_inducing=4,
-                            whiten=whiten, fixed_inducing=fixed, seed=2)
+                            q_family="whitened" if whiten else "cholesky", fixed_inducing=fixed, seed=2)
     _perturb(model, rng)
     if fixed:
         assert not model.inducing_variable.inducing_variable.Z.trainable

@@ -26,7 +26,7 @@ def small_model(seed: int, kernel: str = "se+linear", whiten: bool = False) -> M
     lik = MultiLabelBernoulli(K, P, loadings=rng.normal(size=(K, P)), bias=rng.normal(size=K))
     q_sqrt = np.stack([np.tril(0.2 * rng.normal(size=(M, M)), -1) + np.diag(rng.uniform(0.3, 0.9, M)) for _ in range(P)])
     return MLGPF(make_kernel(kernel, D), lik, rng.normal(size=(M, D)), num_data=50,
-                 q_mu=rng.normal(size=(M, P)), q_sqrt=q_sqrt, whiten=whiten)
+                 q_mu=rng.normal(size=(M, P)), q_sqrt=q_sqrt, q_family="whitened" if whiten else "cholesky")
 
 
 @pytest.fixture(scope="module")

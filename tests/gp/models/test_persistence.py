@@ -50,7 +50,7 @@ def data():
 
 def build(kernel, inducing="points", whiten=False, seed=0):
     rng = np.random.default_rng(seed)
-    model = MLGPF(kernel, MultiLabelBernoulli(K, P), INDUCING[inducing](rng.normal(size=(M, D))), num_data=N, whiten=whiten)
+    model = MLGPF(kernel, MultiLabelBernoulli(K, P), INDUCING[inducing](rng.normal(size=(M, D))), num_data=N, q_family="whitened" if whiten else "cholesky")
     for p in parameter_dict(model).values():  # away from the placeholders a rebuild starts from
         u = p.unconstrained_variable
         u.assign(u.numpy() + 0.2 * rng.normal(size=u.shape))

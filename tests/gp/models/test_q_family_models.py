@@ -128,7 +128,8 @@ def test_bad_choices_are_refused_before_any_work(problem):
         build(problem, dtype="float16")
     with pytest.raises(ArgumentError, match="bias_init must be one of 'log-odds', 'random'; got 'zero'"):
         build(problem, bias_init="zero")
-    with pytest.raises(ShapeError, match="q_family must be one of"):
+    with pytest.raises(ArgumentError, match="q_family must be one of"):
         build(problem, q_family="full")
-    with pytest.raises(ShapeError, match="whiten=True asks for the whitened family"):
+    with pytest.warns(FutureWarning, match="q_family='whitened'"), \
+            pytest.raises(ArgumentError, match="whiten=True asks for the whitened family"):
         build(problem, whiten=True, q_family="preconditioned")

@@ -355,7 +355,7 @@ def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten):
     """jit_compile="except-cholesky": the chain-rule term through chol(K_ZZ), added outside XLA,
     makes the trajectory that of the plain step (kernel and Z trained, exact and sampled labels)."""
     data = (problem.train.X, problem.train.Y)
-    kw_model = dict(kernel="se+linear", unit_sphere_inducing=True, whiten=whiten)
+    kw_model = dict(kernel="se+linear", unit_sphere_inducing=True, q_family="whitened" if whiten else "cholesky")
     for negatives in (None, 3):
         kw = dict(epochs=3, batch_size=20, negatives=negatives, learning_rate=0.02, seed=2, progress=False)  # equal batches: one XLA compilation
         plain, split = build(problem, **kw_model), build(problem, **kw_model)
@@ -372,7 +372,7 @@ def test_bound_given_the_factorisation_equals_the_bound(problem):
     """elbo / prior_kl with a precomputed (K_ZZ, chol(K_ZZ)) equal the self-contained computations."""
     X, Y = problem.train.X.toarray(), problem.train.Y.toarray().astype(np.float64)
     for whiten in (False, True):
-        model = build(problem, kernel="se+linear", whiten=whiten)
+        model = build(problem, kernel="se+linear", q_family="whitened" if whiten else "cholesky")
         Lm = model.kuu_cholesky()
         Kmm = gpflow.covariances.Kuu(model.inducing_variable, model.kernel, jitter=gpflow.config.default_jitter())
         np.testing.assert_allclose(Lm.numpy() @ Lm.numpy().T, Kmm.numpy(), rtol=1e-12, atol=1e-12)

@@ -67,7 +67,7 @@ def test_model_full_covariances_fall_back_to_gpflow(white):
     rng = np.random.default_rng(3)
     X, Z, kern, q_mu, q_sqrt = _problem(rng, "se+linear")
     P = q_mu.shape[1]
-    model = MLGPF(kern, MultiLabelBernoulli(6, P), Z, num_data=20, q_mu=q_mu.numpy(), q_sqrt=q_sqrt.numpy(), whiten=white)
+    model = MLGPF(kern, MultiLabelBernoulli(6, P), Z, num_data=20, q_mu=q_mu.numpy(), q_sqrt=q_sqrt.numpy(), q_family="whitened" if white else "cholesky")
     mean, cov = model.predict_f(X, full_cov=True)
     ref_mean, ref_cov = conditional(X, Z, kern, q_mu, q_sqrt=q_sqrt, white=white, full_cov=True)
     assert cov.shape == (P, X.shape[0], X.shape[0])

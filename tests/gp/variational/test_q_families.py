@@ -179,7 +179,7 @@ def test_preconditioned_family_refuses_natural_gradients(data):
 
 
 def test_bad_family_arguments_are_refused():
-    with pytest.raises(ShapeError, match="q_family must be one of 'cholesky', 'whitened', 'preconditioned'"):
+    with pytest.raises(ArgumentError, match="q_family must be one of 'cholesky', 'whitened', 'preconditioned'; got 'diagonal'"):
         make_q("diagonal", M, P)
     with pytest.raises(ShapeError, match=r"q_sigma must have shape \(P, M\)"):
         PreconditionedQ(M, P, q_sigma=np.ones((M, P + 1)))
@@ -189,4 +189,4 @@ def test_bad_family_arguments_are_refused():
     with pytest.raises(ShapeError, match=r"q is for \(M, P\) = \(4, 2\)"):
         model_with(PreconditionedQ(M, 2), rng)
     with pytest.raises(ArgumentError, match="either q .* or q_mu"):
-        MLGPF(make_kernel("se", D), MultiLabelBernoulli(K, P), rng.normal(size=(M, D)), q=PreconditionedQ(M, P), whiten=True)
+        MLGPF(make_kernel("se", D), MultiLabelBernoulli(K, P), rng.normal(size=(M, D)), q=PreconditionedQ(M, P), q_family="whitened")

@@ -1,0 +1,160 @@
+"""The MLGPF recipe's one settings source: :class:`mlgp.recipes.MLGPFSettings`, its layers, the
+registries its choices come from, and the command-line options generated from it."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+from mlgp.errors import ArgumentError
+from mlgp.recipes import (
+    DEMO_SETTINGS,
+    OTHER_SIZES,
+    PAPER_FORM,
+    PAPER_SETTINGS,
+    QUICK_SETTINGS,
+    MLGPFSettings,
+    demo_settings,
+)
+from mlgp.recipes.options import RegistryChoices, add_settings_options, describe_cases
+from mlgp.recipes.settings import demo_values, setting_fields
+
+
+def _registries() -> dict[str, tuple[str, ...]]:
+    """Each choice field and the names of the registry it must take them from."""
+    from mlgp.floats import FLOAT_POLICIES
+    from mlgp.kernels.factory import KERNELS
+    from mlgp.models.builders import BIAS_INITS
+    from mlgp.training import OPTIMIZERS
+    from mlgp.variational import Q_FAMILIES
+
+    return {"kernel": tuple(KERNELS), "q_family": tuple(Q_FAMILIES), "optimizer": tuple(OPTIMIZERS),
+            "dtype": tuple(FLOAT_POLICIES), "bias_init": tuple(BIAS_INITS)}
+
+
+def test_every_field_has_a_default_and_a_one_line_help():
+    fields = setting_fields()
+    assert list(fields) == list(MLGPFSettings.names())
+    for name, f in fields.items():
+        assert f.default is not dataclasses.MISSING, name
+        text = f.metadata["help"]
+        assert text and "\n" not in text and "%" not in text, name
+        if f.default is None:
+            assert f.metadata["none"], f"{name}: help texts need to say what None means"
+
+
+def test_the_choice_fields_are_exactly_the_registries():
+    fields = setting_fields()
+    choice_fields = {n for n, f in fields.items() if f.metadata["kind"] == "choice"}
+    registries = _registries()
+    assert choice_fields == set(registries)
+    for name, names in registries.items():
+        assert fields[name].metadata["choices"]() == names, name
+        assert getattr(MLGPFSettings(), name) in names, name
+
+
+@pytest.mark.parametrize("name", ["kernel", "q_family", "optimizer", "dtype", "bias_init"])
+def test_a_bad_choice_raises_argument_error_naming_the_choices(name):
+    with pytest.raises(ArgumentError, match=f"^{name} must be one of") as caught:
+        MLGPFSettings(**{name: "nonsense"})
+    message = str(caught.value)
+    assert "'nonsense'" in message
+    for choice in _registries()[name]:
+        assert repr(choice) in message, (name, choice)
+
+
+def test_canonical_kernel_name_is_the_kernel_registry_check():
+    from mlgp.kernels.factory import KERNEL_ALIASES, KERNELS, canonical_kernel_name
+
+    for alias, name in KERNEL_ALIASES.items():
+        assert name in KERNELS and canonical_kernel_name(alias.upper()) == name
+    for name in KERNELS:
+        assert canonical_kernel_name(name) == name
+    for bad in ("matern", None, 3):
+        with pytest.raises(ArgumentError, match=r"kernel must be one of 'linear', 'se', 'se\+linear', 'se\+linear-shared'"):
+            canonical_kernel_name(bad)
+
+
+def test_settings_canonicalise_once_and_refuse_unknown_names():
+    s = MLGPFSettings(kernel="RBF", batch_growth="paper", dtype="float64", natgrad_gamma=[0.05, 0.2, 10], learning_rate=1)
+    assert (s.kernel, s.batch_growth, s.dtype, s.natgrad_gamma) == ("se", (10, 20), "float64", (0.05, 0.2, 10))
+    assert isinstance(s.learning_rate, float)
+    assert s.replace(epochs=3).epochs == 3 and s.epochs == 20  # frozen: replace makes a copy
+    with pytest.raises(ArgumentError, match="unknown MLGPF setting\\(s\\) 'epoch'; the settings are kernel, "):
+        s.replace(epoch=3)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'epochs'"):
+        s.epochs = 3
+
+
+def test_sizes_come_from_the_paper_else_the_other_sizes():
+    s = MLGPFSettings()
+    assert s.sized_for("bibtex", 159).num_latent_gps == PAPER_SETTINGS["bibtex"]["num_latent_gps"]
+    small = s.sized_for("emotions", 6)
+    assert (small.num_latent_gps, small.num_inducing) == (6, OTHER_SIZES["num_inducing"])
+    assert s.replace(num_latent_gps=3).sized_for("bibtex", 159).num_latent_gps == 3  # a given P is kept
+
+
+def test_the_demo_layers():
+    for name, layer in DEMO_SETTINGS.items():
+        assert set(layer) <= set(MLGPFSettings.names()), name
+        s = demo_settings(name)
+        assert all(getattr(s, k) == v for k, v in layer.items())
+    quick = demo_settings("synthetic", quick=True)
+    assert all(getattr(quick, k) == v for k, v in QUICK_SETTINGS.items())
+    assert quick.batch_size == DEMO_SETTINGS["synthetic"]["batch_size"]
+    assert demo_values("no-such-set") == demo_values("*")
+
+
+def test_from_data_defaults_are_the_paper_form():
+    """mlgpf_from_data keeps its own defaults (a model family cannot import the recipes): the paper's form."""
+    from mlgp.data import mlgpf_prior
+    from mlgp.models import MLGPF
+    from mlgp.models.builders import mlgpf_from_data
+
+    params = inspect.signature(mlgpf_from_data).parameters
+    for name, value in OTHER_SIZES.items():
+        assert params[name].default == value, name
+    ds = mlgpf_prior(num_train=40, num_test=5, num_features=3, num_labels=4, num_latent=2, seed=0)
+    spec = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4).spec
+    assert {k: spec[k] for k in PAPER_FORM} == PAPER_FORM
+    # the form the recipe's defaults depart from
+    assert any(getattr(MLGPFSettings(), k) != v for k, v in PAPER_FORM.items())
+
+
+def test_generated_options_parse_into_settings_and_name_their_registries(capsys):
+    parser = argparse.ArgumentParser(prog="p")
+    names = [n for n, f in setting_fields().items() if f.metadata["kind"] is not None]
+    add_settings_options(parser, names, lambda name: "x")
+    actions = {a.dest: a for a in parser._actions}
+    for name, registry in _registries().items():
+        assert isinstance(actions[name].choices, RegistryChoices) and tuple(actions[name].choices) == registry
+    args = parser.parse_args(["--latent", "3", "--no-warm-start", "--batch-growth", "paper", "--kernel", "se",
+                              "--learning-rate", "0.01", "--seed", "0"])
+    given = {n: getattr(args, n) for n in names if getattr(args, n) is not None}
+    assert given == dict(num_latent_gps=3, warm_start=False, batch_growth=(10, 20), kernel="se", learning_rate=0.01, seed=0)
+    for argv, flag in [(["--dtype", "float16"], "--dtype"), (["--learning-rate", "0"], "--learning-rate"),
+                       (["--batch-growth", "0,1"], "--batch-growth"), (["--seed", "-1"], "--seed")]:
+        with pytest.raises(SystemExit, match="2"):
+            parser.parse_args(argv)
+        assert f"argument {flag}" in capsys.readouterr().err
+
+
+def test_describe_cases_groups_equal_values():
+    cases = [("bibtex", demo_values("bibtex")), ("synthetic", demo_values("synthetic")), ("other datasets", demo_values("*"))]
+    assert describe_cases("kernel", cases) == MLGPFSettings().kernel
+    assert describe_cases("num_latent_gps", cases) == "60 on bibtex and other datasets, 10 on synthetic"
+    assert describe_cases("negatives", cases) == setting_fields()["negatives"].metadata["none"]
+
+
+def test_settings_and_the_cli_parser_import_no_tensorflow():
+    code = ("import sys, mlgp.recipes, mlgp.recipes.options; from mlgp.cli import build_parser; build_parser(); "
+            "mlgp.recipes.settings.demo_values('bibtex'); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'gpflow')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout[:300]
