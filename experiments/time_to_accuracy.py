@@ -39,7 +39,7 @@ COMBOS: dict[str, dict] = {
     # the paper's recipe: non-whitened q(u), Adam at the paper's step, the authors' growing batch
     "paper": dict(q_family="cholesky", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper",
                   dtype="float64", warm_start=False),
-    # the whitened form of the same recipe (the README's Bibtex runs until now)
+    # the whitened form of the same recipe (the README's 100-epoch Bibtex runs)
     "today": dict(q_family="whitened", optimizer="adam", learning_rate=0.005, batch_size=100, batch_growth="paper",
                   dtype="float64", warm_start=False),
     "whitened-lr0.01": dict(q_family="whitened", optimizer="adam", learning_rate=0.01, batch_size=100,

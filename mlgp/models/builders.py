@@ -101,8 +101,7 @@ def mlgpf_from_data(
     bias_init
         ``"log-odds"`` (default): b_k = log(f_k / (1 − f_k)) with the smoothed training label
         frequency f_k = (n_k + ½) / (N + 1) (:func:`label_log_odds`), so that training starts from
-        the label marginals (on Bibtex, P = 60, M = 200, Adam at the paper's step size, it reaches
-        a given test P@1 5–10 epochs sooner); ``"random"``: N(0, 1/P) entries, as in the authors'
+        the label marginals; ``"random"``: N(0, 1/P) entries, as in the authors'
         code.
     num_gauss_hermite_points
         Quadrature nodes per 1-D expectation.

@@ -180,7 +180,7 @@ def test_evaluate_unknown_dataset(with_data_home, tmp_path: Path, capsys) -> Non
 
 
 def test_usage_errors_exit_2(capsys) -> None:
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="^2$") as exc:
         main([])
     assert exc.value.code == 2
     assert "mlgp: error: " in capsys.readouterr().err
@@ -210,7 +210,7 @@ def test_usage_errors_exit_2(capsys) -> None:
     ],
 )
 def test_bad_option_values_exit_2_with_mlgp_error(argv, option, capsys) -> None:
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="^2$") as exc:
         main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err

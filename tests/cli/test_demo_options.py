@@ -15,7 +15,7 @@ def no_data_home(monkeypatch):
 
 def _demo_help(capsys) -> dict[str, str]:
     """``mlgp demo --help``: each option's help text (whitespace normalised), by its flag."""
-    with pytest.raises(SystemExit) as exc:
+    with pytest.raises(SystemExit, match="^0$") as exc:
         main(["demo", "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out

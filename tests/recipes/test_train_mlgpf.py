@@ -74,7 +74,7 @@ def test_training_options_parse_batch_growth_bias_and_validation(capsys):
     assert opts["batch_growth"] == (5, 50) and opts["validate"] is False and opts["bias_init"] == "log-odds"
     assert training_options(_parse([]))["batch_growth"] is None
     for bad in ("5", "a,b", "0,20", "5,-1", "1,2,3"):
-        with pytest.raises(SystemExit):
+        with pytest.raises(SystemExit, match="^2$"):  # argparse's usage error
             _parse(["--batch-growth", bad])
         assert "--batch-growth" in capsys.readouterr().err
 
