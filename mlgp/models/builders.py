@@ -64,6 +64,7 @@ def mlgpf_from_data(
     dtype: str = "float64",
     warm_start: bool = False,
     model_class: type,
+    check_input: bool = True,
 ):
     """MLGPF initialised the paper's way from training data.
 
@@ -120,6 +121,10 @@ def mlgpf_from_data(
         random Φ and constant means.
     model_class
         The class to build (:meth:`MLGPF.from_data <mlgp.models.MLGPF.from_data>` passes its own).
+    check_input
+        Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
+        (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
+        float64, Y CSR 0/1.
 
     Returns
     -------
@@ -136,11 +141,13 @@ def mlgpf_from_data(
     if whiten is not None:
         warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
                       FutureWarning, stacklevel=3)  # stack: the caller, MLGPF.from_data, this
-    X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
-    check_bias_init(bias_init)
+    if check_input:
+        X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
+        check_bias_init(bias_init)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
-    check_q_family(q_family)
+    if check_input:
+        check_q_family(q_family)
     if whiten and q_family != "whitened":
         raise ArgumentError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
     policy = float_policy(dtype)

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ..data.preprocessing import normalise_rows
 from ..errors import ArgumentError, MLGPError, ShapeError
+from ..validation import check_training_data
 from .settings import MLGPFSettings
 
 
@@ -136,9 +137,10 @@ def train_mlgpf(
     if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real)
                                     or not 0 < max_seconds <= math.inf):
         raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
-    Xtr, Ytr = normalise_rows(dataset.train.X), sp.csr_matrix(dataset.train.Y)
+    Xtr, Ytr = normalise_rows(dataset.train.X), dataset.train.Y
     if s.max_train is not None:
         Xtr, Ytr = Xtr[: s.max_train], Ytr[: s.max_train]
+    Xtr, Ytr = check_training_data(Xtr, Ytr)  # the training data's one check: the layers below trust it
     Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
     N = Xtr.shape[0]
     M = min(s.num_inducing, N)
@@ -165,6 +167,7 @@ def train_mlgpf(
         seed=s.seed,
         dtype=s.dtype,
         warm_start=s.warm_start,
+        check_input=False,  # settings checked when built, data just above
     )
     t0 = time.perf_counter()
     trace = fit(
@@ -185,7 +188,7 @@ def train_mlgpf(
         seed=s.seed,
         progress=progress,
         callback=callback,
-        check_input=False,  # from_data has checked (Xtr, Ytr)
+        check_input=False,  # settings checked when built, data above
     )
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -120,9 +120,11 @@ def fit(
     callback
         Called as ``callback(epoch, model, row)`` after each epoch.
     check_input
-        Check ``data`` (finite features, 0/1 labels, matching rows); ``False`` trusts a caller that
-        has checked them (:func:`mlgp.recipes.train_mlgpf` does, after ``from_data`` checked them). ``validation`` is checked
-        once here either way, not at every epoch.
+        Check ``data`` (finite features, 0/1 labels, matching rows) and the numeric options
+        (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,
+        ``checkpoint_every``, ``max_seconds``); ``False`` trusts a caller that has checked them
+        (:func:`mlgp.recipes.train_mlgpf` does: its settings are checked when built, its data by
+        ``from_data``). The model's fit to the data and ``validation`` are checked either way, once.
     max_seconds
         Stop after the first epoch at which this call's training time (steps only, validation
         excluded) reaches ``max_seconds``.
@@ -163,11 +165,8 @@ def _checked_data(model, data, check_input: bool):
     return X, Y
 
 
-def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,
-         validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy, jit_compile, progress, callback,
-         check_input, max_seconds, log_dir) -> pd.DataFrame:
-    from tqdm.auto import tqdm
-
+def _checked_options(epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds):
+    """The numeric options checked (and made ints) once, here at the boundary."""
     epochs = check_positive_int(epochs, "epochs")
     batch_size = check_positive_int(batch_size, "batch_size")
     checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
@@ -178,13 +177,24 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) \
             or not 0 < float(learning_rate) < float("inf"):
         raise ArgumentError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
+    return epochs, batch_size, checkpoint_every, negatives, batch_growth
+
+
+def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,
+         validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy, jit_compile, progress, callback,
+         check_input, max_seconds, log_dir) -> pd.DataFrame:
+    from tqdm.auto import tqdm
+
+    if check_input:
+        epochs, batch_size, checkpoint_every, negatives, batch_growth = _checked_options(
+            epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds)
     if log_dir is not None:
         import importlib.util
 
         if importlib.util.find_spec("tensorboard") is None:
             raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
-    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
-        raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
     X, Y = _checked_data(model, data, check_input)
     tf.random.set_seed(seed)
     sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, float_type=model.float_type,
