@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from .errors import ShapeError
 
-__all__ = ["InputMap", "LinearInputMap", "input_width", "row_blocks", "take_rows"]
+__all__ = ["INPUT_MAPS", "InputMap", "LinearInputMap", "input_width", "register_input_map", "row_blocks", "take_rows"]
 
 
 @runtime_checkable
@@ -36,6 +36,17 @@ class InputMap(Protocol):
         """(B, D) CSR or dense → (B, R) dense."""
 
 
+#: The input-map classes a saved model may name (a closed list: loading builds nothing else).
+INPUT_MAPS: dict[str, type] = {}
+
+
+def register_input_map(cls: type) -> type:
+    """Class decorator: add ``cls`` to :data:`INPUT_MAPS` under ``module:qualname``."""
+    INPUT_MAPS[f"{cls.__module__}:{cls.__qualname__}"] = cls
+    return cls
+
+
+@register_input_map
 class LinearInputMap:
     """x ↦ x A: a block of D features times a fixed (D, R) matrix A, computed sparse-aware.
 
@@ -56,6 +67,9 @@ class LinearInputMap:
             else np.array(matrix, dtype=np.float64)
         if self.matrix.ndim != 2 or min(self.matrix.shape) < 1:
             raise ShapeError(f"the map's matrix must be (D, R) with D, R ≥ 1; got shape {self.matrix.shape}")
+        values = self.matrix.data if sp.issparse(self.matrix) else self.matrix
+        if not np.all(np.isfinite(values)):
+            raise ShapeError("the map's matrix contains NaN or inf")
         self.num_features, self.num_outputs = (int(n) for n in self.matrix.shape)
 
     def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:

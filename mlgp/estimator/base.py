@@ -19,8 +19,9 @@ and scoring it ``batch_size`` rows at a time through :func:`mlgp.scores.score_in
   ``scores >= threshold`` (a number, or one value per label).
 
 ``_block_format`` says what the hooks receive: ``"dense"`` float64 (B, D) arrays (``fit`` gets ``X``
-as float64 CSR or array, as passed), or ``"csr"`` canonical float64 CSR blocks (``fit`` gets
-canonical CSR too; a copy, so the caller's matrix is never sorted in place). ``save(path)`` /
+as float64 CSR or array), or ``"csr"`` canonical float64 CSR blocks (``fit`` gets canonical CSR
+too). Either way ``fit`` gets its own copy: the caller's arrays are never changed (nor sorted in
+place) and never kept. ``save(path)`` /
 ``Class.load(path)`` use :mod:`mlgp.estimator.persistence`; a subclass describes its fitted state by
 ``_fitted_scalars()``, ``_fitted_arrays()`` and ``_restore_fitted(state)``, and is registered by name
 (:mod:`mlgp.estimator.registry`) when it is defined. No TensorFlow.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils.metaestimators import available_if
@@ -48,6 +50,18 @@ __all__ = ["MultiLabelEstimator"]
 
 def _has_proba_block(estimator) -> bool:
     return hasattr(estimator, "_proba_block")
+
+
+def _own(checked, given):
+    """``checked`` (CSR or array), copied if it still shares memory with the caller's ``given``: a
+    fitted estimator never keeps (and so never sees later changes of) the caller's arrays."""
+    if sp.issparse(checked):
+        mine, theirs = checked.data, getattr(given, "data", None)
+    else:
+        mine, theirs = checked, given
+    if isinstance(theirs, np.ndarray) and np.shares_memory(mine, theirs):
+        return checked.copy()
+    return checked
 
 
 class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
@@ -114,10 +128,11 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         default a canonical float64 0/1 CSR (N, K), a copy). Raises
         :class:`~mlgp.errors.ShapeError` naming the problem.
         """
+        given = X
         X = check_features(check_estimator_features(X, None, type(self).__name__))
         if self._block_format == "csr":
             X = canonical_csr(X)
-        return X, self._validate_targets(Y, X.shape[0])
+        return _own(X, given), self._validate_targets(Y, X.shape[0])
 
     def _validate_targets(self, Y, num_points: int):
         """The targets of ``fit`` for ``num_points`` rows: a 0/1 label matrix as CSR float64 (N, K)."""

@@ -31,6 +31,7 @@ import math
 import os
 import secrets
 import struct
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,19 @@ def _write_arrays(file, arrays: dict[str, np.ndarray]) -> None:
     np.savez(file, **arrays)
 
 
+#: Parameters that only seed or split the fitting (a RandomState, a CV splitter): loading them as
+#: their defaults is expected and not warned about.
+_STATE_PARAMETERS = frozenset({"random_state", "cv"})
+
+
+def _resolve(name: str):
+    """The registered class of ``name`` (``None`` if none); an ambiguous name is an ArgumentError."""
+    try:
+        return resolve(name)
+    except TypeError as err:
+        raise ArgumentError(str(err)) from None
+
+
 def save_estimator(estimator, path: str | Path) -> Path:
     """Write a fitted ``estimator`` to ``path`` atomically (module docstring); returns the path written.
 
@@ -96,13 +110,19 @@ def save_estimator(estimator, path: str | Path) -> Path:
     name (it could not be loaded) or a fitted value cannot be written without pickle.
     """
     cls = type(estimator)
-    if resolve(cls.__name__) is not cls:
+    if _resolve(cls.__name__) is not cls:
         raise ArgumentError(f"{cls.__module__}.{cls.__qualname__} is not the estimator class registered as "
                             f"{cls.__name__!r}; a file of it could not be loaded")
     params = {}
+    unsaved = []
     for name, value in estimator.get_params(deep=False).items():
         encoded = _encode(value)
         params[name] = {"unsaved": repr(value)} if encoded is _DEFAULT else encoded
+        if encoded is _DEFAULT and name not in _STATE_PARAMETERS:
+            unsaved.append(name)
+    if unsaved:  # the fitted state is saved whole; only get_params() and a refit of the loaded copy differ
+        warnings.warn(f"{cls.__name__}: parameter(s) {unsaved} cannot be written without pickle; the loaded "
+                      "estimator predicts the same but has their defaults in get_params()", UserWarning, stacklevel=3)
     arrays: dict[str, np.ndarray] = {}
     sparse: dict[str, list[int]] = {}
     for name, value in estimator._fitted_arrays().items():
@@ -325,7 +345,7 @@ def load_estimator(path: str | Path, expected: type):
         raise ModelNotFoundError(f"{path}: no saved estimator at this path")
     header, arrays = _read_archive(path)
     name = header["class"]
-    klass = resolve(name)
+    klass = _resolve(str(name))
     if klass is None:
         raise DataFormatError(f"unknown estimator class {name!r} (no class of that name is registered; "
                               "import the module that defines it first)", path=path)

@@ -4,7 +4,9 @@ Contract: every subclass of :class:`~mlgp.estimator.MultiLabelEstimator` is regi
 ``__name__`` when Python creates it (``__init_subclass__`` calls :func:`register`), so loading needs
 no import of the concrete classes' modules beyond the one that defines them. A name belongs to one
 class: defining the same class again (same module and qualified name, e.g. a re-run notebook cell)
-replaces the entry; a different class with a taken name raises ``TypeError``.
+replaces the entry; a different class with a taken name (a user's subclass named ``FastXML``) is
+allowed, but the name becomes ambiguous: :func:`resolve` then refuses it, so saving or loading a
+file under that name raises while everything else works.
 """
 
 from __future__ import annotations
@@ -12,22 +14,35 @@ from __future__ import annotations
 __all__ = ["register", "registered", "resolve"]
 
 _CLASSES: dict[str, type] = {}
+_AMBIGUOUS: dict[str, list[str]] = {}
+
+
+def _where(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def register(cls: type) -> type:
     """Record ``cls`` under ``cls.__name__``; returns ``cls``."""
     name = cls.__name__
     known = _CLASSES.get(name)
-    if known is not None and (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
-        raise TypeError(f"an estimator class named {name!r} is already registered ({known.__module__}."
-                        f"{known.__qualname__}); saved files name their class, so {cls.__module__}."
-                        f"{cls.__qualname__} needs another name")
+    if known is not None and _where(known) != _where(cls):
+        _AMBIGUOUS.setdefault(name, [_where(known)]).append(_where(cls))
+        return cls
     _CLASSES[name] = cls
     return cls
 
 
 def resolve(name: str) -> type | None:
-    """The class registered under ``name``, or ``None``."""
+    """The class registered under ``name``, or ``None``.
+
+    Raises
+    ------
+    TypeError
+        When several classes carry ``name`` (saved files name their class by ``__name__``).
+    """
+    if name in _AMBIGUOUS:
+        raise TypeError(f"several estimator classes are named {name!r} ({', '.join(_AMBIGUOUS[name])}); saved files "
+                        "name their class, so give yours another name to save or load it")
     return _CLASSES.get(name)
 
 

@@ -1,7 +1,7 @@
 """Inducing variables for MLGPF beyond GPflow's stock ``InducingPoints``, and the contract MLGPF
 holds them to (:mod:`mlgp.inducing.contract`)."""
 
-from .contract import InputDim, shared_inducing_variable
+from .contract import InputDim, input_dim, shared_inducing_variable
 from .unit_sphere import UnitRows, UnitSphereInducingPoints
 
-__all__ = ["InputDim", "UnitRows", "UnitSphereInducingPoints", "shared_inducing_variable"]
+__all__ = ["InputDim", "input_dim", "UnitRows", "UnitSphereInducingPoints", "shared_inducing_variable"]

@@ -23,7 +23,7 @@ from gpflow.utilities import Dispatcher
 
 from ..errors import ArgumentError
 
-__all__ = ["InputDim", "shared_inducing_variable"]
+__all__ = ["InputDim", "input_dim", "shared_inducing_variable"]
 
 #: ``InputDim(inducing_variable) -> int``: the input width d of an inducing variable.
 InputDim = Dispatcher("InputDim")
@@ -67,3 +67,14 @@ def shared_inducing_variable(inducing_variable, float_type) -> SharedIndependent
     if Z.ndim != 2:
         raise ArgumentError(f"inducing_variable must be GPflow inducing variables or an (M, d) array; got shape {Z.shape}")
     return SharedIndependentInducingVariables(InducingPoints(Z))
+
+
+def input_dim(inducing_variable) -> int:
+    """:data:`InputDim` of ``inducing_variable``, or :class:`~mlgp.errors.ArgumentError` naming the
+    registration a new kind of inducing variable needs."""
+    try:
+        return int(InputDim(inducing_variable))
+    except NotImplementedError:
+        inner = getattr(inducing_variable, "inducing_variable", inducing_variable)
+        raise ArgumentError(f"MLGPF cannot tell the input width of {type(inner).__name__}: register it with "
+                            f"mlgp.inducing.InputDim.register({type(inner).__name__})") from None

@@ -20,7 +20,8 @@ from gpflow import covariances
 from gpflow.config import as_context, config
 from gpflow.kernels import Kernel
 
-from ..errors import ArgumentError
+from ..blocks import InputMap, input_width
+from ..errors import ArgumentError, ShapeError
 from ..floats import float_policy
 from ..kernels import make_kernel
 from ..kernels.factory import canonical_kernel_name
@@ -65,6 +66,7 @@ def mlgpf_from_data(
     warm_start: bool = False,
     model_class: type,
     check_input: bool = True,
+    input_map: InputMap | None = None,
 ):
     """MLGPF initialised the paper's way from training data.
 
@@ -121,6 +123,10 @@ def mlgpf_from_data(
         random Φ and constant means.
     model_class
         The class to build (:meth:`MLGPF.from_data <mlgp.models.MLGPF.from_data>` passes its own).
+    input_map
+        A map from the D raw features to the d inputs of the kernel (:class:`mlgp.blocks.InputMap`),
+        applied a block of rows at a time before anything densifies them: the kernel is built for
+        d inputs, and k-means, the warm start, training and scoring all see mapped blocks.
     check_input
         Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
@@ -155,7 +161,7 @@ def mlgpf_from_data(
     with as_context(replace(config(), float=policy.dtype.type, jitter=policy.jitter)):
         model = _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
                        kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm_start,
-                       model_class)
+                       model_class, input_map)
     model.spec = dict(
         kernel=model.spec.pop("kernel"),
         num_features=X.shape[1],
@@ -177,9 +183,11 @@ def mlgpf_from_data(
 
 def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
            kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm,
-           model_class):
+           model_class, input_map):
     """The model, built in the current GPflow float type and jitter."""
-    N, D = X.shape
+    if input_map is not None and int(input_map.num_features) != X.shape[1]:
+        raise ShapeError(f"the input map takes D = {input_map.num_features} features but X has {X.shape[1]}")
+    N, D = X.shape[0], input_width(X.shape[1], input_map)
     K = Y.shape[1]
     P, M = int(num_latent_gps), int(num_inducing)
     name = None
@@ -192,9 +200,10 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
             "and is invertible only through jitter; use M ≤ D, or the 'se' / 'se+linear' kernels",
             stacklevel=2,
         )
-    # the registry's names for the two flags (a fixed Z sits at training points: no sphere to keep)
-    inducing = "fixed" if fixed_inducing else "unit-sphere" if unit_sphere_inducing else "kmeans"
-    Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed)
+    # the registry's name for the two flags
+    inducing = ("fixed-" if fixed_inducing else "") + ("unit-sphere" if unit_sphere_inducing else "")
+    inducing = {"": "kmeans", "fixed-": "fixed"}.get(inducing, inducing)
+    Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed, input_map=input_map)
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
     if bias_init == "log-odds":
         likelihood.bias.assign(label_log_odds(Y))
@@ -206,12 +215,12 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
             return tf.transpose(covariances.Kuf(Z, kernel, tf.constant(xb, Kuu_dtype))).numpy()
 
         alpha, loadings = warm_start(X, Y, kernel_matrix, Kuu, likelihood.bias.numpy().astype(np.float64), P,
-                                     seed=seed)
+                                     seed=seed, input_map=input_map)
         likelihood.loadings.assign(loadings)
     else:
         alpha = None
     q = _initial_q(q_family, M, P, Kuu, float(q_mu_init), float(q_sqrt_init), alpha)
-    model = model_class(kernel, likelihood, Z, num_data=N, q=q)
+    model = model_class(kernel, likelihood, Z, num_data=N, q=q, input_map=input_map)
     model.spec = {"kernel": name}
     return model
 

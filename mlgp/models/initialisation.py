@@ -2,7 +2,8 @@
 
 ``"kmeans"``: free ``InducingPoints`` at a few k-means iterations' centres; ``"unit-sphere"``: the
 same centres scaled onto the unit sphere and kept there (:class:`mlgp.inducing.
-UnitSphereInducingPoints`); ``"fixed"``: random training points, not trained (the paper's SE-F).
+UnitSphereInducingPoints`); ``"fixed"``: random training points, not trained (the paper's SE-F);
+``"fixed-unit-sphere"``: the same points as unit-sphere inducing points, not trained.
 Every choice sees the model's inputs: the rows of X through the model's input map
 (:mod:`mlgp.blocks`), so no dense (N, D) block of raw features is formed.
 """
@@ -74,9 +75,15 @@ def _fixed(X, M, iterations, seed, input_map) -> InducingVariables:
     return Z
 
 
+def _fixed_unit_sphere(X, M, iterations, seed, input_map) -> InducingVariables:
+    Z = UnitSphereInducingPoints(random_inducing(X, M, seed, input_map=input_map))
+    set_trainable(Z, False)
+    return Z
+
+
 #: The inducing variables :func:`make_inducing` builds by name.
 INDUCING: dict[str, Callable[..., InducingVariables]] = {"kmeans": _kmeans, "unit-sphere": _unit_sphere,
-                                                          "fixed": _fixed}
+                                                          "fixed": _fixed, "fixed-unit-sphere": _fixed_unit_sphere}
 
 
 def make_inducing(name: str, X, num_inducing: int, *, iterations: int = 5, seed: int = 0,

@@ -37,7 +37,7 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
 from ..blocks import InputMap, take_rows
 from ..errors import ArgumentError, ShapeError
-from ..inducing import InputDim, shared_inducing_variable
+from ..inducing import input_dim, shared_inducing_variable
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
 from .builders import mlgpf_from_data
@@ -118,7 +118,7 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         self.float_type = np.dtype(default_float())
         self.inducing_variable = shared_inducing_variable(inducing_variable, self.float_type)
         M = int(self.inducing_variable.num_inducing)
-        self.input_dim = int(InputDim(self.inducing_variable))
+        self.input_dim = input_dim(self.inducing_variable)
         if input_map is not None:
             if not isinstance(input_map, InputMap):
                 raise ArgumentError(f"input_map must have num_features, num_outputs and be callable (mlgp.blocks."
@@ -253,9 +253,10 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         """
         return -(self.elbo(data) + self.log_prior_density())
 
-    @check_shapes("data[0]: [B, D]", "return: [B]")
+    @check_shapes("data[0]: [B, d]", "return: [B]")
     def expected_log_likelihood(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tf.Tensor:
-        """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,); labels dense 0/1 (B, K) or a LabelBatch.
+        """Per-point Σ_k E_q[log σ(y_ik f_ik)], shape (B,), at the kernel's inputs (B, d) (as in
+        :meth:`elbo`); labels dense 0/1 (B, K) or a LabelBatch.
 
         ``factorisation``: :meth:`factorisation`, when the caller has it already.
         """
@@ -265,11 +266,12 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
             return self.likelihood.subsampled_expectations(f_mean, f_var, Y)
         return self.likelihood.variational_expectations(X, f_mean, f_var, Y)
 
-    @check_shapes("data[0]: [B, D]", "return: []")
+    @check_shapes("data[0]: [B, d]", "return: []")
     def elbo(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tf.Tensor:
         """The bound (an unbiased estimate of it for minibatches and subsampled labels).
 
-        ``data`` is ``(X, Y)``: X (B, D) dense features; Y either (B, K) 0/1 labels (exact label
+        ``data`` is ``(X, Y)``: X (B, d) the kernel's inputs, already mapped (:meth:`model_inputs`
+        of raw features; the raw features themselves when the model has no input map); Y either (B, K) 0/1 labels (exact label
         sum) or a :class:`~mlgp.likelihoods.LabelBatch` (subsampled negatives).
         ``factorisation`` is :meth:`factorisation`, computed here (once, for the marginals and the
         KL) when not given; passing it lets a caller differentiate the factorisation separately
@@ -277,7 +279,7 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         """
         return self.elbo_and_kl(data, factorisation)[0]
 
-    @check_shapes("data[0]: [B, D]", "return[0]: []", "return[1]: []")
+    @check_shapes("data[0]: [B, d]", "return[0]: []", "return[1]: []")
     def elbo_and_kl(self, data, factorisation: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
         """:meth:`elbo` and its KL term Σ_p KL[q(u_p) ‖ p(u_p)], from one factorisation."""
         X = data[0]

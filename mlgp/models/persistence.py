@@ -42,11 +42,12 @@ from pathlib import Path
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 import tensorflow as tf
 from gpflow import Parameter, set_trainable
 from gpflow.config import as_context, config
 
-from ..blocks import InputMap
+from ..blocks import INPUT_MAPS, InputMap
 from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
@@ -90,6 +91,9 @@ def save_mlgpf(model, path: str | Path) -> Path:
     """
     path = Path(path)
     params = parameters_by_name(model)
+    if model.input_map is not None and type(model.input_map) not in INPUT_MAPS.values():
+        raise DataFormatError(f"cannot save an input map of class {type(model.input_map).__qualname__}: only the "
+                              "classes of mlgp.blocks.INPUT_MAPS (register_input_map) are saved and rebuilt", path=path)
     constants: dict = {}
     meta = {
         "format": FORMAT,
@@ -115,6 +119,8 @@ def save_mlgpf(model, path: str | Path) -> Path:
         np.savez(path / "parameters.npz", **{name: p.unconstrained_variable.numpy() for name, p in params.items()})
         if constants:
             np.savez(path / "constants.npz", **constant_arrays(constants))
+        elif (path / "constants.npz").exists():  # an earlier save's, in the same folder
+            (path / "constants.npz").unlink()
         (path / "model.json").write_text(text)
     except OSError as err:
         raise MLGPError(f"cannot save the model in {path}: {err.strerror or err}") from None
@@ -168,7 +174,27 @@ def load_parameters(model, path: str | Path) -> None:
         if meta["format"] not in _FAMILY_PATHS:
             values = _renamed_v2(values)
             saved = None if saved is None else _renamed_v2(saved)
+        if meta["format"] in _FAMILY_PATHS:
+            _check_input_map(model, meta.get("input_map"), path)
     _assign(model, values, path, saved)
+
+
+def _check_input_map(model, saved: dict | None, path: Path) -> None:
+    """Parameters trained behind one input map mean nothing behind another: refuse a difference."""
+    mine = model.input_map
+    if saved is None and mine is None:
+        return
+    if saved is None or mine is None:
+        raise DataFormatError(f"the save {'has no' if saved is None else 'has an'} input map but this model "
+                              f"{'has one' if saved is None else 'has none'}", path=path)
+    constants: dict = {}
+    node = checked_tree(mine, "input_map", path, rebuild=False, constants=constants)
+    theirs = constants_from_arrays([saved], _read_constants(path), path) if (path / "constants.npz").is_file() else {}
+    same = node == saved and set(constants) == set(theirs) and all(
+        (abs(constants[k] - theirs[k]).max() == 0 if sp.issparse(constants[k]) else np.array_equal(constants[k], theirs[k]))
+        and constants[k].shape == theirs[k].shape for k in constants)
+    if not same:
+        raise DataFormatError("the saved parameters were trained behind another input map than this model's", path=path)
 
 
 def _renamed_v2(entries: dict) -> dict:
@@ -280,7 +306,7 @@ def _build_v2(meta: dict, path: Path, model_class: type):
         inducing = build_tree(meta["inducing_variable"], "inducing_variable", path, constants)
         input_map = None
         if meta.get("input_map") is not None:
-            input_map = build_tree(meta["input_map"], "input_map", path, constants, base=object)
+            input_map = build_tree(meta["input_map"], "input_map", path, constants, base=tuple(INPUT_MAPS.values()))
             if not isinstance(input_map, InputMap):
                 raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=path / "model.json")
         lik = meta["likelihood"]

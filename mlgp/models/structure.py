@@ -69,7 +69,7 @@ def _class_path(cls: type, roots: tuple[str, ...], what: str, path: Path) -> str
 
 def resolve_class(text: str, roots: tuple[str, ...], base: type | tuple, path: Path) -> type:
     module, _, qualname = str(text).partition(":")
-    if module.split(".")[0] not in roots:
+    if module.split(".")[0] not in roots or "__main__" in module.split("."):
         raise DataFormatError(f"refusing to load class {text!r}: only classes from {', '.join(roots)} are rebuilt", path=path)
     try:
         obj = importlib.import_module(module)
@@ -78,7 +78,8 @@ def resolve_class(text: str, roots: tuple[str, ...], base: type | tuple, path: P
     except (ImportError, AttributeError) as err:
         raise DataFormatError(f"class {text!r} not found in this installation ({err})", path=path) from None
     if not (isinstance(obj, type) and issubclass(obj, base)):
-        raise DataFormatError(f"{text!r} is not a {getattr(base, '__name__', base)}", path=path)
+        bases = base if isinstance(base, tuple) else (base,)
+        raise DataFormatError(f"{text!r} is not a {' or '.join(b.__name__ for b in bases)}", path=path)
     return obj
 
 

@@ -148,6 +148,8 @@ def train_mlgpf(
     if jit_compile is None:
         jit_compile = "except-cholesky" if whitened else False
     record = {k: v for k, v in s.as_dict().items() if k != "max_train"}  # num_train says what max_train did
+    if not isinstance(record["kernel"], str):  # a kernel object: its class is what a checkpoint can compare
+        record["kernel"] = f"{type(s.kernel).__module__}:{type(s.kernel).__qualname__}"
     record.update(dataset=dataset.name, num_inducing=M, whiten=whitened, jit_compile=jit_compile, num_train=N,
                   natgrad_gamma=s.natgrad_gamma if s.optimizer == "natgrad" else None)
     if checkpoint_dir is not None:

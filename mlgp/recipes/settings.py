@@ -236,6 +236,15 @@ def demo_settings(dataset: str, quick: bool = False) -> MLGPFSettings:
 
 
 # --------------------------------------------------------------------------- checks
+def _kernel_object(kernel):
+    """A GPflow kernel given instead of a name, or :class:`ArgumentError`."""
+    from gpflow.kernels import Kernel
+
+    if not isinstance(kernel, Kernel):
+        raise ArgumentError(f"kernel must be a kernel name or a gpflow.kernels.Kernel; got {kernel!r}")
+    return kernel
+
+
 def _checked(s: MLGPFSettings) -> dict[str, Any]:
     """Every field of ``s`` checked and canonicalised (see :class:`MLGPFSettings`)."""
     from ..floats import float_policy
@@ -244,7 +253,7 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
     from ..variational.factory import check_q_family
 
     out = dict(
-        kernel=canonical_kernel_name(s.kernel) if isinstance(s.kernel, str) else s.kernel,  # or a GPflow kernel
+        kernel=canonical_kernel_name(s.kernel) if isinstance(s.kernel, str) else _kernel_object(s.kernel),
         num_latent_gps=_positive_int(s.num_latent_gps, "num_latent_gps", optional=True),
         num_inducing=_positive_int(s.num_inducing, "num_inducing", optional=True),
         epochs=_positive_int(s.epochs, "epochs"),

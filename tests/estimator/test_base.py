@@ -244,3 +244,19 @@ def test_lspc_keeps_its_class_label_outputs(fitted) -> None:
     q = two.basis_.design(X) @ two.coef_
     assert d.shape == (7,)
     np.testing.assert_allclose(d, q[:, 1] - q[:, 0], rtol=1e-12, atol=1e-12)
+
+
+def test_fitted_estimators_keep_no_reference_to_the_callers_features() -> None:
+    """MLkNN keeps its training features: a copy, so changing the caller's X later changes nothing."""
+    from mlgp.baselines import MLkNN
+
+    rng = np.random.default_rng(5)
+    query = rng.random((6, 4))
+    for X in (rng.random((30, 4)), sp.csr_matrix(rng.random((30, 4)))):
+        Y = (rng.random((30, 3)) < 0.4).astype(int)
+        est = MLkNN(n_neighbors=3).fit(X, Y)
+        before = est.decision_function(query)
+        (X.data if sp.issparse(X) else X)[:] = 0.0
+        np.testing.assert_array_equal(est.decision_function(query), before)
+        kept = est.features_.data if sp.issparse(est.features_) else est.features_
+        assert not np.shares_memory(kept, X.data if sp.issparse(X) else X)

@@ -51,9 +51,18 @@ def test_fastxml_load_resolves_subclasses_without_importing_them(fitted, tmp_pat
     assert not any("pfastxml" in (m or "") for m in imported)
 
 
-def test_a_taken_name_is_refused_and_a_redefinition_replaces() -> None:
-    with pytest.raises(TypeError, match="an estimator class named 'FastXML' is already registered"):
-        type("FastXML", (MultiLabelEstimator,), {"__module__": "somewhere.else"})
+def test_a_taken_name_makes_files_of_that_name_refused_and_a_redefinition_replaces(tmp_path, monkeypatch) -> None:
+    import mlgp.estimator.registry as registry
+
+    monkeypatch.setattr(registry, "_CLASSES", dict(registry._CLASSES))  # this test's own registry
+    monkeypatch.setattr(registry, "_AMBIGUOUS", {})
+    path = FastXML(n_estimators=1, random_state=0).fit(np.eye(4), np.eye(4, 2, dtype=int)).save(tmp_path / "f")
+    mine = type("FastXML", (FastXML,), {"__module__": "somewhere.else"})  # defining it is allowed
+    assert isinstance(mine(n_estimators=1), FastXML)
+    with pytest.raises(TypeError, match=r"several estimator classes are named 'FastXML' \(mlgp\.baselines"):
+        resolve("FastXML")
+    with pytest.raises(ArgumentError, match="several estimator classes are named 'FastXML'"):
+        FastXML.load(path)
 
     def define():
         class Redefined(MultiLabelEstimator):

@@ -72,6 +72,23 @@ def test_parameters_that_json_cannot_hold_are_tagged(fitted, tmp_path) -> None:
     assert header["params"]["random_state"]["unsaved"].startswith("RandomState(MT19937)")
 
 
+def test_a_parameter_that_cannot_be_written_warns(tmp_path) -> None:
+    """A CSR similarity matrix is not a JSON value: the file loads and predicts the same, with a warning
+    at save time that get_params() will show the default."""
+    import scipy.sparse as sp
+
+    from mlgp.baselines import MLLSPC
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((40, 3)), (rng.random((40, 3)) < 0.4).astype(int)
+    est = MLLSPC(similarity=sp.csr_matrix(np.eye(3)), coupling=0.1, n_basis=20, random_state=0).fit(X, Y)
+    with pytest.warns(UserWarning, match=r"MLLSPC: parameter\(s\) \['similarity'\] cannot be written without pickle"):
+        path = est.save(tmp_path / "s")
+    loaded = MLLSPC.load(path)
+    np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
+    assert loaded.get_params()["similarity"] == "pearson"
+
+
 def test_saving_needs_a_fitted_estimator_and_plain_arrays(fitted, tmp_path, monkeypatch) -> None:
     with pytest.raises(NotFittedError, match="This LabelFrequency instance is not fitted yet"):
         LabelFrequency().save(tmp_path / "x")

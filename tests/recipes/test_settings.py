@@ -158,3 +158,15 @@ def test_settings_and_the_cli_parser_import_no_tensorflow():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout[:300]
+
+
+def test_a_kernel_is_a_name_or_a_gpflow_kernel():
+    from gpflow.kernels import Matern32
+
+    from mlgp.errors import ArgumentError
+    from mlgp.recipes import MLGPFSettings
+
+    with pytest.raises(ArgumentError, match=r"kernel must be a kernel name or a gpflow.kernels.Kernel; got 5"):
+        MLGPFSettings(kernel=5)
+    kernel = Matern32()
+    assert MLGPFSettings(kernel=kernel).kernel is kernel

@@ -132,3 +132,59 @@ def test_a_map_that_does_not_fit_the_inducing_variables_is_refused(problem):
     with pytest.raises(ShapeError, match=r"the input map gives 50 columns but the inducing variables live in d = 7"):
         MLGPF(make_kernel("se", 7), MultiLabelBernoulli(K, P), rng.normal(size=(M, 7)), q=make_q("whitened", M, P),
               input_map=input_map)
+
+
+def test_a_tampered_input_map_is_refused_before_anything_is_built(tmp_path, problem):
+    """Loading builds only registered input maps (a file naming another class builds nothing), and a
+    non-finite projection in constants.npz is a DataFormatError naming the file."""
+    import json
+
+    from mlgp.errors import DataFormatError
+
+    X, Y, input_map = problem
+    path = _model(input_map, np.random.default_rng(4)).save(tmp_path / "m")
+    meta = json.loads((path / "model.json").read_text())
+    logs = tmp_path / "written-by-a-constructor"
+    meta["input_map"] = {"class": "gpflow.monitor.tensorboard:ScalarToTensorBoard",
+                         "arguments": {"log_dir": str(logs), "callback": "x", "name": "y"}}
+    (path / "model.json").write_text(json.dumps(meta))
+    with pytest.raises(DataFormatError, match=r"/m: 'gpflow.monitor.tensorboard:ScalarToTensorBoard' is not a "
+                                              r"LinearInputMap"):
+        MLGPF.load(path)
+    assert not logs.exists()
+    bad = path.parent / "n"
+    _model(input_map, np.random.default_rng(4)).save(bad)
+    arrays = dict(np.load(bad / "constants.npz"))
+    key = next(k for k in arrays if k.endswith(".data"))
+    arrays[key] = arrays[key].copy()
+    arrays[key][0] = np.nan
+    np.savez(bad / "constants.npz", **arrays)
+    with pytest.raises(DataFormatError, match=r"could not rebuild input_map.*NaN or inf"):
+        MLGPF.load(bad)
+
+
+def test_from_data_builds_a_mapped_model_without_a_dense_block_of_the_raw_width(problem, no_wide_dense):
+    """from_data with an input map: the kernel is built for R inputs, k-means and the warm start see
+    mapped blocks; the model trains one epoch, all under the guard."""
+    X, Y, input_map = problem
+    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, q_family="whitened",
+                            warm_start=True, unit_sphere_inducing=True, input_map=input_map)
+    assert (model.num_features, model.input_dim) == (D, R) and model.input_map is input_map
+    assert model.kernel.kernel.kernels[0].lengthscales.shape == (R,)
+    trace = fit(model, (X, Y), epochs=1, batch_size=100, progress=False)
+    assert np.isfinite(trace["elbo"]).all()
+    with pytest.raises(ShapeError, match=r"the input map takes D = 1000000 features but X has 7"):
+        MLGPF.from_data(np.ones((10, 7)), np.eye(10, 3), num_latent_gps=2, num_inducing=3, input_map=input_map)
+
+
+def test_parameters_load_only_behind_the_same_input_map(tmp_path, problem):
+    from mlgp.errors import DataFormatError
+
+    X, Y, input_map = problem
+    path = _model(input_map, np.random.default_rng(6)).save(tmp_path / "m")
+    same = _model(LinearInputMap(input_map.matrix), np.random.default_rng(7))
+    same.load_parameters(path)  # an equal map (another object) is fine
+    other = sp.csr_matrix(input_map.matrix, copy=True)
+    other.data[:10] *= -1.0
+    with pytest.raises(DataFormatError, match=r"trained behind another input map than this model's"):
+        _model(LinearInputMap(other), np.random.default_rng(7)).load_parameters(path)
