@@ -54,12 +54,9 @@ class LinearInputMap:
     ----------
     matrix
         A (D, R), dense or CSR (copied; a CSR matrix keeps the cost of a block at
-        O(nnz(block) · R) without any dense (B, D) array).
+        O(nnz(block) · R) without any dense (B, D) array), finite.
 
-    Attributes
-    ----------
-    num_features, num_outputs
-        D and R.
+    The map takes D = ``num_features`` columns and gives R = ``num_outputs``.
     """
 
     def __init__(self, matrix) -> None:

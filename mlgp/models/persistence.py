@@ -77,7 +77,7 @@ _FORMAT_V1 = "mlgp.MLGPF/1"
 _READABLE = (FORMAT, _FORMAT_V3, _FORMAT_V2, _FORMAT_V1)
 #: Formats whose parameter paths are those of the q(u) family objects.
 _FAMILY_PATHS = (FORMAT, _FORMAT_V3)
-#: Parameter paths of format 2 (q(u) held by the model itself) and their names since.
+#: Parameter paths of format 2 (q(u) held by the model itself) and their names in formats 3 and 4.
 _V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
 

@@ -101,7 +101,7 @@ class MLGPFScoring:
                                 num_features=self.num_features, check_input=check_input, input_map=self.input_map)
 
     def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
-        """Alias kept for existing callers: :meth:`predict_topk` when ``top_k`` is given, else
+        """One call for both: :meth:`predict_topk` when ``top_k`` is given, else
         :meth:`decision_function`.
 
         Parameters

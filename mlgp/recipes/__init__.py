@@ -1,6 +1,6 @@
 """The papers' training recipes, one call each, shared by ``mlgp demo`` and the experiment scripts.
 
-Recipes are where the model families meet the data: they may combine any of them. Today:
+Recipes are where the model families meet the data: they may combine any of them:
 :func:`train_mlgpf` (the MLGPF paper's recipe), its one settings source :class:`MLGPFSettings`
 with the layers put over it (:mod:`mlgp.recipes.settings`), and the command-line options generated
 from those settings (:mod:`mlgp.recipes.options`).

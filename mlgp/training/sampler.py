@@ -124,10 +124,6 @@ class MinibatchSampler:
             size += inc * (epoch // every)
         self.rows.batch_size = min(self.num_data, size)
 
-    def batch(self, rows: np.ndarray):
-        """The minibatch of the given rows: ``(X_b (B, d) tensor, labels)``."""
-        return self._tensors(self.rows.take(rows))
-
     def _tensors(self, mb):
         ft = self.float_type
         xb = tf.constant(mb.X, dtype=ft)

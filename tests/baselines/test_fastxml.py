@@ -1,26 +1,24 @@
 """Tests of mlgp.baselines.FastXML: scikit-learn's estimator checks, the docstring example, the same
-trees for a seed whatever the parallelism (joblib processes, Dask), saving and loading (FastXML,
-PfastXML, PfastreXML), hand-made problems (two separable clusters, one leaf), the leaves against the
+trees for a seed whatever the parallelism (joblib processes, Dask), hand-made problems (two separable clusters, one leaf), the leaves against the
 training points routed to them, scoring (decision_function, predict_topk, predict, batches, CSR),
 select_trees, and bad input refused before any work."""
 
 from __future__ import annotations
 
 import doctest
-import json
 
 import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _fastxml_helpers import _assert_same_forest, _data, _ref_top, _subtree_sizes, _tree_leaves_by_walking
 from _sklearn_checks import estimator_check_tests
 from sklearn.utils._param_validation import InvalidParameterError
 
 import mlgp.baselines.fastxml
 from mlgp.baselines._fastxml import tree as tree_module
-from mlgp.baselines import FastXML, PfastreXML, PfastXML
-from mlgp.errors import DataFormatError, ShapeError
-from mlgp.estimator import FORMAT
+from mlgp.baselines import FastXML
+from mlgp.errors import ShapeError
 from mlgp.scores import TopK, topk
 
 #: scikit-learn checks expected to fail, with why. All but the last two feed a target that is not a
@@ -37,8 +35,6 @@ EXPECTED_FAILED_CHECKS = {
     "check_classifier_multioutput": "wants predict to equal decision_function > 0; the scores are leaf label "
                                     "frequencies in [0, 1] (0 only for labels no reached leaf keeps) and "
                                     "predict thresholds them at threshold=0.5",
-    "check_dtype_object": "wants a TypeError for an object X holding a dict; mlgp.validation raises "
-                          "ShapeError (a ValueError), like for every other bad input",
     "check_non_transformer_estimators_n_iter": "wants every n_iter_ >= 1; n_iter_ is per tree, and on the "
                                                "check's data (iris with a one-column 0/1 target) one tree is "
                                                "a single leaf that ran no liblinear iteration (n_iter_ 0)",
@@ -51,63 +47,6 @@ test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones 
 def test_docstring_example_runs() -> None:
     result = doctest.testmod(mlgp.baselines.fastxml, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 5 and result.failed == 0
-
-
-# --------------------------------------------------------------------------- #
-# Data and helpers
-# --------------------------------------------------------------------------- #
-def _data(rng: np.random.Generator, N: int = 90, D: int = 12, K: int = 7):
-    """Sparse non-negative features and labels that depend on them (every point has a label)."""
-    X = rng.random((N, D)) * (rng.random((N, D)) < 0.4)
-    X[np.arange(N), rng.integers(0, D, size=N)] += 1.0  # no empty rows
-    Y = (X[:, :K] + 0.3 * rng.random((N, K)) > 0.5).astype(np.int64)
-    Y[np.arange(N), np.argmax(X[:, :K], axis=1)] = 1
-    return X, Y
-
-
-def _assert_same_forest(a: FastXML, b: FastXML) -> None:
-    A, B = a.forest_.to_arrays(), b.forest_.to_arrays()
-    assert A.keys() == B.keys()
-    for key in A:
-        np.testing.assert_array_equal(A[key], B[key], err_msg=key)
-        assert A[key].dtype == B[key].dtype, key
-    np.testing.assert_array_equal(a.tree_seeds_, b.tree_seeds_)
-
-
-def _tree_leaves_by_walking(forest, t: int) -> tuple[list, list]:
-    """Tree t's leaves (global leaf numbers) and their depths, by walking ``children`` from the root."""
-    leaves, depths, stack = [], [], [(int(forest.tree_root[t]), 0)]
-    while stack:
-        node, d = stack.pop()
-        if forest.children[node, 0] < 0:
-            assert forest.children[node, 1] < 0 and forest.leaf[node] >= 0
-            leaves.append(int(forest.leaf[node]))
-            depths.append(d)
-        else:
-            assert forest.leaf[node] < 0
-            stack.extend((int(c), d + 1) for c in forest.children[node])
-    return leaves, depths
-
-
-def _subtree_sizes(forest, t: int) -> dict[int, int]:
-    """Training points under each node of tree t (from the leaves' sizes)."""
-    sizes: dict[int, int] = {}
-
-    def size(node: int) -> int:
-        if forest.leaf[node] >= 0:
-            s = int(forest.leaf_size[forest.leaf[node]])
-        else:
-            s = sum(size(int(c)) for c in forest.children[node])
-        sizes[node] = s
-        return s
-
-    size(int(forest.tree_root[t]))
-    return sizes
-
-
-def _ref_top(freq: np.ndarray, k: int) -> list[int]:
-    """The k most frequent labels with a non-zero frequency, the lower index first among equals."""
-    return sorted((j for j in range(freq.size) if freq[j] > 0), key=lambda j: (-freq[j], j))[:k]
 
 
 # --------------------------------------------------------------------------- #
@@ -151,98 +90,6 @@ def test_threads_grow_the_same_trees(rng) -> None:
     for _ in range(3):
         with joblib.parallel_backend("threading", n_jobs=2):
             _assert_same_forest(ref, FastXML(n_estimators=8, max_leaf=5, random_state=0).fit(X, Y))
-
-
-# --------------------------------------------------------------------------- #
-# Saving and loading
-# --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("cls, extra", [(FastXML, {}), (PfastXML, {"propensity_a": 0.6}),
-                                        (PfastreXML, {"gamma": 5.0, "alpha": 0.6})])
-def test_save_and_load_predict_identically(rng, tmp_path, cls, extra) -> None:
-    X, Y = _data(rng)
-    est = cls(n_estimators=3, max_leaf=6, max_leaf_labels=4, threshold=0.25, c_rank=1.5, random_state=2,
-              **extra).fit(sp.csr_matrix(X), Y)
-    path = est.save(tmp_path / "model")
-    assert path == tmp_path / "model.npz" and path.exists()
-    loaded = cls.load(path)
-    assert type(loaded) is cls
-    assert loaded.get_params() == est.get_params()
-    assert (loaded.n_samples_, loaded.n_features_in_, loaded.n_labels_) == (90, 12, 7)
-    np.testing.assert_array_equal(loaded.classes_, est.classes_)
-    _assert_same_forest(est, loaded)
-    for name in ("tree_balance_", "labels_per_leaf_", "n_leaves_"):
-        np.testing.assert_array_equal(getattr(loaded, name), getattr(est, name), err_msg=name)
-    X_test = _data(np.random.default_rng(1), N=30)[0]
-    np.testing.assert_array_equal(loaded.decision_function(X_test), est.decision_function(X_test))
-    np.testing.assert_array_equal(loaded.predict_topk(X_test, 4).indices, est.predict_topk(X_test, 4).indices)
-    np.testing.assert_array_equal(loaded.predict(X_test), est.predict(X_test))
-    if cls is not FastXML:
-        np.testing.assert_array_equal(loaded.inv_propensity_, est.inv_propensity_)
-    if cls is PfastreXML:
-        assert (loaded.centroids_ != est.centroids_).nnz == 0
-    # the file is plain arrays: it loads without pickle and holds no object arrays
-    with np.load(path, allow_pickle=False) as f:
-        assert "__header__" in f.files
-        for key in f.files:
-            assert f[key].dtype.kind != "O", key
-        header = json.loads(str(f["__header__"]))
-    assert header["class"] == cls.__name__ and header["params"] == est.get_params()
-
-
-def test_loading_checks_the_class(rng, tmp_path) -> None:
-    X, Y = _data(rng, N=40)
-    re_path = PfastreXML(n_estimators=2, max_leaf=8, random_state=0).fit(X, Y).save(tmp_path / "re.npz")
-    plain_path = FastXML(n_estimators=2, max_leaf=8, random_state=0).fit(X, Y).save(tmp_path / "plain.npz")
-    assert type(FastXML.load(re_path)) is PfastreXML
-    assert type(PfastXML.load(re_path)) is PfastreXML
-    assert type(FastXML.load(tmp_path / "plain")) is FastXML  # .npz added when missing
-    with pytest.raises(ValueError, match=r"plain\.npz: holds a FastXML, not a PfastreXML"):
-        PfastreXML.load(plain_path)
-    with pytest.raises(FileNotFoundError, match=r"missing\.npz: no saved estimator at this path"):
-        FastXML.load(tmp_path / "missing.npz")
-
-
-def _bad_file(kind: str, path) -> None:
-    if kind == "npz without a header":
-        np.savez(path, a=np.arange(3))
-    elif kind == "npz of another format":
-        np.savez(path, __header__=np.array(json.dumps({"format": "something/2"})))
-    elif kind == "text":
-        path.write_text("this is not a model\n")
-    elif kind == "npy array":
-        with open(path, "wb") as f:
-            np.save(f, np.arange(3))
-    elif kind == "empty":
-        path.write_bytes(b"")
-    elif kind == "model header without arrays":
-        header = {"format": FORMAT, "class": "FastXML", "params": {}, "fitted": {}, "sparse": {}}
-        np.savez(path, __header__=np.array(json.dumps(header)))
-
-
-@pytest.mark.parametrize("kind", ["npz without a header", "npz of another format", "text", "npy array", "empty",
-                                  "model header without arrays"])
-def test_a_file_that_is_not_a_model_is_a_data_format_error(tmp_path, kind) -> None:
-    path = tmp_path / "bad.npz"
-    _bad_file(kind, path)
-    with pytest.raises(DataFormatError, match=r"bad\.npz"):
-        FastXML.load(path)
-
-
-def test_numpy_integer_parameters_can_be_saved(rng, tmp_path) -> None:
-    """Parameters from a NumPy grid (e.g. GridSearchCV over np.arange) are valid integers."""
-    X, Y = _data(rng, N=40)
-    est = FastXML(n_estimators=np.int64(2), max_leaf=np.int64(8), random_state=np.int64(0)).fit(X, Y)
-    loaded = FastXML.load(est.save(tmp_path / "np.npz"))
-    assert loaded.get_params() == est.get_params()
-    np.testing.assert_array_equal(loaded.decision_function(X), est.decision_function(X))
-
-
-def test_a_subset_of_trees_is_saved_as_such(rng, tmp_path) -> None:
-    X, Y = _data(rng, N=60)
-    est = FastXML(n_estimators=3, max_leaf=6, random_state=0).fit(X, Y)
-    sub = est.select_trees([1])
-    loaded = FastXML.load(sub.save(tmp_path / "sub.npz"))
-    np.testing.assert_array_equal(loaded.decision_function(X), sub.decision_function(X))
 
 
 # --------------------------------------------------------------------------- #

@@ -9,16 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from _fastxml_helpers import _data
+
 from mlgp.baselines import FastXML
-
-
-def _data(rng: np.random.Generator, N: int = 90, D: int = 12, K: int = 7):
-    """Sparse non-negative features and labels that depend on them (every point has a label)."""
-    X = rng.random((N, D)) * (rng.random((N, D)) < 0.4)
-    X[np.arange(N), rng.integers(0, D, size=N)] += 1.0  # no empty rows
-    Y = (X[:, :K] + 0.3 * rng.random((N, K)) > 0.5).astype(np.int64)
-    Y[np.arange(N), np.argmax(X[:, :K], axis=1)] = 1
-    return X, Y
 
 
 # --------------------------------------------------------------------------- #

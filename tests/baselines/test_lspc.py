@@ -26,8 +26,6 @@ EXPECTED_FAILED_CHECKS = {
         "wants probabilities strictly inside (0, 1); the paper rounds negative outputs up to exactly 0",
     "check_classifier_data_not_an_array": "its _NotAnArray target is neither 1-D class labels nor a label "
                                           "matrix that LSPC can tell apart without converting it",
-    "check_dtype_object": "wants a TypeError for an object X holding a dict; mlgp.validation raises "
-                          "ShapeError (a ValueError), like for every other bad input",
 }
 
 test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(

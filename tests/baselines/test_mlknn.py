@@ -41,8 +41,6 @@ EXPECTED_FAILED_CHECKS = {
                                     "decision_function is the posterior in [0, 1] and predict thresholds it "
                                     "at `threshold` (and numpy's round(0.5) = 0 disagrees with 0.5 >= 0.5)",
     # Not about multi-label: mlgp reports every bad input as ShapeError (a ValueError) by design.
-    "check_dtype_object": "wants a TypeError for an object X holding a dict; mlgp.validation raises "
-                          "ShapeError (a ValueError), like for every other bad input",
 }
 #: Only for the default n_neighbors=10: the check fits 10 points, fewer than k + 1 = 11.
 TOO_FEW_POINTS = {"check_estimators_nan_inf": "fits 10 training points; n_neighbors=10 needs at least 11 "

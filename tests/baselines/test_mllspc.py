@@ -41,8 +41,6 @@ EXPECTED_FAILED_CHECKS = {
         "wants probabilities strictly inside (0, 1); the paper rounds negative outputs up to exactly 0",
     "check_classifier_multioutput": "wants decision_function to rank points as predict_proba does; "
                                     "max(0, q1) / (max(0, q1) + max(0, q0)) is not monotone in q1 − q0",
-    "check_dtype_object": "wants a TypeError for an object X holding a dict; mlgp.validation raises "
-                          "ShapeError (a ValueError), like for every other bad input",
 }
 
 # MLLSPCCV (a small grid) wraps MLLSPC and fails exactly the same checks
