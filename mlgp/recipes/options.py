@@ -35,37 +35,32 @@ __all__ = [
 MAX_SEED = 2**31 - 1
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number ≥ 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
+def _number_type(convert, accept, expected: str, name: str, doc: str):
+    """An argparse type: ``convert(text)`` if that succeeds and ``accept`` holds, else an
+    ``ArgumentTypeError`` saying what was ``expected``."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+
+    parse.__name__, parse.__qualname__, parse.__doc__ = name, name, doc
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type: a whole number in [0, 2³¹ − 1] (seeds)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}") from None
-    if not 0 <= v <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"expected an integer from 0 to {MAX_SEED}, got {text!r}")
-    return v
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not 0 < v < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
+#: argparse type: a whole number ≥ 1.
+positive_int = _number_type(int, lambda v: v >= 1, "a positive integer", "positive_int",
+                            "argparse type: a whole number ≥ 1.")
+#: argparse type: a whole number in [0, 2³¹ − 1] (seeds).
+non_negative_int = _number_type(int, lambda v: 0 <= v <= MAX_SEED, f"an integer from 0 to {MAX_SEED}",
+                                "non_negative_int", "argparse type: a whole number in [0, 2³¹ − 1] (seeds).")
+#: argparse type: a finite number > 0.
+positive_float = _number_type(float, lambda v: 0 < v < math.inf, "a positive number", "positive_float",
+                              "argparse type: a finite number > 0.")
 
 
 def _batch_growth(text: str) -> tuple[int, int]:
