@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import secrets
 import struct
 import warnings
 import zipfile
@@ -40,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError
+from ..files import atomic_write
 from .registry import resolve
 
 __all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator"]
@@ -142,18 +141,7 @@ def save_estimator(estimator, path: str | Path) -> Path:
         text = json.dumps(header, default=_plain_scalar)
     except TypeError as err:
         raise ArgumentError(f"{cls.__name__}: {err}") from None
-    path = npz_path(path)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    try:
-        with open(tmp, "xb") as f:
-            _write_arrays(f, {_HEADER: np.array(text), **arrays})
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write(npz_path(path), lambda f: _write_arrays(f, {_HEADER: np.array(text), **arrays}))
 
 
 # ------------------------------------------------------------------------------------ reading --

@@ -24,6 +24,9 @@ kernel, inducing variable and input map are GPflow's or mlgp's own:
 - ``spec``: the arguments of :func:`mlgp.models.mlgpf_from_data` (``{}`` for a model built from
   its parts).
 
+Each file is written atomically (:func:`mlgp.files.atomic_write`): an interrupted save leaves every
+file either as it was or whole (the three are not replaced as one).
+
 Loading constructs the classes with placeholder values of the saved shapes, gives a Parameter whose
 rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
 Only classes from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything
@@ -49,6 +52,7 @@ from gpflow.config import as_context, config
 
 from ..blocks import INPUT_MAPS, InputMap
 from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
+from ..files import atomic_write
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
@@ -116,12 +120,14 @@ def save_mlgpf(model, path: str | Path) -> Path:
         raise DataFormatError(f"cannot save model.spec as JSON: {err}", path=path) from None
     try:
         path.mkdir(parents=True, exist_ok=True)
-        np.savez(path / "parameters.npz", **{name: p.unconstrained_variable.numpy() for name, p in params.items()})
+        values = {name: p.unconstrained_variable.numpy() for name, p in params.items()}
+        atomic_write(path / "parameters.npz", lambda f: np.savez(f, **values))
         if constants:
-            np.savez(path / "constants.npz", **constant_arrays(constants))
+            arrays = constant_arrays(constants)
+            atomic_write(path / "constants.npz", lambda f: np.savez(f, **arrays))
         elif (path / "constants.npz").exists():  # an earlier save's, in the same folder
             (path / "constants.npz").unlink()
-        (path / "model.json").write_text(text)
+        atomic_write(path / "model.json", lambda f: f.write(text.encode()))
     except OSError as err:
         raise MLGPError(f"cannot save the model in {path}: {err.strerror or err}") from None
     return path

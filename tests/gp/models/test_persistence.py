@@ -249,3 +249,28 @@ def test_transform_that_cannot_be_rebuilt_is_refused(saved):
     _edit(saved, swap)
     with pytest.raises(DataFormatError, match=r"refusing to load class 'mymodule:MyExp'"):
         MLGPF.load(saved)
+
+
+def test_an_interrupted_save_leaves_the_earlier_files_whole(tmp_path, monkeypatch):
+    """Saving over an earlier model and failing half-way through parameters.npz keeps the earlier
+    model loadable, with no temporary file left in the folder."""
+    import mlgp.models.persistence as persistence
+
+    rng = np.random.default_rng(11)
+    first = MLGPF(make_kernel("se", D), MultiLabelBernoulli(K, P), rng.normal(size=(M, D)), num_data=N)
+    path = first.save(tmp_path / "m")
+    second = MLGPF(make_kernel("se", D), MultiLabelBernoulli(K, P), rng.normal(size=(M, D)), num_data=N)
+
+    def failing_savez(file, **arrays):  # writes the start of an archive, then the disk is full
+        file = file if hasattr(file, "write") else open(file, "wb")
+        file.write(b"PK\x03\x04 partial")
+        file.flush()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(persistence.np, "savez", failing_savez)
+    with pytest.raises(MLGPError, match=r"cannot save the model in .*m: No space left on device"):
+        second.save(path)
+    monkeypatch.undo()
+    assert sorted(p.name for p in path.iterdir()) == ["model.json", "parameters.npz"]
+    x = np.random.default_rng(11).normal(size=(4, D))
+    np.testing.assert_array_equal(MLGPF.load(path).decision_function(x), first.decision_function(x))
