@@ -13,8 +13,10 @@ from pathlib import Path
 __all__ = [
     "MLGPError",
     "ArgumentError",
+    "CheckpointMismatchError",
     "DataFormatError",
     "DatasetNotFoundError",
+    "FileAccessError",
     "ModelNotFoundError",
     "ShapeError",
     "TrainingDivergedError",
@@ -28,6 +30,11 @@ class MLGPError(Exception):
 class ArgumentError(MLGPError, ValueError):
     """An argument or option has a value the function does not accept (an unknown choice, a
     negative scale, options that cannot be combined)."""
+
+
+class CheckpointMismatchError(MLGPError, ValueError):
+    """A checkpoint folder holds checkpoints of another run (another model, other training data or
+    other training settings), or checkpoints without a readable manifest saying whose they are."""
 
 
 class DataFormatError(MLGPError, ValueError):
@@ -57,6 +64,11 @@ class DataFormatError(MLGPError, ValueError):
 
 class DatasetNotFoundError(MLGPError, FileNotFoundError):
     """A dataset's files are not in the data home."""
+
+
+class FileAccessError(MLGPError, OSError):
+    """A file or folder cannot be read or written: no permission, a missing folder to write in, a
+    folder where a file was expected, a full disk."""
 
 
 class ModelNotFoundError(MLGPError, FileNotFoundError):

@@ -2,10 +2,14 @@
 
 Contract: each ``check_*`` function takes what a user passed, raises
 :class:`~mlgp.errors.ShapeError` (a ``ValueError``) naming the first problem, and returns the value
-converted once (features as float64 CSR or a 2-D float64 array, labels as a float64 0/1 CSR matrix
-that is a copy of the caller's, so nothing below the boundary can change the caller's data);
-:func:`canonical_csr` gives the sorted, duplicate-free CSR some algorithms rely on. The code below
-the boundary trusts what these return. They run before any TensorFlow tracing.
+converted once into the package's own copy: features as *canonical* float64 CSR (duplicate entries
+summed, column indices sorted in every row) or a 2-D float64 array, labels as a canonical float64 0/1
+CSR matrix. Duplicate (i, j) entries mean their sum, as in scipy, so a matrix given with duplicates,
+explicit zeros or unsorted indices gives the same model as its clean form; and since the result
+shares no memory with the caller's arrays, nothing below the boundary can change (or see later
+changes of) the caller's data. Feature values must be finite and below :data:`MAX_FEATURE_MAGNITUDE`
+in magnitude (larger ones overflow squared distances and norms). The code below the boundary trusts
+what these return. They run before any TensorFlow tracing.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import scipy.sparse as sp
 from .errors import ShapeError
 
 __all__ = [
+    "MAX_FEATURE_MAGNITUDE",
     "canonical_csr",
     "check_estimator_features",
     "check_batch_growth",
@@ -30,18 +35,26 @@ __all__ = [
 ]
 
 
-def check_features(X, name: str = "X", num_features: int | None = None) -> sp.csr_matrix | np.ndarray:
-    """Return ``X`` as float64 CSR (sparse input) or a 2-D float64 array, after checking it.
+#: features larger than this in magnitude are refused: their squares (norms, distances, kernels)
+#: would overflow float64 (1.8e308) once summed over the columns
+MAX_FEATURE_MAGNITUDE = 1e150
 
-    Raises :class:`~mlgp.errors.ShapeError` for non-2-D input, no rows, a wrong number of columns or
-    non-finite values (with the first offending row).
+
+def check_features(X, name: str = "X", num_features: int | None = None,
+                   max_magnitude: float = MAX_FEATURE_MAGNITUDE) -> sp.csr_matrix | np.ndarray:
+    """Return a checked copy of ``X`` (N, D): canonical float64 CSR for sparse input (CSR, CSC, COO
+    …; duplicate entries summed, indices sorted), else a 2-D float64 array.
+
+    Raises :class:`~mlgp.errors.ShapeError` for non-2-D input, no rows, a wrong number of columns,
+    non-finite values or values beyond ``max_magnitude`` (naming the first offending row).
     """
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        X.sum_duplicates()  # also sorts the indices; a copy, so the caller's matrix is untouched
         data = X.data
     else:
         try:
-            X = np.asarray(X, dtype=np.float64)
+            X = np.array(X, dtype=np.float64)  # always a copy
         except (TypeError, ValueError) as err:
             raise ShapeError(f"{name} must be a numeric (N, D) array or sparse matrix: {err}") from None
         if X.ndim != 2:
@@ -55,12 +68,20 @@ def check_features(X, name: str = "X", num_features: int | None = None) -> sp.cs
         raise ShapeError(f"{name} has {X.shape[1]} features but the model expects D = {num_features}")
     bad = ~np.isfinite(data)
     if bad.any():
-        if sp.issparse(X):
-            row = int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right") - 1)
-        else:
-            row = int(np.argwhere(bad)[0, 0])
-        raise ShapeError(f"{name} contains NaN or inf (first in row {row})")
+        raise ShapeError(f"{name} contains NaN or inf (first in row {_row_of(X, bad)})")
+    big = np.abs(data) > max_magnitude
+    if big.any():
+        raise ShapeError(f"{name} has values beyond ±{max_magnitude:.3g} (first in row {_row_of(X, big)}: "
+                         f"{data[big].flat[0]:.3g}); squared distances and norms would overflow: rescale the "
+                         "features (e.g. sklearn.preprocessing.normalize)")
     return X
+
+
+def _row_of(X, mask: np.ndarray) -> int:
+    """The row of the first True entry of ``mask`` over ``X``'s stored values (CSR) or cells."""
+    if sp.issparse(X):
+        return int(np.searchsorted(X.indptr, np.flatnonzero(mask)[0], side="right") - 1)
+    return int(np.argwhere(mask)[0, 0])
 
 
 def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: int | None = None) -> sp.csr_matrix:
@@ -80,16 +101,19 @@ def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: 
         raise ShapeError(f"{name} has {Y.shape[0]} rows but the features have {num_points}: labels/features shape mismatch")
     if num_labels is not None and Y.shape[1] != num_labels:
         raise ShapeError(f"{name} has {Y.shape[1]} labels but the model expects K = {num_labels}")
+    had_duplicates = not Y.has_canonical_format
     Y.sum_duplicates()
     Y.eliminate_zeros()
     if Y.nnz and not np.all(Y.data == 1):
-        raise ShapeError(f"{name} must hold 0/1 labels; found values {np.unique(Y.data[Y.data != 1])[:5]}")
+        hint = " (duplicate entries of a sparse matrix are summed: a 1 stored twice is a 2)" if had_duplicates else ""
+        raise ShapeError(f"{name} must hold 0/1 labels; found values {np.unique(Y.data[Y.data != 1])[:5]}{hint}")
     return Y
 
 
 def canonical_csr(X) -> sp.csr_matrix:
     """``X`` (N, D), CSR or dense, as float64 CSR with sorted, duplicate-free column indices in every
-    row. The caller's matrix is never modified: a CSR that is not canonical is copied first.
+    row (for arrays that are not already :func:`check_features`' output). The caller's matrix is
+    never modified: a CSR that is not canonical is copied first.
 
     Returns
     -------

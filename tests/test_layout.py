@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
 
 GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
-FLOOR = {"data", "scores", "metrics", "validation", "errors", "floats", "blocks", "files", "estimator", "__init__"}
+FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "estimator", "__init__"}
 COMBINERS = {"recipes", "cli", "experiment"}
 
 
@@ -109,7 +109,7 @@ def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation",
-                                    "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.files",
+                                    "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.files", "mlgp.arguments",
                                     "mlgp.data.minibatches"])
 def test_light_parts_do_not_import_tensorflow(module):
     code = (f"import sys, {module}; "

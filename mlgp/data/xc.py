@@ -25,7 +25,6 @@ of a line are tolerated; one final newline at the end of the file is optional.
 from __future__ import annotations
 
 import gzip
-import io
 import re
 import zlib
 from pathlib import Path
@@ -33,7 +32,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ArgumentError, DataFormatError, ShapeError
+from .. import arguments
+from ..errors import ArgumentError, DataFormatError, DatasetNotFoundError, FileAccessError, ShapeError
+from ..files import atomic_write
 
 __all__ = ["read_xc", "write_xc"]
 
@@ -61,6 +62,10 @@ def _read_text(path: Path) -> str:
             raw = path.read_bytes()
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise DataFormatError(f"cannot decompress gzip data: {exc}", path) from exc
+    except FileNotFoundError:
+        raise DatasetNotFoundError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise FileAccessError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
         return raw.decode("ascii")
     except UnicodeDecodeError as exc:
@@ -240,7 +245,7 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
     return X, Y
 
 
-def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
+def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
     """Write features and labels in XC format (gzip when the name ends in ``.gz``).
 
     Parameters
@@ -252,17 +257,25 @@ def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
     Y : array-like or sparse, shape (N, K)
         0/1 labels.
     decimals
-        Decimals of each value (fixed-point). Values exactly representable with
-        this many decimals read back identically.
+        ``None`` (default): each value as the shortest text that reads back as the same float64
+        (``1e-07``, ``0.25``). A number: fixed-point with this many decimals (smaller files);
+        values exactly representable with them read back identically, and a non-zero value that
+        would round to 0 (and so vanish from the file) is refused.
+
+    The file is written atomically (:func:`mlgp.files.atomic_write`).
 
     Raises
     ------
     ShapeError
         When X and Y disagree on N, Y is not 0/1, or X has non-finite values.
+    ArgumentError
+        For a bad ``decimals``, or one that would write a non-zero value as 0.
+    FileAccessError
+        When the file cannot be written (no such folder, no permission).
     """
     path = Path(path)
-    if int(decimals) != decimals or decimals < 0:
-        raise ArgumentError(f"decimals must be a non-negative integer, got {decimals}")
+    if decimals is not None:
+        decimals = arguments.non_negative_int(decimals, "decimals")
     X = sp.csr_matrix(X, dtype=np.float64, copy=True)
     Y = sp.csr_matrix(Y, copy=True)
     if X.shape[0] != Y.shape[0]:
@@ -278,7 +291,14 @@ def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
     if Y.nnz and not np.all(Y.data == 1):
         raise ShapeError("Y must contain only 0 and 1")
     n, dfeat = X.shape
-    fmt = f"{{}}:{{:.{int(decimals)}f}}".format
+    if decimals is None:
+        fmt = "{}:{!r}".format
+    else:
+        fmt = f"{{}}:{{:.{decimals}f}}".format
+        vanishing = X.data[np.abs(X.data) < 0.5 * 10.0**-decimals]
+        if vanishing.size:
+            raise ArgumentError(f"decimals={decimals} would write {vanishing[0]:.3g} as 0 (the feature would vanish "
+                                "on reading back); use more decimals or decimals=None")
     out = [f"{n} {dfeat} {Y.shape[1]}"]
     xi, xd, xp = X.indices.tolist(), X.data.tolist(), X.indptr.tolist()
     yi, yp = Y.indices.tolist(), Y.indptr.tolist()
@@ -289,10 +309,10 @@ def write_xc(path: str | Path, X, Y, decimals: int = 6) -> None:
             out.append(lab if lab else " ")
         else:
             out.append(lab + " " + " ".join(map(fmt, xi[a:b], xd[a:b])))
-    text = "\n".join(out) + "\n"
+    data = ("\n".join(out) + "\n").encode("ascii")
     if path.name.endswith(".gz"):
-        with gzip.open(path, "wb") as fh:
-            fh.write(text.encode("ascii"))
-    else:
-        with io.open(path, "w", encoding="ascii", newline="\n") as fh:
-            fh.write(text)
+        data = gzip.compress(data, mtime=0)
+    try:
+        atomic_write(path, lambda fh: fh.write(data))
+    except OSError as exc:
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -20,8 +20,9 @@ and scoring it ``batch_size`` rows at a time through :func:`mlgp.scores.score_in
 
 ``_block_format`` says what the hooks receive: ``"dense"`` float64 (B, D) arrays (``fit`` gets ``X``
 as float64 CSR or array), or ``"csr"`` canonical float64 CSR blocks (``fit`` gets canonical CSR
-too). Either way ``fit`` gets its own copy: the caller's arrays are never changed (nor sorted in
-place) and never kept. ``save(path)`` /
+too). Sparse input is canonicalised first (duplicate entries summed, indices sorted: the same model
+as the clean matrix), and either way ``fit`` and the hooks get their own copy: the caller's arrays
+are never changed (nor sorted in place) and never kept. ``save(path)`` /
 ``Class.load(path)`` use :mod:`mlgp.estimator.persistence`; a subclass describes its fitted state by
 ``_fitted_scalars()``, ``_fitted_arrays()`` and ``_restore_fitted(state)``, and is registered by name
 (:mod:`mlgp.estimator.registry`) when it is defined. No TensorFlow.
@@ -50,18 +51,6 @@ __all__ = ["MultiLabelEstimator"]
 
 def _has_proba_block(estimator) -> bool:
     return hasattr(estimator, "_proba_block")
-
-
-def _own(checked, given):
-    """``checked`` (CSR or array), copied if it still shares memory with the caller's ``given``: a
-    fitted estimator never keeps (and so never sees later changes of) the caller's arrays."""
-    if sp.issparse(checked):
-        mine, theirs = checked.data, getattr(given, "data", None)
-    else:
-        mine, theirs = checked, given
-    if isinstance(theirs, np.ndarray) and np.shares_memory(mine, theirs):
-        return checked.copy()
-    return checked
 
 
 class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
@@ -128,11 +117,10 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         default a canonical float64 0/1 CSR (N, K), a copy). Raises
         :class:`~mlgp.errors.ShapeError` naming the problem.
         """
-        given = X
-        X = check_features(check_estimator_features(X, None, type(self).__name__))
+        X = check_features(check_estimator_features(X, None, type(self).__name__))  # the estimator's own copy
         if self._block_format == "csr":
             X = canonical_csr(X)
-        return _own(X, given), self._validate_targets(Y, X.shape[0])
+        return X, self._validate_targets(Y, X.shape[0])
 
     def _validate_targets(self, Y, num_points: int):
         """The targets of ``fit`` for ``num_points`` rows: a 0/1 label matrix as CSR float64 (N, K)."""

@@ -15,11 +15,13 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
+import scipy.sparse as sp
 import tensorflow as tf
 from gpflow import covariances
 from gpflow.config import as_context, config
 from gpflow.kernels import Kernel
 
+from .. import arguments
 from ..blocks import InputMap, input_width
 from ..errors import ArgumentError, ShapeError
 from ..floats import float_policy
@@ -140,9 +142,13 @@ def mlgpf_from_data(
     Raises
     ------
     ArgumentError
-        For an unknown kernel, q(u) family, dtype or bias_init (naming the choices).
+        For an unknown kernel, q(u) family, dtype or bias_init (naming the choices), or a numeric or
+        flag argument out of range (:mod:`mlgp.arguments`: ``q_sqrt_init`` > 0, ``q_mu_init``
+        finite, ``kmeans_iterations`` and ``num_gauss_hermite_points`` ≥ 1, ``seed`` in
+        [0, 2³¹ − 1]).
     ShapeError
-        For data that do not fit (or P, M beyond K, N).
+        For data that do not fit (P, M beyond K, N), are not finite, or are too large for the
+        float type (:data:`mlgp.validation.MAX_FEATURE_MAGNITUDE`; 1e18 in float32).
     """
     if whiten is not None:
         warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
@@ -150,6 +156,10 @@ def mlgpf_from_data(
     if check_input:
         X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
         check_bias_init(bias_init)
+        _check_arguments(fixed_inducing, unit_sphere_inducing, kmeans_iterations, q_mu_init, q_sqrt_init,
+                         num_gauss_hermite_points, seed, warm_start)
+        if float_policy(dtype).name == "float32":
+            _check_float32_scale(X)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
     if check_input:
@@ -179,6 +189,33 @@ def mlgpf_from_data(
         num_gauss_hermite_points=int(num_gauss_hermite_points),
     )
     return model
+
+
+def _check_arguments(fixed_inducing, unit_sphere_inducing, kmeans_iterations, q_mu_init, q_sqrt_init,
+                     num_gauss_hermite_points, seed, warm_start) -> None:
+    """The numeric and flag arguments of :func:`mlgpf_from_data`, through :mod:`mlgp.arguments`
+    (the checks :class:`mlgp.recipes.MLGPFSettings` and the command line use)."""
+    arguments.flag(fixed_inducing, "fixed_inducing")
+    arguments.flag(unit_sphere_inducing, "unit_sphere_inducing")
+    arguments.flag(warm_start, "warm_start")
+    arguments.positive_int(kmeans_iterations, "kmeans_iterations")
+    arguments.finite_real(q_mu_init, "q_mu_init")
+    arguments.positive_real(q_sqrt_init, "q_sqrt_init")  # 0 would make q(u) singular
+    arguments.positive_int(num_gauss_hermite_points, "num_gauss_hermite_points")
+    arguments.seed(seed)
+
+
+#: float32 features larger than this overflow when squared and summed (float32's largest is 3.4e38)
+FLOAT32_FEATURE_MAGNITUDE = 1e18
+
+
+def _check_float32_scale(X) -> None:
+    """A float32 model computes on float32 inputs: refuse features whose squares would overflow."""
+    data = X.data if sp.issparse(X) else X
+    if data.size and float(np.abs(data).max()) > FLOAT32_FEATURE_MAGNITUDE:
+        raise ShapeError(f"X has values beyond ±{FLOAT32_FEATURE_MAGNITUDE:.0e} (largest {float(np.abs(data).max()):.3g}), "
+                         "which overflow in a float32 model: rescale the features (e.g. "
+                         "sklearn.preprocessing.normalize) or use dtype='float64'")
 
 
 def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,

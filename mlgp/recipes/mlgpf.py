@@ -121,7 +121,9 @@ def train_mlgpf(
     ArgumentError
         For a bad argument value or choice, before any k-means or TensorFlow work.
     ShapeError
-        For sizes the dataset rules out (P > K, ``negatives`` ≥ K), before any work.
+        For sizes the dataset rules out (P > K, ``negatives`` ≥ K, a given ``num_inducing`` above
+        the number of training points), before any work. The dataset's default M is lowered to N
+        when ``max_train`` leaves fewer points.
     MLGPError
         When ``checkpoint_dir`` holds a run with other settings.
     """
@@ -130,7 +132,8 @@ def train_mlgpf(
     from mlgp.training import fit
 
     K = dataset.num_labels
-    s = _recipe_settings(settings, overrides, whiten).sized_for(dataset.name, K)
+    given = _recipe_settings(settings, overrides, whiten)
+    s = given.sized_for(dataset.name, K)
     _check_sizes(s, K)
     if jit_compile not in (None, False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be None, False, True or 'except-cholesky'; got {jit_compile!r}")
@@ -143,7 +146,9 @@ def train_mlgpf(
     Xtr, Ytr = check_training_data(Xtr, Ytr)  # the training data's one check: the layers below trust it
     Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
     N = Xtr.shape[0]
-    M = min(s.num_inducing, N)
+    if given.num_inducing is not None and given.num_inducing > N:
+        raise ShapeError(f"num_inducing M must be in [1, N={N}] (the training points used), got {given.num_inducing}")
+    M = min(s.num_inducing, N)  # the dataset's default M, on fewer points (max_train): all of them
     whitened = s.q_family == "whitened"
     if jit_compile is None:
         jit_compile = "except-cholesky" if whitened else False

@@ -12,10 +12,11 @@ given. ``mlgp demo`` and the experiment scripts (:mod:`mlgp.experiment.mlgpf_opt
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Sequence
 from typing import Any, Callable, Iterable, Mapping
 
+from .. import arguments
+from ..arguments import MAX_SEED, argparse_type
 from ..errors import MLGPError
 from .settings import batch_growth, setting_fields
 
@@ -31,36 +32,12 @@ __all__ = [
     "positive_int",
 ]
 
-#: The largest seed accepted on a command line (NumPy and TensorFlow both take it).
-MAX_SEED = 2**31 - 1
-
-
-def _number_type(convert, accept, expected: str, name: str, doc: str):
-    """An argparse type: ``convert(text)`` if that succeeds and ``accept`` holds, else an
-    ``ArgumentTypeError`` saying what was ``expected``."""
-
-    def parse(text: str):
-        try:
-            value = convert(text)
-        except ValueError:
-            value = None
-        if value is None or not accept(value):
-            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
-        return value
-
-    parse.__name__, parse.__qualname__, parse.__doc__ = name, name, doc
-    return parse
-
-
-#: argparse type: a whole number ≥ 1.
-positive_int = _number_type(int, lambda v: v >= 1, "a positive integer", "positive_int",
-                            "argparse type: a whole number ≥ 1.")
-#: argparse type: a whole number in [0, 2³¹ − 1] (seeds).
-non_negative_int = _number_type(int, lambda v: 0 <= v <= MAX_SEED, f"an integer from 0 to {MAX_SEED}",
-                                "non_negative_int", "argparse type: a whole number in [0, 2³¹ − 1] (seeds).")
-#: argparse type: a finite number > 0.
-positive_float = _number_type(float, lambda v: 0 < v < math.inf, "a positive number", "positive_float",
-                              "argparse type: a finite number > 0.")
+#: argparse type: a whole number ≥ 1 (checked by :func:`mlgp.arguments.positive_int`).
+positive_int = argparse_type(arguments.positive_int, int, "a positive integer", "option")
+#: argparse type: a seed, a whole number in [0, 2³¹ − 1] (:func:`mlgp.arguments.seed`).
+non_negative_int = argparse_type(arguments.seed, int, f"an integer from 0 to {MAX_SEED}", "seed")
+#: argparse type: a finite number > 0 (:func:`mlgp.arguments.positive_real`).
+positive_float = argparse_type(arguments.positive_real, float, "a positive number", "option")
 
 
 def _batch_growth(text: str) -> tuple[int, int]:

@@ -21,13 +21,13 @@ sizes per dataset) and :data:`QUICK_SETTINGS` (every ``--quick`` run). The comma
 from __future__ import annotations
 
 import dataclasses
-import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import arguments
 from ..errors import ArgumentError
 
 __all__ = [
@@ -254,23 +254,23 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
 
     out = dict(
         kernel=canonical_kernel_name(s.kernel) if isinstance(s.kernel, str) else _kernel_object(s.kernel),
-        num_latent_gps=_positive_int(s.num_latent_gps, "num_latent_gps", optional=True),
-        num_inducing=_positive_int(s.num_inducing, "num_inducing", optional=True),
-        epochs=_positive_int(s.epochs, "epochs"),
-        batch_size=_positive_int(s.batch_size, "batch_size"),
-        negatives=_positive_int(s.negatives, "negatives", optional=True),
-        learning_rate=_positive_real(s.learning_rate, "learning_rate"),
-        fixed_inducing=bool(s.fixed_inducing),
-        unit_sphere_inducing=bool(s.unit_sphere_inducing),
+        num_latent_gps=arguments.positive_int(s.num_latent_gps, "num_latent_gps", optional=True),
+        num_inducing=arguments.positive_int(s.num_inducing, "num_inducing", optional=True),
+        epochs=arguments.positive_int(s.epochs, "epochs"),
+        batch_size=arguments.positive_int(s.batch_size, "batch_size"),
+        negatives=arguments.positive_int(s.negatives, "negatives", optional=True),
+        learning_rate=arguments.positive_real(s.learning_rate, "learning_rate"),
+        fixed_inducing=arguments.flag(s.fixed_inducing, "fixed_inducing"),
+        unit_sphere_inducing=arguments.flag(s.unit_sphere_inducing, "unit_sphere_inducing"),
         q_family=check_q_family(s.q_family),
         optimizer=_check_optimizer(s.optimizer),
         natgrad_gamma=_natgrad_gamma(s.natgrad_gamma),
         dtype=float_policy(s.dtype).name,
-        warm_start=bool(s.warm_start),
+        warm_start=arguments.flag(s.warm_start, "warm_start"),
         batch_growth=batch_growth(s.batch_growth),
         bias_init=check_bias_init(s.bias_init),
-        seed=_seed(s.seed),
-        max_train=_positive_int(s.max_train, "max_train", optional=True),
+        seed=arguments.seed(s.seed),
+        max_train=arguments.positive_int(s.max_train, "max_train", optional=True),
     )
     if out["optimizer"] == "natgrad" and out["q_family"] == "preconditioned":
         raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
@@ -280,26 +280,6 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
 
 def _is_int(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def _positive_int(value, name: str, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
-    if not _is_int(value) or value < 1:
-        raise ArgumentError(f"{name} must be a positive integer{' or None' if optional else ''}, got {value!r}")
-    return int(value)
-
-
-def _seed(value) -> int:
-    if not _is_int(value) or value < 0:
-        raise ArgumentError(f"seed must be a non-negative integer, got {value!r}")
-    return int(value)
-
-
-def _positive_real(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not 0 < value < math.inf:
-        raise ArgumentError(f"{name} must be a positive number, got {value!r}")
-    return float(value)
 
 
 def _check_optimizer(value) -> str:
@@ -312,13 +292,13 @@ def _check_optimizer(value) -> str:
 def _natgrad_gamma(value):
     """γ (a positive number) or ``(gamma_start, gamma, ramp_steps)`` with positive γs and ramp ≥ 0."""
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return _positive_real(value, "natgrad_gamma")
+        return arguments.positive_real(value, "natgrad_gamma")
     message = f"natgrad_gamma must be γ > 0 or (gamma_start > 0, gamma > 0, ramp_steps ≥ 0), got {value!r}"
     if not isinstance(value, (tuple, list)) or len(value) != 3:
         raise ArgumentError(message)
     g0, g1, ramp = value
     try:
-        g0, g1 = _positive_real(g0, "natgrad_gamma"), _positive_real(g1, "natgrad_gamma")
+        g0, g1 = arguments.positive_real(g0, "natgrad_gamma"), arguments.positive_real(g1, "natgrad_gamma")
     except ArgumentError:
         raise ArgumentError(message) from None
     if not _is_int(ramp) or ramp < 0:

@@ -1,0 +1,105 @@
+"""The one check of numeric and flag arguments, shared by every entry point.
+
+Contract: each function takes what a user passed for the argument called ``name`` and returns it as
+a plain Python value (``int``, ``float`` or ``bool``), or raises :class:`~mlgp.errors.ArgumentError`
+(a ``ValueError``) with the message ``"<name> must be <what>, got <value>"``. Booleans are never
+taken for numbers, non-finite numbers never pass, and nothing is rounded or clamped.
+:func:`mlgp.training.fit`, :func:`mlgp.models.mlgpf_from_data`, :class:`mlgp.recipes.MLGPFSettings`
+and the command line (:func:`argparse_type`) all check through these, so one value gets one answer
+in the package's words wherever it is given. No TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+from typing import Callable
+
+import numpy as np
+
+from .errors import ArgumentError
+
+__all__ = [
+    "MAX_SEED",
+    "argparse_type",
+    "finite_real",
+    "flag",
+    "non_negative_int",
+    "positive_int",
+    "positive_real",
+    "seed",
+]
+
+#: The largest seed accepted (NumPy, scikit-learn and TensorFlow all take it).
+MAX_SEED = 2**31 - 1
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def positive_int(value, name: str, *, optional: bool = False) -> int | None:
+    """``value`` as an ``int`` ≥ 1 (``None`` passes when ``optional``)."""
+    if value is None and optional:
+        return None
+    if not _is_int(value) or value < 1:
+        raise ArgumentError(f"{name} must be a positive integer{' or None' if optional else ''}, got {value!r}")
+    return int(value)
+
+
+def non_negative_int(value, name: str) -> int:
+    """``value`` as an ``int`` ≥ 0."""
+    if not _is_int(value) or value < 0:
+        raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def seed(value, name: str = "seed") -> int:
+    """A seed: an ``int`` from 0 to :data:`MAX_SEED`."""
+    if not _is_int(value) or not 0 <= value <= MAX_SEED:
+        raise ArgumentError(f"{name} must be an integer from 0 to {MAX_SEED}, got {value!r}")
+    return int(value)
+
+
+def positive_real(value, name: str, *, optional: bool = False) -> float | None:
+    """``value`` as a finite ``float`` > 0 (``None`` passes when ``optional``)."""
+    if value is None and optional:
+        return None
+    if not _is_real(value) or not 0 < value < math.inf:
+        raise ArgumentError(f"{name} must be a positive finite number{' or None' if optional else ''}, got {value!r}")
+    return float(value)
+
+
+def finite_real(value, name: str) -> float:
+    """``value`` as a finite ``float``."""
+    if not _is_real(value) or not math.isfinite(value):
+        raise ArgumentError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def flag(value, name: str) -> bool:
+    """``value`` as a ``bool``: ``True``/``False`` (NumPy's too); anything else (``"no"``, 0.5,
+    ``None``) is refused instead of being taken by its truth value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def argparse_type(check: Callable, convert: Callable[[str], object], expected: str, name: str) -> Callable[[str], object]:
+    """An argparse ``type`` that converts the option's text with ``convert`` and checks the result
+    with ``check(value, name)``; a failure is argparse's ``expected <expected>, got '<text>'``."""
+
+    def parse(text: str):
+        try:
+            return check(convert(text), name)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+    parse.__name__ = parse.__qualname__ = f"{check.__name__}_option"
+    parse.__doc__ = f"argparse type: {expected} (:func:`mlgp.arguments.{check.__name__}`)."
+    return parse
