@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mlgp.files import atomic_write_text
+
 #: The combinations measured: arguments of :func:`mlgp.recipes.train_mlgpf`.
 COMBOS: dict[str, dict] = {
     # the paper's recipe: non-whitened q(u), Adam at the paper's step, the authors' growing batch
@@ -112,7 +114,7 @@ def run_one(dataset_name: str, combo: str, budget: float, folder: Path, seed: in
         out.update({f"P@{k}": table.loc["P", k] for k in KS})
         out.update({f"PSP@{k}": table.loc["PSP", k] for k in KS})
         rows.append(out)
-        pd.DataFrame(rows).to_csv(trace_file, index=False)
+        atomic_write_text(trace_file, pd.DataFrame(rows).to_csv(index=False))
         print(f"[{dataset_name} {combo}] epoch {epoch}: {trained:.0f} s, P@1 {out['P@1']:.2f}, ELBO {row['elbo']:.5g}",
               flush=True)
 
@@ -220,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                     if os.waitstatus_to_exitcode(status) != 0:
                         raise SystemExit(f"run {key} failed (exit {os.waitstatus_to_exitcode(status)}); rerun to resume it")
                     memory[key] = usage.ru_maxrss / 1024.0  # MB (Linux reports kB)
-                memory_file.write_text(json.dumps(memory, indent=2) + "\n")
+                atomic_write_text(memory_file, json.dumps(memory, indent=2) + "\n")
                 shutil.rmtree(folder / "checkpoints" / key, ignore_errors=True)
         for dataset in datasets:
             traces = {c: pd.read_csv(folder / f"{dataset}__{c}.csv") for c in combos if (folder / f"{dataset}__{c}.csv").is_file()}

@@ -9,6 +9,7 @@ from .errors import (  # noqa: F401
     CheckpointMismatchError,
     DataFormatError,
     DatasetNotFoundError,
+    FileAccessError,
     MLGPError,
     ModelNotFoundError,
     ShapeError,

@@ -9,7 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import MLGPError
+from ..errors import FileAccessError, MLGPError
+from ..files import atomic_write
 from ..recipes.options import MAX_SEED, non_negative_int, positive_int  # noqa: F401  (the option types)
 
 __all__ = [
@@ -111,7 +112,8 @@ def write_csv(table, path: Path) -> None:
     out = table.copy()
     out.columns = [f"@{k}" for k in out.columns]
     out.index.name = "metric"
+    text = out.to_csv()
     try:
-        out.to_csv(path)
+        atomic_write(path, lambda f: f.write(text.encode()))
     except OSError as exc:
-        raise MLGPError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..files import atomic_write, atomic_write_text
 from ..recipes.settings import PAPER_BATCH_GROWTH
 from .mlgpf_options import QUICK_SIZES, add_training_args, run_checkpoint_dir, training_options
 from .runlog import RunLog
@@ -254,16 +255,16 @@ class Experiment:
         }
         if exc_type is not None:
             record["error"] = "".join(traceback.format_exception(exc_type, exc, tb))[-4000:]
-        (self.folder / "run.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+        atomic_write_text(self.folder / "run.json", json.dumps(record, indent=2, default=str) + "\n")
         print(f"[{self.name}] wall time {wall:.1f} s; run record {self.folder / 'run.json'}", flush=True)
         return False
 
     def table(self, name: str, frame: pd.DataFrame, floatfmt: str = ".2f", show: bool = True) -> Path:
         """Write ``frame`` as ``<name>.csv`` and ``<name>.md`` and print it; returns the CSV path."""
         csv = self.folder / f"{name}.csv"
-        frame.to_csv(csv, index=False)
+        atomic_write_text(csv, frame.to_csv(index=False))
         md = frame.to_markdown(index=False, floatfmt=floatfmt)
-        (self.folder / f"{name}.md").write_text(md + "\n")
+        atomic_write_text(self.folder / f"{name}.md", md + "\n")
         self.files += [f for f in (csv.name, f"{name}.md") if f not in self.files]
         if show:
             print(f"\n## {name}\n{md}\n", flush=True)
@@ -274,7 +275,7 @@ class Experiment:
         import matplotlib.pyplot as plt
 
         path = self.folder / f"{name}.png"
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+        atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=150, bbox_inches="tight"))
         plt.close(fig)
         if path.name not in self.files:
             self.files.append(path.name)

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..files import atomic_write_text
+
 __all__ = ["RunLog"]
 
 
@@ -58,7 +60,7 @@ class RunLog:
             text = self.path.read_text()
             if text and not text.endswith("\n"):
                 # a run killed while writing left a cut-off last line: drop it
-                self.path.write_text(text[: text.rfind("\n") + 1])
+                atomic_write_text(self.path, text[: text.rfind("\n") + 1])
             rows = pd.read_csv(self.path)
             missing = [c for c in columns if c not in rows.columns]
             if missing:
@@ -66,10 +68,10 @@ class RunLog:
             # rows missing a key value are not runs; other columns may hold NaN (e.g. a solver
             # without iterations)
             self.rows = rows[columns].dropna(subset=key).reset_index(drop=True)
-            self.rows.to_csv(self.path, index=False)
+            atomic_write_text(self.path, self.rows.to_csv(index=False))
         else:
             self.rows = pd.DataFrame(columns=columns)
-            self.meta.write_text(json.dumps(settings, indent=2) + "\n")
+            atomic_write_text(self.meta, json.dumps(settings, indent=2) + "\n")
 
     def done(self, *key) -> bool:
         """Whether a row with these values of the key columns (compared as text) is stored."""

@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from ..data.preprocessing import normalise_rows
 from ..errors import ArgumentError, MLGPError, ShapeError
+from ..files import atomic_write
 from ..validation import check_training_data
 from .settings import MLGPFSettings
 
@@ -258,7 +259,8 @@ def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
             raise MLGPError(f"checkpoint folder {folder} holds a run with other settings ({text}); use another folder")
         return
     folder.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(settings, indent=2) + "\n")
+    text = json.dumps(settings, indent=2) + "\n"
+    atomic_write(path, lambda f: f.write(text.encode()))
 
 
 def _canonical_kernel(name):

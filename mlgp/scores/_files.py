@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError, MLGPError, ShapeError
+from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
+from ..files import atomic_write
 from ._topk import TopK
 
 __all__ = ["check_score_file_path", "load_scores", "save_scores"]
@@ -20,25 +21,25 @@ def save_scores(path: str | Path, scores) -> Path:
     A :class:`TopK` goes to ``.npz`` with arrays ``indices`` and ``scores``; a sparse matrix to
     ``.npz`` by ``scipy.sparse.save_npz``; a dense (N, K) array to ``.npy``. The suffix of ``path``
     must match (``.npz`` for the first two, ``.npy`` or ``.npz`` for a dense array); the folder must
-    exist. Returns the path written.
+    exist. The file is written atomically (:func:`mlgp.files.atomic_write`). Returns the path
+    written.
     """
     path = Path(path)
     check_score_file_path(path, dense=not (isinstance(scores, TopK) or sp.issparse(scores)))
+    if isinstance(scores, TopK):
+        write = lambda f: np.savez(f, indices=scores.indices, scores=scores.scores)  # noqa: E731
+    elif sp.issparse(scores):
+        matrix = sp.csr_matrix(scores)
+        write = lambda f: sp.save_npz(f, matrix)  # noqa: E731
+    else:
+        arr = np.asarray(scores)
+        if arr.ndim != 2:
+            raise ShapeError(f"dense scores must be 2-D (N, K), got shape {arr.shape}")
+        write = (lambda f: np.savez(f, scores=arr)) if path.suffix == ".npz" else (lambda f: np.save(f, arr))
     try:
-        if isinstance(scores, TopK):
-            np.savez(path, indices=scores.indices, scores=scores.scores)
-        elif sp.issparse(scores):
-            sp.save_npz(path, sp.csr_matrix(scores))
-        else:
-            arr = np.asarray(scores)
-            if arr.ndim != 2:
-                raise ShapeError(f"dense scores must be 2-D (N, K), got shape {arr.shape}")
-            if path.suffix == ".npz":
-                np.savez(path, scores=arr)
-            else:
-                np.save(path, arr)
+        atomic_write(path, write)
     except OSError as exc:
-        raise MLGPError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 
