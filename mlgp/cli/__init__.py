@@ -20,7 +20,7 @@ from .. import __version__
 from ..errors import MLGPError
 from ..scores import load_scores
 from . import datasets, demo, evaluate
-from .common import PROG, Parser
+from .common import PROG, Parser, join_negative_values
 
 __all__ = ["main", "build_parser", "load_scores"]
 
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .quiet import quiet_tensorflow
 
             quiet_tensorflow()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(join_negative_values(argv))
         return int(args.func(args) or 0)
     except MLGPError as exc:
         sys.stdout.flush()

@@ -16,6 +16,8 @@ from ..recipes.options import MAX_SEED, non_negative_int, positive_int  # noqa: 
 __all__ = [
     "PROG",
     "Parser",
+    "VALUE_OPTIONS",
+    "join_negative_values",
     "positive_int",
     "non_negative_int",
     "int_list",
@@ -30,12 +32,37 @@ __all__ = [
 PROG = "mlgp"
 
 
+#: the options (of every parser built from :class:`Parser`) that take a value
+VALUE_OPTIONS: set[str] = set()
+
+
 class Parser(argparse.ArgumentParser):
-    """``argparse.ArgumentParser`` whose usage errors read ``mlgp: error: …`` (exit status 2)."""
+    """``argparse.ArgumentParser`` whose usage errors read ``mlgp: error: …`` (exit status 2), and
+    which records its options that take a value (:data:`VALUE_OPTIONS`, for :func:`join_negative_values`)."""
 
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(2, f"{PROG}: error: {message}\n")
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        if action.option_strings and action.nargs != 0:
+            VALUE_OPTIONS.update(action.option_strings)
+        return action
+
+
+def join_negative_values(argv: list[str]) -> list[str]:
+    """``argv`` with each value that starts with a minus sign attached to the option before it
+    (``--propensity -1,2`` → ``--propensity=-1,2``), when that option takes a value: argparse
+    would read ``-1,2`` as an option and say only "expected one argument", where the option's own
+    check says what is wrong with the value."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in VALUE_OPTIONS and len(arg) > 1 and arg[0] == "-" and (arg[1].isdigit() or arg[1] == "."):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def int_list(text: str) -> list[int]:
