@@ -23,8 +23,10 @@ from .errors import ArgumentError
 __all__ = [
     "MAX_SEED",
     "argparse_type",
+    "batch_growth_pair",
     "finite_real",
     "flag",
+    "natgrad_gamma",
     "non_negative_int",
     "positive_int",
     "positive_real",
@@ -88,6 +90,30 @@ def flag(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ArgumentError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def natgrad_gamma(value, name: str = "natgrad_gamma") -> float | tuple[float, float, int]:
+    """A natural-gradient step: γ (a finite number > 0), or ``(gamma_start, gamma, ramp_steps)``
+    with finite γs > 0 and a whole ramp ≥ 0 (a log-linear ramp from ``gamma_start`` to ``gamma``)."""
+    if _is_real(value):
+        return positive_real(value, name)
+    message = f"{name} must be γ > 0 or (gamma_start > 0, gamma > 0, ramp_steps ≥ 0), got {value!r}"
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        raise ArgumentError(message)
+    try:
+        return positive_real(value[0], name), positive_real(value[1], name), non_negative_int(value[2], name)
+    except ArgumentError:
+        raise ArgumentError(message) from None
+
+
+def batch_growth_pair(value, name: str = "batch_growth") -> tuple[int, int]:
+    """A batch schedule ``(every, increment)``: whole numbers with every ≥ 1 and increment ≥ 0."""
+    message = f"{name} must be a pair (every ≥ 1, increment ≥ 0) of whole numbers, got {value!r}"
+    if not isinstance(value, (tuple, list)) or len(value) != 2 or not all(_is_int(v) for v in value):
+        raise ArgumentError(message)
+    if value[0] < 1 or value[1] < 0:
+        raise ArgumentError(message)
+    return int(value[0]), int(value[1])
 
 
 def argparse_type(check: Callable, convert: Callable[[str], object], expected: str, name: str) -> Callable[[str], object]:

@@ -25,7 +25,6 @@ __all__ = [
     "MAX_FEATURE_MAGNITUDE",
     "canonical_csr",
     "check_estimator_features",
-    "check_batch_growth",
     "check_estimator_labels",
     "check_features",
     "check_labels",
@@ -158,20 +157,6 @@ def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: i
     if num_inducing is not None and not 1 <= int(num_inducing) <= X.shape[0]:
         raise ShapeError(f"num_inducing M must be in [1, N={X.shape[0]}], got {num_inducing}")
     return X, Y
-
-
-def check_batch_growth(value, name: str = "batch_growth") -> tuple[int, int]:
-    """Return a batch schedule ``(every, increment)`` after checking it: a pair of whole numbers with
-    every ≥ 1 and increment ≥ 0. Raises :class:`~mlgp.errors.ShapeError` naming ``name``."""
-    message = f"{name} must be a pair (every ≥ 1, increment ≥ 0) of whole numbers, got {value!r}"
-    if not isinstance(value, (tuple, list)) or len(value) != 2:
-        raise ShapeError(message)
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) for v in value):
-        raise ShapeError(message)
-    every, inc = int(value[0]), int(value[1])
-    if every < 1 or inc < 0:
-        raise ShapeError(message)
-    return every, inc
 
 
 def check_positive_int(value, name: str) -> int:

@@ -264,7 +264,7 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
         unit_sphere_inducing=arguments.flag(s.unit_sphere_inducing, "unit_sphere_inducing"),
         q_family=check_q_family(s.q_family),
         optimizer=_check_optimizer(s.optimizer),
-        natgrad_gamma=_natgrad_gamma(s.natgrad_gamma),
+        natgrad_gamma=arguments.natgrad_gamma(s.natgrad_gamma),
         dtype=float_policy(s.dtype).name,
         warm_start=arguments.flag(s.warm_start, "warm_start"),
         batch_growth=batch_growth(s.batch_growth),
@@ -287,23 +287,6 @@ def _check_optimizer(value) -> str:
     if not isinstance(value, str) or value not in names:
         raise ArgumentError(f"optimizer must be one of {', '.join(repr(n) for n in names)}; got {value!r}")
     return value
-
-
-def _natgrad_gamma(value):
-    """γ (a positive number) or ``(gamma_start, gamma, ramp_steps)`` with positive γs and ramp ≥ 0."""
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return arguments.positive_real(value, "natgrad_gamma")
-    message = f"natgrad_gamma must be γ > 0 or (gamma_start > 0, gamma > 0, ramp_steps ≥ 0), got {value!r}"
-    if not isinstance(value, (tuple, list)) or len(value) != 3:
-        raise ArgumentError(message)
-    g0, g1, ramp = value
-    try:
-        g0, g1 = arguments.positive_real(g0, "natgrad_gamma"), arguments.positive_real(g1, "natgrad_gamma")
-    except ArgumentError:
-        raise ArgumentError(message) from None
-    if not _is_int(ramp) or ramp < 0:
-        raise ArgumentError(message)
-    return g0, g1, int(ramp)
 
 
 def batch_growth(value) -> tuple[int, int] | None:

@@ -3,11 +3,12 @@
 :func:`fit` runs a compiled step over shuffled minibatches with tf-keras Adam, or with natural
 gradients on q(u) and Adam on the rest (:class:`mlgp.training.NatGradAdam`), shows a tqdm progress
 bar, returns the per-epoch ELBO trace as a ``pandas.DataFrame`` (and writes it as TensorBoard
-scalars with ``log_dir``), writes and resumes ``tf.train.CheckpointManager`` checkpoints, trains in
-the model's float type (``model.float_type``, float32 or float64), and stops with :class:`~mlgp.errors.TrainingDivergedError` (after restoring the last
-good state) when the bound becomes non-finite or a Cholesky factorisation fails. With a
-``tf.distribute.Strategy`` each minibatch is split across the replicas and the gradients are summed
-by TensorFlow's own all-reduce.
+scalars with ``log_dir``), writes and resumes checkpoints (:mod:`mlgp.training.checkpoints`), trains
+in the model's float type (``model.float_type``, float32 or float64), and stops with
+:class:`~mlgp.errors.TrainingDivergedError` (after restoring the last good state) when the parameters
+are non-finite before training, or the bound becomes non-finite or a Cholesky factorisation fails,
+naming the likely cause. With a ``tf.distribute.Strategy`` each minibatch is split across the
+replicas and the gradients are summed by TensorFlow's own all-reduce.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from .. import arguments
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
-from ..validation import check_batch_growth, check_features, check_labels, check_positive_int, check_training_data
+from ..validation import check_features, check_labels, check_training_data
+from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
 from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import make_optimizer
@@ -96,8 +99,17 @@ def fit(
         Optional ``(X_val, Y_val)``; P@k for ``validation_ks`` is added to the trace each epoch
         (the model needs ``predict_topk``, as :class:`~mlgp.models.MLGPF` has).
     checkpoint_dir
-        Folder for ``tf.train.CheckpointManager`` checkpoints (and ``trace.csv``); training resumes
-        from the latest one found there.
+        Folder for checkpoints of the model, the optimizer and the epoch (``ckpt-<epoch>``, the
+        newest 3 kept), ``trace.csv`` and ``manifest.json``; made (with its parents) before any
+        training, an existing file is refused. The manifest records the run: the model's class,
+        trainable variables (name, shape, dtype) and ``spec``; the training data's N, D, K and a
+        fingerprint; the settings ``batch_size``, ``negatives``, ``learning_rate``, ``optimizer``,
+        ``natgrad_gamma`` (with ``"natgrad"``), ``seed`` and ``batch_growth`` (``epochs`` may grow);
+        and the checkpoints written. A folder holding checkpoints resumes only the run its manifest
+        names: another model, other data or other settings, or checkpoints without a readable
+        manifest, raise :class:`~mlgp.errors.CheckpointMismatchError` before anything is restored.
+        Training resumes from the newest checkpoint file that restores whole; each damaged one
+        skipped is named in a ``RuntimeWarning``, and when none restores the folder is left as it is.
     batch_growth
         ``(every, increment)``: grow the batch by ``increment`` points every ``every`` epochs (the
         paper's schedule is ``(10, 20)``).
@@ -143,9 +155,21 @@ def fit(
     ------
     ShapeError
         For a bad argument or data that do not fit the model, before any tracing.
+    ArgumentError
+        For a bad option (e.g. a NaN ``natgrad_gamma``) or a ``checkpoint_dir`` that is a file;
+        before any tracing.
+    FileAccessError
+        When ``checkpoint_dir`` cannot be made or written (before the first epoch, when it can).
+    CheckpointMismatchError
+        When ``checkpoint_dir`` holds another run's checkpoints, or ones without a readable manifest.
+    DataFormatError
+        When no checkpoint in ``checkpoint_dir`` can be restored (the folder is left untouched).
     TrainingDivergedError
-        When a step gives a non-finite bound or a failed Cholesky; the model (and the optimizer)
-        are restored to the end of the last good epoch first.
+        When a parameter is non-finite before training (named), or a step gives a non-finite bound,
+        non-finite parameters or a failed Cholesky; the model (and the optimizer) are restored to
+        the end of the last good epoch first. If the bound is non-finite at those parameters on the
+        failing minibatch too, the message names the inputs' scale and the initialisation as likely
+        causes; else a smaller learning rate.
     """
     if not isinstance(model, TrainableModel):
         raise ArgumentError(f"fit needs a model with {missing_members(model, TrainableModel)} "
@@ -165,20 +189,22 @@ def _checked_data(model, data, check_input: bool):
     return X, Y
 
 
-def _checked_options(epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds):
-    """The numeric options checked (and made ints) once, here at the boundary."""
-    epochs = check_positive_int(epochs, "epochs")
-    batch_size = check_positive_int(batch_size, "batch_size")
-    checkpoint_every = check_positive_int(checkpoint_every, "checkpoint_every")
-    if negatives is not None:
-        negatives = check_positive_int(negatives, "negatives")
+def _checked_options(epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds,
+                     natgrad_gamma, seed):
+    """The numeric options checked (and made ints) once, here at the boundary, by the checks
+    :class:`mlgp.recipes.MLGPFSettings` and the command line use (:mod:`mlgp.arguments`)."""
+    epochs = arguments.positive_int(epochs, "epochs")
+    batch_size = arguments.positive_int(batch_size, "batch_size")
+    checkpoint_every = arguments.positive_int(checkpoint_every, "checkpoint_every")
+    negatives = arguments.positive_int(negatives, "negatives", optional=True)
     if batch_growth is not None:
-        batch_growth = check_batch_growth(batch_growth)
-    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) \
-            or not 0 < float(learning_rate) < float("inf"):
-        raise ArgumentError(f"learning_rate must be a positive finite number, got {learning_rate!r}")
-    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        batch_growth = arguments.batch_growth_pair(batch_growth)
+    arguments.positive_real(learning_rate, "learning_rate")
+    if max_seconds is not None and not (isinstance(max_seconds, numbers.Real) and not isinstance(max_seconds, bool)
+                                        and max_seconds > 0):  # inf: no limit
         raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
+    arguments.natgrad_gamma(natgrad_gamma)
+    arguments.seed(seed)
     return epochs, batch_size, checkpoint_every, negatives, batch_growth
 
 
@@ -189,7 +215,9 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
 
     if check_input:
         epochs, batch_size, checkpoint_every, negatives, batch_growth = _checked_options(
-            epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds)
+            epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds, natgrad_gamma,
+            seed)
+    folder = checked_folder(checkpoint_dir) if checkpoint_dir is not None else None
     if log_dir is not None:
         import importlib.util
 
@@ -225,29 +253,29 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    manager = None
-    rows: list[dict] = []
-    if checkpoint_dir is not None:
-        checkpoint_dir = Path(checkpoint_dir)
-        ckpt = tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var)
-        manager = tf.train.CheckpointManager(ckpt, str(checkpoint_dir), max_to_keep=3)
-        if manager.latest_checkpoint:
-            # Build the optimizer's slots so that restoring fills them instead of deferring.
-            _build_optimizer(opt, variables, strategy)
-            ckpt.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-            trace_file = checkpoint_dir / "trace.csv"
-            if trace_file.exists():
-                rows = pd.read_csv(trace_file).to_dict("records")[: int(epoch_var.numpy())]
-
-    _build_optimizer(opt, variables, strategy)
+    _build_optimizer(opt, variables, strategy)  # its slots exist now, so that a restore fills them
     state = lambda: list(variables) + list(opt.variables())  # noqa: E731
+    names = variable_names(model)
+    ckpts, rows = None, []
+    if folder is not None:
+        settings = training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth)
+        ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
+                                 run_record(model, X, Y, settings))
+        rows = ckpts.resume(state() + [epoch_var])
     good = _snapshot(state())
+    bad = next((name for name, x in zip(names, good) if not np.all(np.isfinite(x))), None)
+    if bad is not None:
+        raise TrainingDivergedError(
+            f"the parameters were non-finite before training ({bad} holds NaN or inf), so no step can start from "
+            "them: the initialisation (or a value assigned to the model) is the cause, not the learning rate; "
+            "rebuild the model or assign finite values")
     start = int(epoch_var.numpy())
     if start > epochs:
-        raise MLGPError(
-            f"the latest checkpoint in {checkpoint_dir} is at epoch {start}, past epochs={epochs}; "
-            "ask for at least that many epochs or use another checkpoint folder"
-        )
+        raise MLGPError(f"the latest checkpoint in {folder} is at epoch {start}, past epochs={epochs}; "
+                        "ask for at least that many epochs or use another checkpoint folder")
+    restored = lambda e: f"the model was restored to the end of epoch {e}" + (  # noqa: E731
+        f"; last checkpoint: {ckpts.latest}" if ckpts is not None and ckpts.latest else "")
+    why = lambda batch, e: _diagnosis(model, batch, X, e, start, opt, learning_rate)  # noqa: E731
     writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None else None
     trained = 0.0
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
@@ -262,17 +290,12 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
                 _restore(state(), good)
                 raise TrainingDivergedError(
                     f"training failed at epoch {epoch + 1}, step {s + 1}: {str(err).splitlines()[0]} "
-                    f"(a Cholesky factorisation failed?); the model was restored to the end of epoch {epoch}"
-                    + (f"; last checkpoint: {manager.latest_checkpoint}" if manager and manager.latest_checkpoint else "")
+                    f"(a Cholesky factorisation failed?); {restored(epoch)}.{why((xb, yb), epoch)}"
                 ) from None
             if not np.isfinite(elbo):
                 _restore(state(), good)
-                raise TrainingDivergedError(
-                    f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}; the model was restored to "
-                    f"the end of epoch {epoch}"
-                    + (f"; last checkpoint: {manager.latest_checkpoint}" if manager and manager.latest_checkpoint else "")
-                    + ". Try a smaller learning rate."
-                )
+                raise TrainingDivergedError(f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}; "
+                                            f"{restored(epoch)}.{why((xb, yb), epoch)}")
             values.append(elbo)
             kls.append(kl)
         row = dict(
@@ -289,19 +312,15 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
             row.update(_validate(model, validation, validation_ks))
         snapshot = _snapshot(variables)
         if not all(np.all(np.isfinite(v)) for v in snapshot):
-            bad = next(v.name for v, x in zip(variables, snapshot) if not np.all(np.isfinite(x)))
+            bad = next(name for name, x in zip(names, snapshot) if not np.all(np.isfinite(x)))
             _restore(state(), good)
-            raise TrainingDivergedError(
-                f"the last step of epoch {epoch + 1} made {bad} non-finite; the model was restored to the end of "
-                f"epoch {epoch}" + (f"; last checkpoint: {manager.latest_checkpoint}" if manager and manager.latest_checkpoint else "")
-                + ". Try a smaller learning rate."
-            )
+            raise TrainingDivergedError(f"the last step of epoch {epoch + 1} made {bad} non-finite; "
+                                        f"{restored(epoch)}.{why((xb, yb), epoch)}")
         rows.append(row)
         good = _snapshot(state())
         epoch_var.assign(epoch + 1)
-        if manager is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
-            manager.save(checkpoint_number=epoch + 1)
-            pd.DataFrame(rows).to_csv(checkpoint_dir / "trace.csv", index=False)
+        if ckpts is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
+            ckpts.save(epoch + 1, rows)
         if writer is not None:
             with writer.as_default(step=epoch + 1):
                 for key, value in row.items():
@@ -316,6 +335,32 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     if writer is not None:
         writer.close()
     return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size"])
+
+
+def _diagnosis(model, batch, X, epoch: int, start: int, opt, learning_rate) -> str:
+    """Why the bound or the parameters became non-finite, judged from the bound at the restored
+    parameters (the end of ``epoch``) on the failing minibatch ``batch``: a sentence or two."""
+    try:
+        finite = bool(np.isfinite(float(model.elbo_and_kl(batch)[0])))
+    except tf.errors.InvalidArgumentError:  # a failed Cholesky there too
+        finite = False
+    except (tf.errors.OpError, ValueError, TypeError):  # the bound cannot be evaluated outside the step
+        return " Try a smaller learning rate."
+    if finite:
+        try:  # an optimizer's own step size (a variable, mirrored too), else fit's argument
+            rate = f"{float(np.asarray(getattr(opt, 'learning_rate', learning_rate))):g}"
+        except (TypeError, ValueError):
+            rate = repr(learning_rate)
+        gamma = f", natural-gradient γ={opt.gamma:g}" if isinstance(getattr(opt, "gamma", None), float) else ""
+        return (" Try a smaller learning rate. The bound is finite at those parameters on the same minibatch, so "
+                f"the steps from them made it non-finite (learning_rate={rate}{gamma}).")
+    where = "the parameters training started from" if epoch == start else f"the last good parameters (end of epoch {epoch})"
+    data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
+    largest = float(np.abs(data).max()) if data.size else 0.0
+    causes = [f"the inputs' scale (the largest |feature value| is {largest:.3g}; rescale the features)"] if largest > 1e6 else []
+    causes.append("the initialisation (e.g. q_sqrt_init=0 makes q(u) singular)")
+    return (f" The bound is already non-finite at {where} on the same minibatch, so the learning rate is not the "
+            f"cause; likely {' or '.join(causes)}.")
 
 
 def _check_model_fits_data(model, X, Y) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mlgp.data import mlgpf_prior
-from mlgp.errors import ArgumentError, ShapeError
+from mlgp.errors import ArgumentError
 from mlgp.models import MLGPF
 from mlgp.training import fit
 
@@ -20,21 +20,20 @@ def model_and_data():
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        (dict(epochs=0), ShapeError, r"epochs must be >= 1, got 0"),
-        (dict(epochs=2.5), ShapeError, r"epochs must be a positive integer, got 2\.5"),
-        (dict(batch_size=0), ShapeError, r"batch_size must be >= 1, got 0"),
-        (dict(checkpoint_every=0), ShapeError, r"checkpoint_every must be >= 1, got 0"),
-        (dict(batch_growth="paper"), ShapeError,
+        (dict(epochs=0), ArgumentError, r"epochs must be a positive integer, got 0"),
+        (dict(epochs=2.5), ArgumentError, r"epochs must be a positive integer, got 2\.5"),
+        (dict(batch_size=0), ArgumentError, r"batch_size must be a positive integer, got 0"),
+        (dict(checkpoint_every=0), ArgumentError, r"checkpoint_every must be a positive integer, got 0"),
+        (dict(batch_growth="paper"), ArgumentError,
          r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers, got 'paper'"),
-        (dict(batch_growth=(0, 5)), ShapeError,
+        (dict(batch_growth=(0, 5)), ArgumentError,
          r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers, got \(0, 5\)"),
-        (dict(batch_growth=(2, -1)), ShapeError,
+        (dict(batch_growth=(2, -1)), ArgumentError,
          r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers, got \(2, -1\)"),
-        (dict(batch_growth=(2, 2.5)), ShapeError,
+        (dict(batch_growth=(2, 2.5)), ArgumentError,
          r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers, got \(2, 2\.5\)"),
-        (dict(batch_growth=(2, "x")), ShapeError,
+        (dict(batch_growth=(2, "x")), ArgumentError,
          r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers, got \(2, 'x'\)"),
-        # an option value, not data
         (dict(jit_compile="fast"), ArgumentError, r"jit_compile must be False, True or 'except-cholesky', got 'fast'"),
     ],
 )
