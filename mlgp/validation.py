@@ -28,7 +28,6 @@ __all__ = [
     "check_estimator_labels",
     "check_features",
     "check_labels",
-    "check_positive_int",
     "check_thresholds",
     "check_training_data",
 ]
@@ -157,19 +156,6 @@ def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: i
     if num_inducing is not None and not 1 <= int(num_inducing) <= X.shape[0]:
         raise ShapeError(f"num_inducing M must be in [1, N={X.shape[0]}], got {num_inducing}")
     return X, Y
-
-
-def check_positive_int(value, name: str) -> int:
-    """Return ``value`` as an ``int`` after checking that it is a whole number ≥ 1.
-
-    Raises :class:`~mlgp.errors.ShapeError` for booleans, non-integers and values below 1.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ShapeError(f"{name} must be a positive integer, got {value!r}")
-    value = int(value)
-    if value < 1:
-        raise ShapeError(f"{name} must be >= 1, got {value}")
-    return value
 
 
 def check_estimator_features(X, n_features: int | None, name: str):

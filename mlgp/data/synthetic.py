@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ArgumentError, ShapeError
+from ..arguments import positive_int
+from ..errors import ArgumentError
 from .registry import Dataset, Split
 
 __all__ = ["default_problem", "geneml_lowrank", "lspc_toy", "mlgpf_prior"]
@@ -22,8 +23,7 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
 
 def _check_sizes(**sizes: int) -> None:
     for name, v in sizes.items():
-        if int(v) != v or v < 1:
-            raise ShapeError(f"{name} must be a positive integer, got {v!r}")
+        positive_int(v, name)
 
 
 def _make(name: str, X: np.ndarray, Y: np.ndarray, num_train: int, extras: dict) -> Dataset:

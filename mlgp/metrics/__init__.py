@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..errors import ShapeError
 from ..scores import TopK, topk
-from ..validation import check_positive_int
+from ..arguments import positive_int
 from ._classification import f1_scores, hamming_loss
 from ._propensity import inverse_propensity, propensity_params
 from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
@@ -63,7 +63,7 @@ def evaluate(
         Index ``["P", "nDCG"]`` (+ ``["PSP", "PSnDCG"]``), columns the ints of
         ``ks``; ``.attrs`` has ``num_points`` (N) and ``percent``.
     """
-    ks = [check_positive_int(k, "each k in ks") for k in ks]
+    ks = [positive_int(k, "each k in ks") for k in ks]
     if not ks:
         raise ShapeError("ks must contain at least one cut-off")
     kmax = max(ks)

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ShapeError
-from ..validation import check_positive_int
+from ..arguments import positive_int
 
 __all__ = ["inverse_propensity", "propensity_params"]
 
@@ -59,7 +59,7 @@ def inverse_propensity(
         if num_points is None:
             raise ShapeError("num_points is required when Y_train is a vector of label counts")
         n = num_points
-    n = check_positive_int(n, "num_points")
+    n = positive_int(n, "num_points")
     if not np.isfinite(counts).all() or (counts.size and counts.min() < 0):
         raise ShapeError("label counts must be finite and non-negative")
     c = (np.log(n) - 1.0) * (b + 1.0) ** a

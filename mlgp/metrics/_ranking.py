@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from ..errors import ShapeError
 from ..scores import TopK, topk
-from ..validation import check_positive_int
+from ..arguments import positive_int
 from ._labels import as_binary_csr, safe_div
 
 __all__ = ["precision_at_k", "ndcg_at_k", "psprecision_at_k", "psndcg_at_k", "Ranked", "rank_against", "check_inv_propensity"]
@@ -158,7 +158,7 @@ class Ranked:
 
 
 def rank_against(Y_true: Any, scores: Any, k: int) -> Ranked:
-    k = check_positive_int(k, "k")
+    k = positive_int(k, "k")
     Y = as_binary_csr(Y_true)
     if not isinstance(scores, TopK) and k > Y.shape[1]:
         raise ShapeError(f"k={k} exceeds the number of labels K={Y.shape[1]}")

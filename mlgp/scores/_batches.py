@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 from ..blocks import InputMap, row_blocks
 from ..errors import ShapeError
-from ..validation import check_features, check_positive_int
+from ..arguments import positive_int
+from ..validation import check_features
 from ._topk import TopK, topk
 
 __all__ = ["score_in_batches"]
@@ -67,9 +68,9 @@ def score_in_batches(
         X = check_features(X, num_features=num_features)
     elif not sp.issparse(X):
         X = np.asarray(X)
-    batch_size = check_positive_int(batch_size, "batch_size")
+    batch_size = positive_int(batch_size, "batch_size")
     if top_k is not None:
-        top_k = check_positive_int(top_k, "top_k")
+        top_k = positive_int(top_k, "top_k")
         if num_labels is not None and top_k > num_labels:
             raise ShapeError(f"top_k={top_k} exceeds the number of labels K={num_labels}")
     N = X.shape[0]

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ShapeError
-from ..validation import check_positive_int
+from ..arguments import positive_int
 
 __all__ = ["TopK", "topk"]
 
@@ -224,7 +224,7 @@ def topk(scores: np.ndarray | sp.spmatrix | TopK, k: int) -> TopK:
         ``indices`` and ``scores`` of shape (N, k), sorted by descending score; ties
         put the lower label index first (see the module docstring).
     """
-    k = check_positive_int(k, "k")
+    k = positive_int(k, "k")
     if isinstance(scores, TopK):
         if scores.k < k:
             raise ShapeError(f"TopK has only {scores.k} columns, fewer than k={k}")

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 import mlgp.baselines.fastxml
 from mlgp.baselines._fastxml import tree as tree_module
 from mlgp.baselines import FastXML
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.scores import TopK, topk
 
 #: scikit-learn checks expected to fail, with why. All but the last two feed a target that is not a
@@ -358,7 +358,7 @@ def test_bad_prediction_data_is_refused_before_scoring(fitted, monkeypatch) -> N
     assert scored == []
     with pytest.raises(ValueError, match="k=8 exceeds the number of labels K=7"):
         est.predict_topk(X_test, 8)
-    with pytest.raises(ShapeError, match="k must be >= 1"):
+    with pytest.raises(ArgumentError, match="k must be a positive integer"):
         est.predict_topk(X_test, 0)
-    with pytest.raises(ShapeError, match="batch_size must be a positive integer"):
+    with pytest.raises(ArgumentError, match="batch_size must be a positive integer"):
         est.decision_function(X_test, batch_size=0.5)

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 import mlgp.baselines.frequency
 from mlgp.baselines import LabelFrequency
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.metrics import evaluate
 from mlgp.scores import TopK
 
@@ -217,7 +217,7 @@ def test_bad_prediction_data(rng) -> None:
             fn(X[0], *args)
     with pytest.raises(ShapeError, match="top_k=10 exceeds the number of labels K=9"):
         est.predict_topk(X, 10)
-    with pytest.raises(ShapeError, match="batch_size must be a positive integer"):
+    with pytest.raises(ArgumentError, match="batch_size must be a positive integer"):
         est.decision_function(X, batch_size=0.5)
 
 

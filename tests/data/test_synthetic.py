@@ -104,11 +104,11 @@ def test_default_problem():
 
 
 def test_bad_arguments():
-    with pytest.raises(ShapeError, match=r"num_train must be a positive integer, got 0"):
+    with pytest.raises(ArgumentError, match=r"num_train must be a positive integer, got 0"):
         lspc_toy(0, 10)
-    with pytest.raises(ShapeError, match=r"num_labels must be a positive integer, got 2\.5"):
+    with pytest.raises(ArgumentError, match=r"num_labels must be a positive integer, got 2\.5"):
         geneml_lowrank(10, 10, num_labels=2.5)
-    with pytest.raises(ShapeError, match=r"num_latent must be a positive integer, got 0"):
+    with pytest.raises(ArgumentError, match=r"num_latent must be a positive integer, got 0"):
         mlgpf_prior(10, 10, num_latent=0)
     with pytest.raises(ArgumentError, match=r"lspc_toy needs num_features >= 2"):
         lspc_toy(10, 10, num_features=1)

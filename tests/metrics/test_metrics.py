@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.metrics import (
     TopK,
     evaluate,
@@ -333,9 +333,9 @@ def test_errors():
         ndcg_at_k(Y, S[:, :2], 1)
     with pytest.raises(ShapeError, match=r"Y_true has 2 rows but the TopK has 4"):
         precision_at_k(Y, topk(np.vstack([S, S]), 2), 1)
-    with pytest.raises(ShapeError, match=r"k must be >= 1, got 0"):
+    with pytest.raises(ArgumentError, match=r"k must be a positive integer, got 0"):
         precision_at_k(Y, S, 0)
-    with pytest.raises(ShapeError, match=r"k must be a positive integer, got 2\.0"):
+    with pytest.raises(ArgumentError, match=r"k must be a positive integer, got 2\.0"):
         precision_at_k(Y, S, 2.0)
     with pytest.raises(ShapeError, match=r"k=4 exceeds the number of labels K=3"):
         precision_at_k(Y, S, 4)
@@ -361,7 +361,7 @@ def test_errors():
         f1_scores(Y, np.zeros((2, 4)))
     with pytest.raises(ShapeError, match=r"Y_pred must contain only 0/1 values"):
         hamming_loss(Y, np.full((2, 3), 0.5))
-    with pytest.raises(ShapeError, match=r"each k in ks must be >= 1, got 0"):
+    with pytest.raises(ArgumentError, match=r"each k in ks must be a positive integer, got 0"):
         evaluate(Y, S, ks=(0, 1))
     with pytest.raises(ShapeError, match=r"ks must contain at least one cut-off"):
         evaluate(Y, S, ks=())

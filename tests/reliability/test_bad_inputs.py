@@ -60,8 +60,8 @@ SCORE_CASES = {
     "NaN": (lambda est: est.decision_function(_with(np.nan)), ShapeError, r"X contains NaN or inf \(first in row 3\)"),
     "1e300": (lambda est: est.predict_topk(_with(1e300), 2), ShapeError, r"beyond ±1e\+150"),
     "k > K": (lambda est: est.predict_topk(X, 5), ShapeError, r"top_k=5 exceeds the number of labels K=4"),
-    "k = 0": (lambda est: est.predict_topk(X, 0), ShapeError, r"k must be >= 1, got 0"),
-    "batch_size 0": (lambda est: est.decision_function(X, batch_size=0), ShapeError, r"batch_size must be >= 1"),
+    "k = 0": (lambda est: est.predict_topk(X, 0), ArgumentError, r"k must be a positive integer, got 0"),
+    "batch_size 0": (lambda est: est.decision_function(X, batch_size=0), ArgumentError, r"batch_size must be a positive integer"),
 }
 
 

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlgp.blocks import LinearInputMap, row_blocks, take_rows
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.scores import score_in_batches
 
 
@@ -86,7 +86,7 @@ def test_bad_input_and_bad_scores_are_named(data):
         score_in_batches(lambda xb: xb @ W, X, batch_size=3, num_labels=5)
     with pytest.raises(ShapeError, match=r"top_k=5 exceeds the number of labels K=4"):
         score_in_batches(lambda xb: xb @ W, X, top_k=5)
-    with pytest.raises(ShapeError, match=r"batch_size must be >= 1, got 0"):
+    with pytest.raises(ArgumentError, match=r"batch_size must be a positive integer, got 0"):
         score_in_batches(lambda xb: xb @ W, X, batch_size=0)
     bad = X.copy()
     bad[7, 2] = np.nan

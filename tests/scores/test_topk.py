@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.scores import TopK, topk
 
 
@@ -115,9 +115,9 @@ def test_topk_of_topk_truncates_in_given_order():
 
 
 def test_topk_validation():
-    with pytest.raises(ShapeError, match=r"k must be >= 1, got 0"):
+    with pytest.raises(ArgumentError, match=r"k must be a positive integer, got 0"):
         topk(np.zeros((2, 3)), 0)
-    with pytest.raises(ShapeError, match=r"k must be a positive integer, got 1\.5"):
+    with pytest.raises(ArgumentError, match=r"k must be a positive integer, got 1\.5"):
         topk(np.zeros((2, 3)), 1.5)
     with pytest.raises(ShapeError, match=r"k=4 exceeds the number of labels K=3"):
         topk(np.zeros((2, 3)), 4)

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 import tensorflow as tf
 
-from mlgp.errors import ShapeError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.kernels import make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
@@ -117,7 +117,7 @@ def test_scoring_rejects_bad_arguments(model_and_inputs):
     model, X, _ = model_and_inputs
     with pytest.raises(ShapeError, match="features but the model expects D = 4"):
         model.decision_function(np.zeros((3, 5)))
-    with pytest.raises(ShapeError, match="batch_size must be >= 1"):
+    with pytest.raises(ArgumentError, match="batch_size must be a positive integer"):
         model.predict_proba(X, batch_size=0)
     with pytest.raises(ShapeError, match="top_k=8 exceeds the number of labels K=7"):
         model.predict_topk(X, 8)
