@@ -16,6 +16,8 @@ import argparse
 import time
 from typing import Any
 
+from ..errors import ArgumentError
+
 __all__ = ["add_ensemble_args", "ensemble_options", "FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
            "XC_REPOSITORY_BIBTEX", "make_estimator", "fit_and_score", "score"]
 
@@ -77,7 +79,7 @@ def make_estimator(method: str, dataset: Any, seed: int, n_estimators: int = 50,
         return FastXML(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed, **params)
     cls = {"PfastXML": PfastXML, "PfastreXML": PfastreXML}.get(method)
     if cls is None:
-        raise ValueError(f"unknown method {method!r}; choose from {FASTXML_METHODS}")
+        raise ArgumentError(f"unknown method {method!r}; choose from {FASTXML_METHODS}")
     return cls(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed, propensity_a=dataset.propensity_a,
                propensity_b=dataset.propensity_b, **params)
 

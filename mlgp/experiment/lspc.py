@@ -12,6 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..errors import ArgumentError
+
 __all__ = ["LSPC_METHODS", "select_and_fit"]
 
 #: The methods :func:`select_and_fit` knows.
@@ -79,5 +81,5 @@ def select_and_fit(method: str, X, Y, *, seed: int, grid: dict[str, Any], n_basi
         else:
             model = MLLSPC(n_basis=n_basis, random_state=seed, **params).fit(X, Y)
     else:
-        raise ValueError(f"method must be one of {LSPC_METHODS}, got {method!r}")
+        raise ArgumentError(f"method must be one of {LSPC_METHODS}, got {method!r}")
     return model, params, float(search.best_score_), select, time.perf_counter() - t0
