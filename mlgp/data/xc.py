@@ -246,7 +246,8 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
 
 
 def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
-    """Write features and labels in XC format (gzip when the name ends in ``.gz``).
+    """Write features and labels in XC format (gzip when the name ends in ``.gz``), atomically
+    (:func:`mlgp.files.atomic_write`: an earlier file of that name stays whole until the new one is).
 
     Parameters
     ----------
@@ -261,8 +262,6 @@ def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
         (``1e-07``, ``0.25``). A number: fixed-point with this many decimals (smaller files);
         values exactly representable with them read back identically, and a non-zero value that
         would round to 0 (and so vanish from the file) is refused.
-
-    The file is written atomically (:func:`mlgp.files.atomic_write`).
 
     Raises
     ------

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "docs" / "notebooks").glob("*.md"))
 #: Pages whose ```python examples are run as one script (the others' examples train for minutes).
 PAGES_RUN = [REPO / "docs" / "data_and_metrics.md", REPO / "docs" / "mllspc.md", REPO / "docs" / "q_families.md",
-             REPO / "docs" / "fastxml.md"]
+             REPO / "docs" / "fastxml.md", REPO / "docs" / "reliability.md"]
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
