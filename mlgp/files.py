@@ -4,20 +4,19 @@ strict reading of array archives: what every saver and loader of mlgp goes throu
 :func:`atomic_write` writes into a temporary file beside the target (same folder, so the same file
 system), flushes it to disk and moves it into place with ``os.replace``; on any failure, interrupts
 included, the temporary file is removed and the target is untouched (a process killed outright
-leaves at most a hidden ``.<name>.<hex>.tmp`` beside it, which no loader reads). A model saver turns
-the ``OSError`` of a refused write into an :class:`~mlgp.errors.MLGPError` naming the file with
-:func:`save_error`.
+leaves at most a hidden ``.<name>.<hex>.tmp`` beside it, which no loader reads). Savers turn the
+``OSError`` of a refused write into :class:`~mlgp.errors.FileAccessError` naming the file.
 
 :func:`read_npz` reads an ``.npz`` archive of plain arrays and refuses anything else with
 :class:`~mlgp.errors.DataFormatError` naming the file: a damaged zip (CRCs are checked), a member
 that is not one ``.npy`` array, an array header that does not match the member's size (so a
 corrupted shape never allocates memory the file does not hold), or an object array (no pickle, so a
-file cannot run code).
+file cannot run code). :func:`csr_from_parts` rebuilds a CSR matrix from stored parts only when they
+are well-formed.
 """
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 import secrets
@@ -26,10 +25,11 @@ from pathlib import Path
 from typing import BinaryIO, Callable
 
 import numpy as np
+import scipy.sparse as sp
 
-from .errors import DataFormatError, MLGPError, ModelNotFoundError
+from .errors import DataFormatError
 
-__all__ = ["SaveError", "atomic_write", "atomic_write_text", "read_npz", "save_error"]
+__all__ = ["atomic_write", "atomic_write_text", "csr_from_parts", "read_npz"]
 
 
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -59,31 +59,6 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
-
-
-class SaveError(MLGPError, OSError):
-    """A file could not be written (no permission, a folder of that name, a full disk): an
-    :class:`~mlgp.errors.MLGPError` that is also the ``OSError`` it replaces, with its ``errno``."""
-
-    def __init__(self, message: str, code: int | None = None) -> None:
-        super().__init__(code, message)
-
-    def __str__(self) -> str:
-        return self.strerror
-
-
-def save_error(path: str | Path, err: OSError) -> MLGPError:
-    """The error a saver raises for the ``OSError`` ``err`` met writing ``path``: a
-    :class:`~mlgp.errors.ModelNotFoundError` (a ``FileNotFoundError``) when the folder does not
-    exist, else a :class:`SaveError`; both name the file."""
-    path = Path(path)
-    if isinstance(err, MLGPError):
-        return err
-    if err.errno == errno.ENOENT:
-        return ModelNotFoundError(f"{path}: cannot write the file: the folder {path.parent} does not exist")
-    why = {errno.ENOTDIR: f"{path.parent} is not a folder", errno.EISDIR: "a folder has this name"}.get(
-        err.errno, err.strerror or str(err))
-    return SaveError(f"{path}: cannot write the file: {why}", err.errno)
 
 
 # ------------------------------------------------------------------------------------ reading --
@@ -125,6 +100,32 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, wh
         if f.read(1):  # also completes the CRC check
             raise DataFormatError(f"{what}: {info.filename} has bytes after its array", path=path)
     return array
+
+
+def csr_from_parts(data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """The CSR matrix of stored parts, checked beyond scipy's ``check_format`` (which skips the order
+    of ``indptr`` when its last entry is 0, and then crashes): 1-D parts, integer indices, ``indptr``
+    of length rows + 1 rising from 0 to nnz, column indices in [0, cols), no entry stored twice.
+    Raises ``ValueError`` naming what is wrong."""
+    rows, cols = (int(n) for n in shape)
+    if min(rows, cols) < 0 or any(a.ndim != 1 for a in (data, indices, indptr)):
+        raise ValueError(f"shape {shape} and 1-D data, indices and indptr expected")
+    if indices.dtype.kind not in "iu" or indptr.dtype.kind not in "iu" or data.dtype.kind not in "biuf":
+        raise ValueError(f"integer indices and numeric data expected, got {indices.dtype}, {indptr.dtype}, {data.dtype}")
+    indices, indptr = indices.astype(np.int64, copy=False), indptr.astype(np.int64, copy=False)
+    counts = np.diff(indptr)
+    if indptr.size != rows + 1 or indices.size != data.size or indptr[0] != 0 or indptr[-1] != data.size \
+            or np.any(counts < 0):
+        raise ValueError(f"indptr must hold {rows + 1} entries rising from 0 to nnz = {data.size}")
+    if data.size and (indices.min() < 0 or indices.max() >= cols):
+        raise ValueError(f"a column index outside [0, {cols})")
+    row = np.repeat(np.arange(rows, dtype=np.int64), counts)
+    order = np.lexsort((indices, row))
+    if np.any((np.diff(row[order]) == 0) & (np.diff(indices[order]) == 0)):
+        raise ValueError("an entry stored twice")
+    matrix = sp.csr_matrix((data, indices, indptr), shape=(rows, cols))
+    matrix.check_format(full_check=True)
+    return matrix
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:

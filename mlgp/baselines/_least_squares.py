@@ -21,7 +21,7 @@ from ..estimator import SavedState
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 
 __all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "fit_basis", "multiclass_posterior",
-           "restore_basis"]
+           "restore_basis", "restore_coef"]
 
 #: scikit-learn parameter constraints of the basis, shared by both estimators.
 BASIS_CONSTRAINTS: dict = {
@@ -55,12 +55,29 @@ class GaussianBasis:
 
 def restore_basis(state: SavedState, num_basis: int, num_features: int) -> GaussianBasis:
     """The basis saved as ``basis_.centres`` (B, D), dense or CSR, and the fitted scalar
-    ``kernel_width_`` (> 0) of a file's ``state``."""
+    ``kernel_width_`` (> 0) of a file's ``state``. The width's square and the centres' squared
+    norms must be finite and the square non-zero, so that the design matrix of finite inputs is."""
     width = state.scalar("kernel_width_", float)
     if width <= 0:
         raise state.error(f"the fitted value 'kernel_width_' must be > 0, got {width}")
+    if not (0 < width * width < np.inf):
+        raise state.error(f"the fitted value 'kernel_width_' = {width} has no finite non-zero square")
     centres = state.matrix("basis_.centres", (num_basis, num_features))
-    return GaussianBasis(centres, width, row_norms_squared(centres))
+    norms = row_norms_squared(centres)
+    if not np.all(np.isfinite(norms)):
+        raise state.error("the basis centres are too large: their squared norms overflow")
+    return GaussianBasis(centres, width, norms)
+
+
+def restore_coef(state: SavedState, shape: tuple) -> np.ndarray:
+    """The fitted ``coef_`` of ``shape``: finite, with a finite sum of absolute values, so that no
+    output Φθ (basis values in [0, 1]), nor any sum or difference of outputs, overflows."""
+    coef = state.array("coef_", shape)
+    with np.errstate(over="ignore"):
+        total = np.abs(coef).sum(dtype=np.float64)
+    if not np.isfinite(total):
+        raise state.error("the array 'coef_' is too large: the sum of its absolute values overflows")
+    return coef
 
 
 def fit_basis(X, n_basis: int | None, kernel_width: float | None, random_state) -> tuple[GaussianBasis, np.ndarray]:

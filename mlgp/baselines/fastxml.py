@@ -13,8 +13,8 @@ no leaf reached score 0, ties to the lower label index), both computed ``batch_s
 time on canonical CSR blocks without densifying features (the scoring methods are
 :class:`~mlgp.estimator.MultiLabelEstimator`'s; the hook :meth:`FastXML._decision_block` returns a
 block's sparse scores). ``save(path)`` / ``FastXML.load(path)`` write and read the forest as plain
-arrays (:mod:`mlgp.estimator.persistence`); the loaded trees are checked (shapes, index ranges,
-finite values) before use.
+arrays (:mod:`mlgp.estimator.persistence`); the loaded trees are checked before use (shapes, index
+ranges, finite values, and that each tree is a tree: :meth:`Forest.check`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, SavedState
 from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
@@ -201,12 +202,16 @@ class FastXML(MultiLabelEstimator):
     def select_trees(self, trees) -> "FastXML":
         """A fitted copy made of the given trees only (indices into the ensemble, in that order;
         repeats allowed), with its own statistics: accuracy against the number of trees (the
-        paper's Fig. 1). It saves and loads like any fitted model."""
+        paper's Fig. 1). It saves and loads like any fitted model. Indices that are not integers in
+        [0, T) raise :class:`~mlgp.errors.ArgumentError` (a ``ValueError``)."""
         check_is_fitted(self)
-        trees = np.asarray(trees).ravel()
-        if trees.size == 0 or not np.issubdtype(trees.dtype, np.integer) or trees.min() < 0 \
-                or trees.max() >= self.forest_.n_trees:
-            raise ValueError(f"trees must be a non-empty list of integer indices in [0, {self.forest_.n_trees})")
+        T = self.forest_.n_trees
+        try:
+            trees = np.asarray(trees).ravel()
+        except (TypeError, ValueError) as err:  # ragged or otherwise not an array
+            raise ArgumentError(f"trees must be a non-empty list of integer indices in [0, {T}) ({err})") from None
+        if trees.size == 0 or not np.issubdtype(trees.dtype, np.integer) or trees.min() < 0 or trees.max() >= T:
+            raise ArgumentError(f"trees must be a non-empty list of integer indices in [0, {T}), got {trees.tolist()!r:.80}")
         new = self.__class__(**self.get_params())
         new.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_")})
         new.set_params(n_estimators=int(trees.size))

@@ -27,7 +27,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..validation import check_thresholds
-from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, multiclass_posterior, restore_basis
+from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, multiclass_posterior, restore_basis,
+                             restore_coef)
 
 __all__ = ["LSPC"]
 
@@ -223,7 +224,7 @@ class LSPC(MultiLabelEstimator):
             raise state.error("a label-matrix LSPC must have classes_ = arange(K)")
         if not self.multilabel_ and (C < 2 or np.unique(self.classes_).size != C):
             raise state.error("a class-label LSPC needs at least 2 distinct classes")
-        self.coef_ = state.array("coef_", (2, None, C) if self.multilabel_ else (None, C))
+        self.coef_ = restore_coef(state, (2, None, C) if self.multilabel_ else (None, C))
         self.prior_ = state.array("prior_", (C,), low=0, high=1)
         self.basis_ = restore_basis(state, self.coef_.shape[-2], self.n_features_in_)
         self.kernel_width_ = self.basis_.width

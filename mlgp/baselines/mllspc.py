@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..validation import check_thresholds
-from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, restore_basis
+from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, restore_basis, restore_coef
 from ._sylvester import SOLVERS, SolveInfo, coupling_matrix, pearson_similarity, solve_coupled
 
 __all__ = ["MLLSPC", "AUTO_EIG_MAX_BASIS"]
@@ -218,7 +218,7 @@ class MLLSPC(MultiLabelEstimator):
     def _restore_fitted(self, state: SavedState) -> None:
         super()._restore_fitted(state)
         K = self.n_labels_
-        self.coef_ = state.array("coef_", (2, None, K))
+        self.coef_ = restore_coef(state, (2, None, K))
         self.basis_ = restore_basis(state, self.coef_.shape[1], self.n_features_in_)
         self.kernel_width_ = self.basis_.width
         self.similarity_ = state.array("similarity_", (K, K), low=0)

@@ -153,3 +153,5 @@ class PfastreXML(PfastXML):
     def _restore_fitted(self, state: SavedState) -> None:
         super()._restore_fitted(state)
         self._set_centroids(state.csr("centroids_", (self.n_labels_, self.n_features_in_)))
+        if not np.all(self.centroid_sq_norms_ <= 1.0 + 1e-9):  # means of unit vectors: no longer than 1
+            raise state.error("the label centroids must have norms <= 1 (means of L2-normalised points)")

@@ -1,9 +1,11 @@
 """One file format for every fitted estimator: a JSON header and plain arrays in one ``.npz`` file.
 
-Contract: :func:`save_estimator` writes ``path`` (``.npz`` appended when missing) *atomically*: the
-file is written under a temporary name in the same folder and moved over ``path`` with
-``os.replace`` only when complete, so an interrupted save leaves the previous file intact and no
-temporary file behind. The archive holds ``__header__``, a JSON string
+Contract: :func:`save_estimator` writes ``path`` (``.npz`` appended when missing) *atomically*
+(:func:`mlgp.files.atomic_write`): the file is written under a temporary name in the same folder and
+moved over ``path`` only when complete, so an interrupted save — an exception, or the process
+killed — leaves the previous file intact (a kill may leave a hidden ``.tmp`` beside it, never read).
+A path where no file can be written (a missing folder, a folder of that name) raises
+:class:`~mlgp.errors.FileAccessError` naming it. The archive holds ``__header__``, a JSON string
 
     {"format": FORMAT, "class": <registered class name>, "params": <get_params(deep=False)>,
      "fitted": <scalar fitted attributes>, "sparse": {<name>: [rows, cols], ...}}
@@ -14,31 +16,35 @@ exactly are tagged: ``{"tuple": [...]}``, ``{"ndarray": [...], "dtype": "<f8"}``
 plain data (a ``RandomState``, a CV splitter) is written as ``{"unsaved": repr}`` and loads as the
 parameter's default — the fitted state is complete without it, so predictions are unchanged.
 
-:func:`load_estimator` reads with ``np.load(..., allow_pickle=False)`` (a file cannot run code),
-resolves the class through :mod:`mlgp.estimator.registry`, checks the parameters against the class's
-``_parameter_constraints`` and hands the fitted state to the estimator's ``_restore_fitted`` through
-a :class:`SavedState`, whose accessors check every scalar and array they return. Any file that is
-not a well-formed save of the expected class — truncated, altered, of another class, with unknown or
-invalid parameters, scalars that disagree with the arrays' shapes, a missing or extra array — raises
+:func:`load_estimator` reads with :func:`mlgp.files.read_npz` (no pickle, so a file cannot run
+code; CRCs and every array header checked), resolves the class through
+:mod:`mlgp.estimator.registry`, checks the parameters against the class's
+``_parameter_constraints`` (and that none is NaN or infinite), refuses an ``n_labels_`` larger than
+every array dimension before anything of that size is allocated, and hands the fitted state to the
+estimator's ``_restore_fitted`` through a :class:`SavedState`, whose accessors check every scalar
+(type, range, at most int64) and array (dtype kind, shape against the fitted scalars, finite,
+range; CSR parts through :func:`mlgp.files.csr_from_parts`) they return; each class checks what ties
+its arrays together (FastXML: that its trees are trees). Any file that is not a well-formed save of
+the expected class — truncated, altered, of another class, with unknown or invalid parameters,
+scalars that disagree with the arrays' shapes, a missing or extra array — raises
 :class:`~mlgp.errors.DataFormatError` naming the file; a missing file raises
-:class:`~mlgp.errors.ModelNotFoundError`.
+:class:`~mlgp.errors.ModelNotFoundError`. A file that loads scores finitely
+(``tests/reliability/test_fuzz_saved_models.py``).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import struct
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError
-from ..files import atomic_write
+from ..errors import ArgumentError, DataFormatError, FileAccessError, MLGPError, ModelNotFoundError
+from ..files import atomic_write, csr_from_parts, read_npz
 from .registry import resolve
 
 __all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator"]
@@ -48,15 +54,16 @@ _HEADER = "__header__"
 _CSR_PARTS = ("data", "indices", "indptr")
 _PLAIN_KINDS = "biufU"  # dtype kinds an array may have in a file: no objects, so no pickle
 _DEFAULT = object()     # a parameter that loads as the class's default
-# What reading a damaged archive can raise, from zipfile, NumPy's .npy reader or json.
-# (A flipped flag byte makes zipfile report an encrypted member, a RuntimeError.)
-_READ_ERRORS = (OSError, EOFError, ValueError, KeyError, SyntaxError, TypeError, RuntimeError,
-                NotImplementedError, struct.error, zipfile.BadZipFile)
+_MAX_INT = 2 ** 63 - 1  # a fitted integer or a matrix dimension must fit in int64
+# What a class's _restore_fitted may raise on a state that does not hold together.
+_STATE_ERRORS = (MLGPError, ValueError, TypeError, KeyError, IndexError, ArithmeticError)
 
 
 def npz_path(path: str | Path) -> Path:
-    """``path`` with ``.npz`` appended when it has another suffix."""
+    """``path`` with ``.npz`` appended when it has another suffix; an empty path is an ArgumentError."""
     path = Path(path)
+    if not path.name:
+        raise ArgumentError(f"{str(path)!r} names no file to save to")
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
 
 
@@ -141,7 +148,11 @@ def save_estimator(estimator, path: str | Path) -> Path:
         text = json.dumps(header, default=_plain_scalar)
     except TypeError as err:
         raise ArgumentError(f"{cls.__name__}: {err}") from None
-    return atomic_write(npz_path(path), lambda f: _write_arrays(f, {_HEADER: np.array(text), **arrays}))
+    path = npz_path(path)
+    try:
+        return atomic_write(path, lambda f: _write_arrays(f, {_HEADER: np.array(text), **arrays}))
+    except OSError as err:  # no such folder, no permission, a full disk: an MLGPError naming the file
+        raise FileAccessError(f"cannot write {path}: {err.strerror or err}") from None
 
 
 # ------------------------------------------------------------------------------------ reading --
@@ -184,7 +195,7 @@ class SavedState:
             else (isinstance(value, int) and not isinstance(value, bool)) if kind is int \
             else isinstance(value, kind)
         if ok and kind in (int, float):
-            ok = math.isfinite(value) and (low is None or value >= low)
+            ok = math.isfinite(value) and (low is None or value >= low) and abs(value) <= (_MAX_INT if kind is int else math.inf)
         if ok and choices is not None:
             ok = value in choices
         if not ok:
@@ -209,8 +220,8 @@ class SavedState:
         return self._arrays[key]
 
     def _check(self, key: str, a: np.ndarray, shape, kinds: str, finite: bool, low, high) -> np.ndarray:
-        if a.dtype.kind not in kinds:
-            raise self.error(f"the array {key!r} has dtype {a.dtype}, expected kind {kinds!r}")
+        if a.dtype.kind not in kinds or a.dtype.kind == "f" and a.dtype.itemsize not in (4, 8):
+            raise self.error(f"the array {key!r} has dtype {a.dtype}, expected kind {kinds!r} (floats: 32 or 64 bits)")
         if shape is not None and (a.ndim != len(shape) or any(s is not None and n != s for n, s in zip(a.shape, shape))):
             want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
             raise self.error(f"the array {key!r} has shape {a.shape}, expected {want} from the fitted values")
@@ -231,24 +242,23 @@ class SavedState:
 
     def csr(self, name: str, shape: tuple, *, low: float | None = None, high: float | None = None) -> sp.csr_matrix:
         """The CSR matrix ``name`` of ``shape`` (``None`` entries: any size): well-formed index
-        arrays, finite values within [``low``, ``high``]."""
+        arrays (:func:`mlgp.files.csr_from_parts`), finite values within [``low``, ``high``]."""
         key = self._prefix + name
         stored = self._sparse.get(key)
         if stored is None:
             raise self.error(f"the sparse matrix {key!r} is missing")
-        if not (isinstance(stored, list) and len(stored) == 2 and all(isinstance(n, int) and n >= 0 for n in stored)):
+        if not (isinstance(stored, list) and len(stored) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _MAX_INT for n in stored)):
             raise self.error(f"the shape of {key!r} must be [rows, cols], got {stored!r}")
+        if len(shape) != 2 or any(s is not None and n != s for n, s in zip(stored, shape)):
+            raise self.error(f"the sparse matrix {key!r} has shape {tuple(stored)}, expected {shape} from the fitted values")
         data = self._check(f"{key}.data", self._raw(f"{key}.data"), (None,), "f", True, low, high)
         indices = self._check(f"{key}.indices", self._raw(f"{key}.indices"), (None,), "iu", True, None, None)
         indptr = self._check(f"{key}.indptr", self._raw(f"{key}.indptr"), (stored[0] + 1,), "iu", True, None, None)
-        if len(shape) != 2 or any(s is not None and n != s for n, s in zip(stored, shape)):
-            raise self.error(f"the sparse matrix {key!r} has shape {tuple(stored)}, expected {shape} from the fitted values")
         try:
-            m = sp.csr_matrix((data, indices, indptr), shape=tuple(stored))
-            m.check_format(full_check=True)
+            return csr_from_parts(data, indices, indptr, tuple(stored))
         except ValueError as err:
             raise self.error(f"the sparse matrix {key!r} is malformed ({err})") from None
-        return m
 
     def matrix(self, name: str, shape: tuple, kinds: str = "f") -> np.ndarray | sp.csr_matrix:
         """``name`` as saved: a CSR matrix or a dense array, of ``shape``."""
@@ -262,17 +272,7 @@ class SavedState:
 
 def _read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
     """The header and arrays of ``path``; :class:`DataFormatError` for anything unreadable."""
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except _READ_ERRORS as err:
-        raise DataFormatError(f"not a saved estimator ({type(err).__name__}: {err})", path=path) from None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):
-        raise DataFormatError("not a saved estimator (a single array, not an .npz archive)", path=path)
-    try:
-        with loaded as f:
-            arrays = {name: f[name] for name in f.files}
-    except _READ_ERRORS as err:
-        raise DataFormatError(f"a damaged archive ({type(err).__name__}: {err})", path=path) from None
+    arrays = read_npz(path, "saved estimator")
     text = arrays.pop(_HEADER, None)
     if text is None or text.dtype.kind != "U" or text.ndim != 0:
         raise DataFormatError(f"not a saved estimator (no {_HEADER} string)", path=path)
@@ -318,9 +318,39 @@ def _parameters(klass: type, header: dict, path: Path) -> dict:
     params = {}
     for name, value in header["params"].items():
         value = _decode(value, path)
-        if value is not _DEFAULT:
-            params[name] = value
+        if value is _DEFAULT:
+            continue
+        if not _finite(value):
+            raise DataFormatError(f"invalid parameter: {name} = {value!r} holds NaN or inf", path=path)
+        params[name] = value
     return params
+
+
+def _finite(value) -> bool:
+    """Whether no number in a decoded parameter is NaN or infinite."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        return bool(np.all(np.isfinite(value)))
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def _check_label_counts(header: dict, arrays: dict, path: Path) -> None:
+    """No ``n_labels_`` of the header (nor of a nested estimator's) exceeds every dimension of the
+    arrays: K is always one of them, and an absurd count is refused before anything of that size
+    (``classes_``) is allocated."""
+    dims = [n for a in arrays.values() for n in a.shape] + [n for s in header["sparse"].values()
+                                                           if isinstance(s, list) for n in s if isinstance(n, int)]
+    largest = max(dims, default=0)
+    stack = [header["fitted"]]
+    while stack:
+        scalars = stack.pop()
+        count = scalars.get("n_labels_")
+        if isinstance(count, int) and not isinstance(count, bool) and count > largest:
+            raise DataFormatError(f"n_labels_ = {count} is larger than every dimension of the arrays' shapes", path=path)
+        stack.extend(v for v in scalars.values() if isinstance(v, dict))
 
 
 def load_estimator(path: str | Path, expected: type):
@@ -342,15 +372,16 @@ def load_estimator(path: str | Path, expected: type):
     estimator = klass(**_parameters(klass, header, path))
     try:
         estimator._validate_params()
-    except ValueError as err:
+    except (ValueError, TypeError) as err:
         raise DataFormatError(f"invalid parameter: {err}", path=path) from None
+    _check_label_counts(header, arrays, path)
     state = SavedState(path, header["fitted"], arrays, header["sparse"])
     try:
         estimator._restore_fitted(state)
     except DataFormatError:
         raise
-    except (MLGPError, ValueError, TypeError, KeyError, IndexError) as err:
-        raise DataFormatError(f"inconsistent {name} state ({err})", path=path) from None
+    except _STATE_ERRORS as err:
+        raise DataFormatError(f"inconsistent {name} state ({type(err).__name__}: {err})", path=path) from None
     extra = state.unread()
     if extra:
         raise DataFormatError(f"unexpected array(s) {extra} for a {name}", path=path)

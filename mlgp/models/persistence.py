@@ -1,18 +1,20 @@
-"""Saving and loading MLGPF without pickle: a folder with ``model.json``, ``parameters.npz`` and,
-when the model holds fixed arrays, ``constants.npz``.
+"""Saving and loading MLGPF without pickle: a folder with ``model.json`` and the array files it names,
+``parameters.npz`` (or ``parameters-1.npz``) and, when the model holds fixed arrays, ``constants.npz``
+(or ``constants-1.npz``).
 
-``parameters.npz`` holds every Parameter's *unconstrained* value (in the model's float type) under its GPflow path
+The parameter file holds every Parameter's *unconstrained* value (in the model's float type) under its GPflow path
 (``kernel.kernel.lengthscales``, ``likelihood.loadings``, ``q_sqrt`` …), so loading restores values
-exactly. ``constants.npz`` holds the fixed array arguments (NumPy arrays, or SciPy CSR matrices as
+exactly. The constants file holds the fixed array arguments (NumPy arrays, or SciPy CSR matrices as
 their ``data`` / ``indices`` / ``indptr`` / ``shape``), e.g. an input map's projection matrix.
-``model.json`` (format ``mlgp.MLGPF/4``) holds the structure needed to rebuild any MLGPF whose
+``model.json`` (format ``mlgp.MLGPF/5``) holds the structure needed to rebuild any MLGPF whose
 kernel, inducing variable and input map are GPflow's or mlgp's own:
 
+- ``files``: ``{"parameters": name, "constants": name or null}``, the array files of this save;
 - ``kernel``, ``inducing_variable`` and ``input_map`` (``null`` for none): trees of nodes
   ``{"class": "module:qualname", "parameters": {arg: shape}, "arguments": {arg: JSON value},
   "constants": {arg: {"key", "kind"}}, "children": {arg: node or [nodes]}, "active_dims": ...}``
   naming the constructor arguments that matter: Parameters (rebuilt as placeholders of the saved
-  shape), fixed arrays (read back from ``constants.npz``), sub-kernels (``Sum``/``Product``,
+  shape), fixed arrays (read back from the constants file), sub-kernels (``Sum``/``Product``,
   ``SharedIndependent``), simple values such as ``Polynomial``'s ``degree``, and ``active_dims``
   when not all;
 - ``likelihood``: class, K, P and the number of quadrature points; ``num_data``;
@@ -24,25 +26,30 @@ kernel, inducing variable and input map are GPflow's or mlgp's own:
 - ``spec``: the arguments of :func:`mlgp.models.mlgpf_from_data` (``{}`` for a model built from
   its parts).
 
-Each file is written atomically (:func:`mlgp.files.atomic_write`): an interrupted save leaves every
-file either as it was or whole (the three are not replaced as one).
+A save is atomic as a whole, ``model.json`` its commit point (:mod:`mlgp.models.save_folder`): a
+save interrupted at any moment, the process killed included, leaves the earlier model or the new
+one, never a mix, and a load never reads half of a save that commits meanwhile.
 
 Loading constructs the classes with placeholder values of the saved shapes, gives a Parameter whose
 rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
-Only classes from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything
-else is refused when saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only,
-rebuilt from ``spec``), ``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``) and
-``mlgp.MLGPF/3`` (no input map, no constants) load too. Every failure raises an :class:`~mlgp.errors.MLGPError` that
-names the path.
+Everything is checked first: the values' names, shapes, float type and finiteness, a saved
+transform's values against the domain of the class's own transform (a variance stays positive),
+and, last, that the model predicts finite values at its inducing inputs. Only classes from
+``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything else is refused when
+saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only, rebuilt from ``spec``),
+``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``), ``mlgp.MLGPF/3`` (no input
+map, no constants) and ``mlgp.MLGPF/4`` (the fixed names ``parameters.npz`` / ``constants.npz``,
+no ``files``) load too. Every failure raises an :class:`~mlgp.errors.MLGPError` that names the
+path: a folder whose files do not make a model is a :class:`~mlgp.errors.DataFormatError`, a
+missing folder or file a :class:`~mlgp.errors.ModelNotFoundError`.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
-
+import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,16 +58,17 @@ from gpflow import Parameter, set_trainable
 from gpflow.config import as_context, config
 
 from ..blocks import INPUT_MAPS, InputMap
-from ..errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
-from ..files import atomic_write
+from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
 from ..variational import Q_FAMILIES, make_q
+from .save_folder import NAME_SETS, Saved, commit, existing, read_arrays, read_folder
 from .structure import (
     MODEL_ROOTS,
     build_transform,
     build_tree,
+    check_all_used,
     checked_transform,
     checked_tree,
     class_name,
@@ -68,20 +76,23 @@ from .structure import (
     constants_from_arrays,
     describe_likelihood,
     describe_transform,
+    parameter_owner,
     parameters_by_name,
+    placeholder_shapes,
     resolve_class,
 )
 
 __all__ = ["load_mlgpf", "load_parameters", "save_mlgpf"]
 
-FORMAT = "mlgp.MLGPF/4"
+FORMAT = "mlgp.MLGPF/5"
+_FORMAT_V4 = "mlgp.MLGPF/4"
 _FORMAT_V3 = "mlgp.MLGPF/3"
 _FORMAT_V2 = "mlgp.MLGPF/2"
 _FORMAT_V1 = "mlgp.MLGPF/1"
-_READABLE = (FORMAT, _FORMAT_V3, _FORMAT_V2, _FORMAT_V1)
+_READABLE = (FORMAT, _FORMAT_V4, _FORMAT_V3, _FORMAT_V2, _FORMAT_V1)
 #: Formats whose parameter paths are those of the q(u) family objects.
-_FAMILY_PATHS = (FORMAT, _FORMAT_V3)
-#: Parameter paths of format 2 (q(u) held by the model itself) and their names in formats 3 and 4.
+_FAMILY_PATHS = (FORMAT, _FORMAT_V4, _FORMAT_V3)
+#: Parameter paths of format 2 (q(u) held by the model itself) and their names in formats 3 to 5.
 _V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
 
@@ -90,8 +101,9 @@ def save_mlgpf(model, path: str | Path) -> Path:
     """Write ``model`` to the folder ``path`` (created if needed) and return it.
 
     Raises :class:`~mlgp.errors.DataFormatError`, before anything is written, for a kernel,
-    inducing variable, likelihood or transform that the format cannot rebuild. The format is
-    described in :mod:`mlgp.models.persistence`.
+    inducing variable, likelihood or transform that the format cannot rebuild, and
+    :class:`~mlgp.errors.FileAccessError` (an ``OSError``) when the folder cannot be written (the
+    format, and why an interrupted save leaves a loadable folder: :mod:`mlgp.models.persistence`).
     """
     path = Path(path)
     params = parameters_by_name(model)
@@ -101,6 +113,7 @@ def save_mlgpf(model, path: str | Path) -> Path:
     constants: dict = {}
     meta = {
         "format": FORMAT,
+        "files": {},
         "q": model.q.describe(),
         "float_type": np.dtype(model.float_type).name,
         "num_data": None if model.num_data is None else np.asarray(model.num_data).item(),
@@ -115,21 +128,16 @@ def save_mlgpf(model, path: str | Path) -> Path:
         "spec": dict(model.spec),
     }
     try:
-        text = json.dumps(meta, indent=2)
+        json.dumps(meta)
     except (TypeError, ValueError) as err:  # only model.spec can hold what JSON cannot
         raise DataFormatError(f"cannot save model.spec as JSON: {err}", path=path) from None
+    values = {name: p.unconstrained_variable.numpy() for name, p in params.items()}
+    arrays = constant_arrays(constants) if constants else None
     try:
         path.mkdir(parents=True, exist_ok=True)
-        values = {name: p.unconstrained_variable.numpy() for name, p in params.items()}
-        atomic_write(path / "parameters.npz", lambda f: np.savez(f, **values))
-        if constants:
-            arrays = constant_arrays(constants)
-            atomic_write(path / "constants.npz", lambda f: np.savez(f, **arrays))
-        elif (path / "constants.npz").exists():  # an earlier save's, in the same folder
-            (path / "constants.npz").unlink()
-        atomic_write(path / "model.json", lambda f: f.write(text.encode()))
+        commit(path, meta, values, arrays)
     except OSError as err:
-        raise MLGPError(f"cannot save the model in {path}: {err.strerror or err}") from None
+        raise FileAccessError(f"cannot save the model in {path}: {err.strerror or err}") from None
     return path
 
 
@@ -137,30 +145,35 @@ def load_mlgpf(path: str | Path, *, model_class: type):
     """Rebuild the model saved in the folder ``path`` by :func:`save_mlgpf` as a ``model_class``
     (:class:`~mlgp.models.MLGPF` or a subclass; ``MLGPF.load(path)`` passes its own)."""
     path = Path(path)
-    meta = _read_meta(path)
-    values = _read_values(path)
+    meta, values, constants = _read_folder(path)
     if meta["format"] not in _FAMILY_PATHS:
         values = _renamed_v2(values)
+    _check_sizes(meta, values, constants, path / "model.json")
     try:
         if meta["format"] == _FORMAT_V1:
             model = _build_v1(meta, path, model_class)
-            _assign(model, values, path)
+            _assign(model, values, path, None, exact=True)
             trainable = meta.get("trainable", {})
         else:
-            model = _build_v2(meta, path, model_class)
+            model = _build_v2(meta, path, model_class, constants)
             saved = meta["parameters"] if meta["format"] in _FAMILY_PATHS else _renamed_v2(meta["parameters"])
-            _check_names(parameters_by_name(model), saved, path)
+            _check_names(parameters_by_name(model), saved, path, exact=True)
             _restore_transforms(model, saved, values, path)
-            _assign(model, values, path, saved)
+            _assign(model, values, path, saved, exact=True)
             trainable = {name: entry["trainable"] for name, entry in saved.items()}
-    except MLGPError:
+        if not (isinstance(trainable, dict) and all(isinstance(flag, bool) for flag in trainable.values())):
+            raise DataFormatError("the trainable flags must be true or false", path=path / "model.json")
+    except DataFormatError:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+    except MLGPError as err:  # a constructor's refusal: the files do not describe a model
+        raise DataFormatError(f"inconsistent MLGPF save ({type(err).__name__}: {err})", path=path) from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError, tf.errors.OpError) as err:
         raise DataFormatError(f"malformed MLGPF save ({type(err).__name__}: {err})", path=path / "model.json") from err
     params = parameters_by_name(model)
     for name, flag in trainable.items():
         if name in params:
-            set_trainable(params[name], bool(flag))
+            set_trainable(params[name], flag)
+    _check_usable(model, path)
     return model
 
 
@@ -172,20 +185,21 @@ def load_parameters(model, path: str | Path) -> None:
     :class:`~mlgp.errors.DataFormatError` names the difference.
     """
     path = Path(path)
-    values = _read_values(path)
     saved = None
     if (path / "model.json").is_file():
-        meta = _read_meta(path)
+        meta, values, constants = _read_folder(path)
         saved = meta.get("parameters") if meta["format"] in (*_FAMILY_PATHS, _FORMAT_V2) else None
         if meta["format"] not in _FAMILY_PATHS:
             values = _renamed_v2(values)
             saved = None if saved is None else _renamed_v2(saved)
         if meta["format"] in _FAMILY_PATHS:
-            _check_input_map(model, meta.get("input_map"), path)
-    _assign(model, values, path, saved)
+            _check_input_map(model, meta.get("input_map"), constants, path)
+    else:
+        values = read_arrays(existing(path, NAME_SETS[0]["parameters"]), "parameter")
+    _assign(model, values, path, saved, exact=False)
 
 
-def _check_input_map(model, saved: dict | None, path: Path) -> None:
+def _check_input_map(model, saved: dict | None, arrays: dict | None, path: Path) -> None:
     """Parameters trained behind one input map mean nothing behind another: refuse a difference."""
     mine = model.input_map
     if saved is None and mine is None:
@@ -195,7 +209,7 @@ def _check_input_map(model, saved: dict | None, path: Path) -> None:
                               f"{'has one' if saved is None else 'has none'}", path=path)
     constants: dict = {}
     node = checked_tree(mine, "input_map", path, rebuild=False, constants=constants)
-    theirs = constants_from_arrays([saved], _read_constants(path), path) if (path / "constants.npz").is_file() else {}
+    theirs = constants_from_arrays([saved], arrays, path) if arrays is not None else {}
     same = node == saved and set(constants) == set(theirs) and all(
         (abs(constants[k] - theirs[k]).max() == 0 if sp.issparse(constants[k]) else np.array_equal(constants[k], theirs[k]))
         and constants[k].shape == theirs[k].shape for k in constants)
@@ -209,18 +223,13 @@ def _renamed_v2(entries: dict) -> dict:
 
 
 # ----------------------------------------------------------------------------- reading the files
-def _existing(path: Path, name: str) -> Path:
-    if not path.is_dir():
-        raise ModelNotFoundError(f"{path}: no saved MLGPF here (not a folder)")
-    if not (path / name).is_file():
-        raise ModelNotFoundError(f"{path / name}: missing (not an MLGPF save folder)")
-    return path / name
+def _read_folder(path: Path) -> Saved:
+    return read_folder(path, _parse_meta, named=lambda meta: meta["format"] == FORMAT)  # format 5 names its files
 
 
-def _read_meta(path: Path) -> dict:
-    file = _existing(path, "model.json")
+def _parse_meta(text: bytes, file: Path) -> dict:
     try:
-        meta = json.loads(file.read_text())
+        meta = json.loads(text.decode())
     except (ValueError, UnicodeDecodeError) as err:
         raise DataFormatError(f"invalid JSON: {err}", path=file) from None
     if not isinstance(meta, dict) or meta.get("format") not in _READABLE:
@@ -230,36 +239,49 @@ def _read_meta(path: Path) -> dict:
     return meta
 
 
-def _read_constants(path: Path) -> dict[str, np.ndarray]:
-    return _read_npz(path / "constants.npz", "constants")
-
-
-def _read_values(path: Path) -> dict[str, np.ndarray]:
-    return _read_npz(_existing(path, "parameters.npz"), "parameter")
-
-
-def _read_npz(file: Path, what: str) -> dict[str, np.ndarray]:
-    try:
-        with np.load(file, allow_pickle=False) as npz:
-            return {name: npz[name] for name in npz.files}
-    except Exception as err:  # zipfile, pickle refusal, truncation: all mean a broken file
-        raise DataFormatError(f"unreadable {what} file ({type(err).__name__}: {err})", path=file) from None
+def _check_sizes(meta: dict, values: dict, constants: dict | None, file: Path) -> None:
+    """Every size the structure gives (a placeholder's shape, K, P, M, D) is a whole number no larger
+    than the largest dimension of the saved arrays, so that nothing absurd is allocated while the
+    model is rebuilt (the shapes themselves are compared once it is)."""
+    largest = max((n for a in [*values.values(), *(constants or {}).values()] for n in a.shape), default=0)
+    sizes = [n for key in ("kernel", "inducing_variable", "input_map") for shape in placeholder_shapes(meta.get(key))
+             for n in (shape if isinstance(shape, list) else [shape])]
+    lik, spec = meta.get("likelihood"), meta.get("spec")
+    if isinstance(lik, dict):
+        sizes += [lik.get("num_labels"), lik.get("num_latent")]
+    if meta["format"] == _FORMAT_V1 and isinstance(spec, dict):
+        sizes += [spec.get(k) for k in ("num_features", "num_labels", "num_latent_gps", "num_inducing")]
+    for n in sizes:
+        if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= largest):
+            raise DataFormatError(f"a size in the structure is {n!r}, not a whole number up to {largest}", path=file)
 
 
 # ----------------------------------------------------------------------------- parameters
-def _check_names(params: dict, saved, path: Path) -> None:
+def _mismatch(path: Path, message: str, exact: bool) -> MLGPError:
+    """A save that does not match itself (``exact``: loading) or the caller's model (``load_parameters``)."""
+    return DataFormatError(message, path=path) if exact else ShapeError(f"{path}: {message}")
+
+
+def _check_names(params: dict, saved, path: Path, exact: bool) -> None:
     missing, extra = sorted(set(params) - set(saved)), sorted(set(saved) - set(params))
     if missing or extra:
-        raise ShapeError(f"{path}: saved parameters do not match this model: missing {missing}, unexpected {extra}")
+        raise _mismatch(path, f"saved parameters do not match {'the model the save describes' if exact else 'this model'}: "
+                              f"missing {missing}, unexpected {extra}", exact)
 
 
-def _assign(model, values: dict, path: Path, saved: dict | None = None) -> None:
-    """Check everything, then assign every value (a failed load leaves the model untouched)."""
+def _assign(model, values: dict, path: Path, saved: dict | None, exact: bool) -> None:
+    """Check everything, then assign every value (a failed load leaves the model untouched).
+
+    Values must be finite floating-point numbers (of the model's float type, when ``exact``)."""
     params = parameters_by_name(model)
-    _check_names(params, values, path)
+    _check_names(params, values, path, exact)
     for name, p in params.items():
-        if values[name].shape != tuple(p.unconstrained_variable.shape):
-            raise ShapeError(f"{path}: {name}: saved shape {values[name].shape} ≠ model shape {tuple(p.unconstrained_variable.shape)}")
+        value, dtype = values[name], p.unconstrained_variable.dtype.as_numpy_dtype
+        if value.shape != tuple(p.unconstrained_variable.shape):
+            raise _mismatch(path, f"{name}: saved shape {value.shape} ≠ model shape {tuple(p.unconstrained_variable.shape)}", exact)
+        if value.dtype.kind != "f" or (exact and value.dtype != dtype) or not np.all(np.isfinite(value)):
+            raise DataFormatError(f"the saved values of {name} must be finite {np.dtype(dtype).name if exact else 'floats'}"
+                                  f" (dtype {value.dtype})", path=path)
         if saved is not None and name in saved:
             try:
                 mine = describe_transform(p.transform, name, path)
@@ -270,42 +292,72 @@ def _assign(model, values: dict, path: Path, saved: dict | None = None) -> None:
                                       f"but has {class_name(mine)} here", path=path)
     for name, p in params.items():
         p.unconstrained_variable.assign(np.asarray(values[name], dtype=p.unconstrained_variable.dtype.as_numpy_dtype))
+    for name, p in params.items():
+        if not np.all(np.isfinite(p.numpy())):
+            raise DataFormatError(f"the saved value of {name} is not finite once transformed", path=path)
 
 
 def _restore_transforms(model, saved: dict, values: dict, path: Path) -> None:
-    """Give each rebuilt Parameter whose transform differs from the saved one the saved transform."""
+    """Give each rebuilt Parameter whose transform differs from the saved one the saved transform;
+    its values must lie in the domain of the class's own transform (a variance stays positive)."""
     for name, p in parameters_by_name(model).items():
         if describe_transform(p.transform, name, path) == saved[name]["transform"]:
             continue
         transform = build_transform(saved[name]["transform"], name, path)
-        owner, attr = _owner(model, name, path)
-        value = transform.forward(tf.constant(values[name], dtype=p.dtype))
+        owner, attr = parameter_owner(model, name, path)
+        finite = np.asarray(values[name]).dtype.kind == "f" and np.all(np.isfinite(values[name]))
+        value = transform.forward(tf.constant(values[name] if finite else 0.0, dtype=p.dtype))
+        own = p.transform.inverse(value) if p.transform is not None else value
+        if not (finite and np.all(np.isfinite(value.numpy())) and np.all(np.isfinite(own.numpy()))):
+            raise DataFormatError(f"the saved value of {name} is not finite or lies outside the domain of "
+                                  f"{type(p.transform).__name__}, the transform its class gives it", path=path)
         setattr(owner, attr, Parameter(value, transform=transform, prior=p.prior, prior_on=p.prior_on,
                                        trainable=p.trainable, dtype=p.dtype))
 
 
-def _owner(model, name: str, path: Path):
-    """The module holding the Parameter at GPflow path ``name``, and its attribute name."""
-    steps = re.findall(r"(?:^|\.)([A-Za-z_]\w*)|\[(\d+)\]|\['([^']*)'\]", name)
-    obj = model
-    for attr, index, key in steps[:-1]:
-        obj = getattr(obj, attr) if attr else obj[int(index)] if index else obj[key]
-    if not steps or not steps[-1][0]:
-        raise DataFormatError(f"cannot give parameter {name} its saved transform (not a module attribute)", path=path)
-    return obj, steps[-1][0]
+def _check_usable(model, path: Path) -> None:
+    """The loaded model must predict finite values at its inducing inputs, at the origin and (with an
+    input map) at the map of a row of ones: saved values that are each finite can still make K_ZZ,
+    the map or the predictions overflow."""
+    iv = getattr(model.inducing_variable, "inducing_variable", None)
+    points = [np.zeros((1, model.input_dim))] + ([np.asarray(iv.Z.numpy())] if hasattr(iv, "Z") else [])
+    try:
+        if model.input_map is not None:
+            D = model.num_features  # a CSR row: nothing as wide as the raw features is densified
+            ones = sp.csr_matrix((np.ones(D), np.arange(D), [0, D]), shape=(1, D))
+            points.append(np.asarray(model.input_map(ones), dtype=np.float64))
+        x = tf.constant(np.concatenate(points), dtype=model.float_type)
+        with model.float_context():
+            mu, var = model.predict_latent(x)
+            f = tf.linalg.matmul(mu, model.likelihood.loadings, transpose_b=True) + model.likelihood.bias
+            finite = all(np.all(np.isfinite(t.numpy())) for t in (f, model.likelihood.predict_mean_and_var(x, mu, var)[0]))
+    except Exception as err:  # noqa: BLE001 - TensorFlow's errors of a failed Cholesky and the like
+        raise DataFormatError(f"the saved values do not make a usable model ({type(err).__name__}: {err})",
+                              path=path) from None
+    if not finite:
+        raise DataFormatError("the saved values give non-finite predictions (at the inducing inputs, the origin "
+                              "or a mapped row of ones)", path=path)
 
 
 # ----------------------------------------------------------------------------- building
-def _build_v2(meta: dict, path: Path, model_class: type):
-    """Formats 2 and 3 (format 2: float64 and a Cholesky family chosen by ``whiten``)."""
+def _build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None):
+    """Formats 2 to 5 (format 2: float64 and a Cholesky family chosen by ``whiten``); ``arrays``:
+    the constants file's, if any."""
+    file = path / "model.json"
     float_name = meta.get("float_type", "float64")
     if float_name not in ("float64", "float32"):
-        raise DataFormatError(f"unknown float_type {float_name!r}", path=path / "model.json")
+        raise DataFormatError(f"unknown float_type {float_name!r}", path=file)
     q_meta = meta.get("q") or {"family": "whitened" if meta["whiten"] else "cholesky"}
     if q_meta["family"] not in Q_FAMILIES:
-        raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=path / "model.json")
+        raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=file)
+    extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
+    num_data, lik = meta["num_data"], meta["likelihood"]
+    numbers = [*extra.values()] + ([] if num_data is None else [num_data])
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in numbers):
+        raise DataFormatError(f"num_data and q's jitter must be finite numbers >= 0, got {numbers}", path=file)
+    quadrature = _quadrature_points(lik["num_gauss_hermite_points"], file)
     nodes = [meta["kernel"], meta["inducing_variable"], meta.get("input_map")]
-    constants = constants_from_arrays(nodes, _read_constants(path), path) if (path / "constants.npz").is_file() else {}
+    constants = constants_from_arrays(nodes, arrays, path) if arrays is not None else {}
     cfg = replace(config(), float=np.dtype(float_name).type)
     with as_context(cfg):
         kernel = build_tree(meta["kernel"], "kernel", path, constants)
@@ -314,16 +366,21 @@ def _build_v2(meta: dict, path: Path, model_class: type):
         if meta.get("input_map") is not None:
             input_map = build_tree(meta["input_map"], "input_map", path, constants, base=tuple(INPUT_MAPS.values()))
             if not isinstance(input_map, InputMap):
-                raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=path / "model.json")
-        lik = meta["likelihood"]
+                raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=file)
         lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
-        likelihood = lik_class(int(lik["num_labels"]), int(lik["num_latent"]), num_gauss_hermite_points=int(lik["num_gauss_hermite_points"]))
-        M, P = int(inducing.num_inducing), int(lik["num_latent"])
-        extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
+        likelihood = lik_class(lik["num_labels"], lik["num_latent"], num_gauss_hermite_points=quadrature)
+        M, P = int(inducing.num_inducing), lik["num_latent"]
         q = make_q(q_meta["family"], M, P, **extra)
-        model = model_class(kernel, likelihood, inducing, num_data=meta["num_data"], q=q, input_map=input_map)
+        model = model_class(kernel, likelihood, inducing, num_data=num_data, q=q, input_map=input_map)
+    check_all_used(constants, arrays or {}, path)
     model.spec = dict(meta.get("spec") or {})
     return model
+
+
+def _quadrature_points(n, file: Path) -> int:
+    if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000):
+        raise DataFormatError(f"num_gauss_hermite_points must be a whole number in [1, 1000], got {n!r}", path=file)
+    return n
 
 
 def _build_v1(meta: dict, path: Path, model_class: type):
@@ -335,7 +392,8 @@ def _build_v1(meta: dict, path: Path, model_class: type):
     D, K, P, M = spec["num_features"], spec["num_labels"], spec["num_latent_gps"], spec["num_inducing"]
     sphere = spec.get("unit_sphere_inducing", False)  # saves made before the option lack the key
     Z = UnitSphereInducingPoints(np.ones((M, D))) if sphere else np.zeros((M, D))
-    likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=spec["num_gauss_hermite_points"])
+    quadrature = _quadrature_points(spec["num_gauss_hermite_points"], path / "model.json")
+    likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=quadrature)
     q = make_q("whitened" if spec["whiten"] else "cholesky", M, P)
     model = model_class(make_kernel(spec["kernel"], D), likelihood, Z, num_data=spec["num_data"], q=q)
     model.spec = spec

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from gpflow.kernels import Kernel
 from gpflow.utilities import parameter_dict
 
 from ..errors import DataFormatError, MLGPError
+from ..files import csr_from_parts
 from ..likelihoods import MultiLabelBernoulli
 
 __all__ = [
@@ -34,13 +36,16 @@ __all__ = [
     "build_transform",
     "build_tree",
     "checked_transform",
+    "check_all_used",
     "checked_tree",
     "class_name",
     "constant_arrays",
     "constants_from_arrays",
     "describe_likelihood",
     "describe_transform",
+    "parameter_owner",
     "parameters_by_name",
+    "placeholder_shapes",
     "resolve_class",
 ]
 
@@ -57,6 +62,17 @@ _EXTRA_ARGUMENTS = {
 def parameters_by_name(module) -> dict[str, Parameter]:
     """Every Parameter of ``module`` by its GPflow path without the leading dot (``kernel.kernel.variance``)."""
     return {name.lstrip("."): p for name, p in parameter_dict(module).items()}
+
+
+def parameter_owner(model, name: str, path: Path) -> tuple:
+    """The module holding the Parameter at GPflow path ``name``, and its attribute name."""
+    steps = re.findall(r"(?:^|\.)([A-Za-z_]\w*)|\[(\d+)\]|\['([^']*)'\]", name)
+    obj = model
+    for attr, index, key in steps[:-1]:
+        obj = getattr(obj, attr) if attr else obj[int(index)] if index else obj[key]
+    if not steps or not steps[-1][0]:
+        raise DataFormatError(f"cannot give parameter {name} its saved transform (not a module attribute)", path=path)
+    return obj, steps[-1][0]
 
 
 # ----------------------------------------------------------------------------- classes by name
@@ -151,6 +167,19 @@ def build_tree(node: dict, where: str, path: Path, constants: dict | None = None
         return cls(**kwargs)
     except Exception as err:  # a constructor's own complaint: the tree does not describe a valid object
         raise DataFormatError(f"could not rebuild {where} ({node['class']}): {type(err).__name__}: {err}", path=path) from None
+
+
+def placeholder_shapes(node) -> list:
+    """The shapes (as recorded: lists, or whatever a damaged file holds) of the Parameter
+    placeholders that rebuilding the tree ``node`` allocates, children included."""
+    if not isinstance(node, dict):
+        return []
+    parameters, children = node.get("parameters"), node.get("children")
+    shapes = list(parameters.values()) if isinstance(parameters, dict) else []
+    for child in children.values() if isinstance(children, dict) else ():
+        for c in child if isinstance(child, list) else [child]:
+            shapes += placeholder_shapes(c)
+    return shapes
 
 
 def checked_tree(obj, where: str, path: Path, rebuild: bool = True, constants: dict | None = None) -> dict:
@@ -263,10 +292,11 @@ def constants_from_arrays(tree_nodes, arrays: dict[str, np.ndarray], path: Path)
                 if kind == "ndarray":
                     out[key] = arrays[key]
                 elif kind == "csr":
-                    shape = tuple(int(n) for n in arrays[f"{key}.shape"])
-                    out[key] = sp.csr_matrix((arrays[f"{key}.data"], arrays[f"{key}.indices"], arrays[f"{key}.indptr"]),
-                                             shape=shape)
-                    out[key].check_format(full_check=True)
+                    shape = arrays[f"{key}.shape"]
+                    if shape.shape != (2,) or shape.dtype.kind not in "iu":
+                        raise ValueError(f"its shape must be 2 integers, got {shape!r}")
+                    out[key] = csr_from_parts(arrays[f"{key}.data"], arrays[f"{key}.indices"], arrays[f"{key}.indptr"],
+                                              tuple(shape))
                 else:
                     raise DataFormatError(f"unknown constant kind {kind!r} for {key!r}", path=path)
             except (KeyError, ValueError, TypeError) as err:
@@ -278,3 +308,11 @@ def constants_from_arrays(tree_nodes, arrays: dict[str, np.ndarray], path: Path)
     for node in tree_nodes:
         walk(node)
     return out
+
+
+def check_all_used(constants: dict, arrays: dict[str, np.ndarray], path: Path) -> None:
+    """Refuse the arrays of a save's constants file that none of its ``constants`` (from
+    :func:`constant_arrays` of all its trees) is stored in."""
+    used = set(constant_arrays(constants))
+    if set(arrays) - used:
+        raise DataFormatError(f"unexpected array(s) {sorted(set(arrays) - used)} in the constants file", path=path)

@@ -142,10 +142,14 @@ class Forest(Tree):
 
     def check(self, num_features: int, num_labels: int) -> None:
         """Raise ``ValueError`` unless the arrays form ``n_trees`` trees over D = ``num_features``
-        features and K = ``num_labels`` labels: consistent lengths and integer dtypes, every internal
-        node with two children numbered after it in its own tree (so routing ends), every leaf node
-        owning one distinct leaf row, roots in their trees, finite separators and leaf scores in
-        [0, 1] over labels < K."""
+        features and K = ``num_labels`` labels, laid out as :meth:`from_trees` lays them out:
+        consistent lengths and integer dtypes; each tree's nodes and leaf rows contiguous and in tree
+        order, its root its first node at depth 0; every internal node (leaf number -1) with two
+        children numbered after it in its own tree, one depth below it, and every other node the
+        child of exactly one node (so each tree is a tree: routing from the root ends at a leaf, no
+        node is reached twice); every leaf node owning one distinct leaf row of its tree; no negative
+        counts; finite separators and leaf scores in [0, 1] over labels < K (the CSR fields are
+        already well-formed: :class:`~mlgp.estimator.SavedState` checks them)."""
         n, n_leaves, T = self.depth.size, self.leaf_size.size, self.tree_root.size
         per_node = {"children": (n, 2), "depth": (n,), "leaf": (n,), "bias": (n,), "n_iter": (n,), "node_tree": (n,),
                     "leaf_size": (n_leaves,), "leaf_label_count": (n_leaves,), "leaf_tree": (n_leaves,),
@@ -153,29 +157,38 @@ class Forest(Tree):
         for name, shape in per_node.items():
             if getattr(self, name).shape != shape:
                 raise ValueError(f"forest field {name} has shape {getattr(self, name).shape}, expected {shape}")
-        for name in ("children", "depth", "leaf", "n_iter", "leaf_size", "leaf_label_count", "tree_root",
-                     "node_tree", "leaf_tree"):
+        ints = ("children", "depth", "leaf", "n_iter", "leaf_size", "leaf_label_count", "tree_root", "node_tree",
+                "leaf_tree")
+        for name in ints:
             if getattr(self, name).dtype.kind not in "iu":
                 raise ValueError(f"forest field {name} must hold integers, not {getattr(self, name).dtype}")
         if T == 0 or n == 0:
             raise ValueError("the forest has no trees")
-        is_leaf = self.leaf >= 0
+        children, depth, leaf, node_tree, leaf_tree, roots = (
+            getattr(self, name).astype(np.int64) for name in ("children", "depth", "leaf", "node_tree", "leaf_tree",
+                                                              "tree_root"))
+        self._check_layout(node_tree, leaf_tree, roots, n, n_leaves, T)
+        is_leaf = leaf >= 0
         inner = np.flatnonzero(~is_leaf)
-        kids = self.children[inner]
-        if np.any(self.children[is_leaf] != -1) or np.any(kids <= inner[:, None]) or np.any(kids >= n):
+        kids = children[inner]
+        if np.any(leaf[inner] != -1) or np.any(children[is_leaf] != -1) or np.any(kids <= inner[:, None]) \
+                or np.any(kids >= n):
             raise ValueError("forest children out of range: a leaf has children, or a child is not numbered "
                              "after its parent within the forest")
-        if np.any(self.node_tree[kids] != self.node_tree[inner][:, None]):
+        if np.any(node_tree[kids] != node_tree[inner][:, None]):
             raise ValueError("a forest node has a child in another tree")
-        if self.leaf.max() >= n_leaves or np.any(np.bincount(self.leaf[is_leaf], minlength=n_leaves) != 1):
+        expected = np.ones(n, dtype=np.int64)
+        expected[roots] = 0
+        if np.any(np.bincount(kids.ravel(), minlength=n) != expected):
+            raise ValueError("forest nodes must each be the child of exactly one node, and roots of none")
+        if np.any(depth[roots] != 0) or np.any(depth[kids] != depth[inner][:, None] + 1):
+            raise ValueError("forest depths must be 0 at the roots and grow by one from parent to child")
+        if leaf.max() >= n_leaves or np.any(np.bincount(leaf[is_leaf], minlength=n_leaves) != 1):
             raise ValueError(f"forest leaf numbers must name each of the {n_leaves} leaf rows exactly once")
-        if np.any(self.leaf_tree[self.leaf[is_leaf]] != self.node_tree[is_leaf]):
+        if np.any(leaf_tree[leaf[is_leaf]] != node_tree[is_leaf]):
             raise ValueError("a forest leaf row is assigned to another tree than its node")
-        if self.tree_root.min() < 0 or self.tree_root.max() >= n or np.any(self.node_tree[self.tree_root] != np.arange(T)):
-            raise ValueError("forest roots out of range or in the wrong tree")
-        if self.node_tree.min() < 0 or self.node_tree.max() >= T or self.leaf_tree.min(initial=0) < 0 \
-                or self.leaf_tree.max(initial=0) >= T or self.depth.min() < 0:
-            raise ValueError(f"forest tree numbers must lie in [0, {T}) and depths be >= 0")
+        if min(int(getattr(self, name).min(initial=0)) for name in ("n_iter", "leaf_size", "leaf_label_count")) < 0:
+            raise ValueError("forest counts (n_iter, leaf_size, leaf_label_count) must be >= 0")
         for name in CSR_FIELDS:
             getattr(self, name).check_format(full_check=True)
         if not (np.all(np.isfinite(self.bias)) and np.all(np.isfinite(self.W.data))):
@@ -183,6 +196,20 @@ class Forest(Tree):
         data = self.leaf_labels.data
         if data.size and not (np.all(np.isfinite(data)) and data.min() >= 0 and data.max() <= 1):
             raise ValueError("forest leaf scores must be finite and in [0, 1]")
+
+    @staticmethod
+    def _check_layout(node_tree: np.ndarray, leaf_tree: np.ndarray, roots: np.ndarray, n: int, n_leaves: int,
+                      T: int) -> None:
+        """Trees numbered 0..T-1, each a contiguous run of nodes (at least its root, which comes
+        first) and of leaf rows, in tree order."""
+        if node_tree.min() < 0 or node_tree.max() >= T or leaf_tree.min(initial=0) < 0 \
+                or leaf_tree.max(initial=0) >= T:
+            raise ValueError(f"forest tree numbers must lie in [0, {T})")
+        if np.any(np.diff(node_tree) < 0) or np.any(np.diff(leaf_tree) < 0):
+            raise ValueError("forest trees must each hold a contiguous run of nodes and leaf rows, in tree order")
+        if np.any(roots != np.searchsorted(node_tree, np.arange(T))) or np.any(roots >= n) \
+                or np.any(node_tree[np.minimum(roots, n - 1)] != np.arange(T)):
+            raise ValueError("forest roots out of range or in the wrong tree (a tree's root is its first node)")
 
     def to_arrays(self) -> dict[str, np.ndarray]:
         """Plain arrays (CSR fields as ``<name>.data/.indices/.indptr/.shape``)."""

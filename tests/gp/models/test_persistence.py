@@ -14,7 +14,7 @@ from gpflow.inducing_variables import InducingPoints
 from gpflow.utilities import parameter_dict, positive
 
 from mlgp.data import mlgpf_prior
-from mlgp.errors import DataFormatError, MLGPError, ModelNotFoundError, ShapeError
+from mlgp.errors import DataFormatError, MLGPError, ModelNotFoundError
 from mlgp.inducing import UnitSphereInducingPoints
 from mlgp.kernels import SharedScaleSEPlusLinear, make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
@@ -96,7 +96,8 @@ def test_model_built_from_parts_round_trips(tmp_path, data, kname, inducing, whi
 def test_structure_is_recorded_as_a_tree(tmp_path, data):
     model = build(KERNELS["product"]())
     meta = json.loads((save_mlgpf(model, tmp_path / "m") / "model.json").read_text())
-    assert meta["format"] == "mlgp.MLGPF/4" and meta["spec"] == {}
+    assert meta["format"] == "mlgp.MLGPF/5" and meta["spec"] == {}
+    assert meta["files"] == {"parameters": "parameters.npz", "constants": None}
     shared = meta["kernel"]
     assert shared["class"] == "gpflow.kernels.multioutput.kernels:SharedIndependent"
     assert shared["arguments"] == {"output_dim": P}
@@ -229,7 +230,9 @@ def test_malformed_structure(saved):
 
 def test_parameter_mismatch(saved):
     _edit(saved, lambda meta: meta["parameters"].pop("q.q_mu"))
-    with pytest.raises(ShapeError, match=r"m: saved parameters do not match this model: missing \['q.q_mu'\]"):
+    # the save does not match itself: a DataFormatError (load_parameters into another model: a ShapeError)
+    with pytest.raises(DataFormatError, match=r"m: saved parameters do not match the model the save describes: "
+                                              r"missing \['q.q_mu'\]"):
         MLGPF.load(saved)
 
 

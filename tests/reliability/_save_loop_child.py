@@ -1,0 +1,98 @@
+"""The child process of tests/reliability/test_kill_during_save.py, run as a script:
+
+    python _save_loop_child.py {fastxml,mlgpf} TARGET REFERENCES
+
+Fits two different small models A and B, saves each once under REFERENCES (``A`` and ``B``: what the
+parent compares with), saves A to TARGET, prints ``ready``, waits for a line on stdin (so that many
+children can start at once and loop one at a time), then overwrites TARGET with B, A, B, … until it
+is killed. Writing a file takes 10 ms longer than it would (a slow disk, :func:`slow_disk`), so that
+a kill at a random moment lands mostly in the writing of files, not in the work before it. The MLGPF pair differ in their structure (P, M, an input map and so a constants
+file in B only), so that a folder mixing the files of two saves cannot load as either.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "estimator")]
+
+
+def fastxml_pair():
+    from _small import data
+
+    from mlgp.baselines import FastXML
+
+    X, Y = data()
+    return (FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(X, Y),
+            FastXML(n_estimators=3, max_leaf=4, random_state=1).fit(X, Y))
+
+
+def mlgpf_pair():
+    from mlgp.blocks import LinearInputMap
+    from mlgp.models import MLGPF
+
+    X, Y, projection = mlgpf_data()
+    return (MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0),
+            MLGPF.from_data(X, Y, num_latent_gps=3, num_inducing=6, seed=1, input_map=LinearInputMap(projection)))
+
+
+def mlgpf_data():
+    """Small dense features, 0/1 labels and a (6, 3) projection (the parent scores with the features)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(7)
+    X = rng.random((24, 6))
+    Y = (rng.random((24, 4)) < 0.4).astype(np.int64)
+    Y[np.arange(24), rng.integers(0, 4, size=24)] = 1
+    projection = sp.csr_matrix((rng.choice([-1.0, 1.0], size=6), (np.arange(6), rng.integers(0, 3, size=6))), shape=(6, 3))
+    return X, Y, projection
+
+
+def slow_disk(seconds: float = 0.01) -> None:
+    """Every mlgp saver's ``atomic_write`` sleeps ``seconds`` after writing a file's content, before
+    it is flushed to disk and moved into place."""
+    import mlgp.files
+
+    real = mlgp.files.atomic_write
+
+    def slow(path, write):
+        def write_slowly(file):
+            write(file)
+            file.flush()
+            time.sleep(seconds)
+
+        return real(path, write_slowly)
+
+    for name in ("mlgp.estimator.persistence", "mlgp.models.persistence", "mlgp.models.save_folder"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "atomic_write"):
+            module.atomic_write = slow
+
+
+def main() -> None:
+    kind, target, references = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    a, b = fastxml_pair() if kind == "fastxml" else mlgpf_pair()
+    suffix = ".npz" if kind == "fastxml" else ""
+    a.save(references / f"A{suffix}")
+    b.save(references / f"B{suffix}")
+    a.save(target)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    slow_disk()
+    while True:
+        b.save(target)
+        a.save(target)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    main()

@@ -1,0 +1,71 @@
+"""Fuzz of every saved model: corrupted copies of the files of each estimator class of mlgp.baselines
+and of a small MLGPF are refused with a DataFormatError naming the path, or load and score finitely.
+
+The cases (:mod:`_fuzz_mutations`: byte flips, truncations and insertions of whole files; valid zips
+with a changed byte in a member; one changed array element, dtype or shape, a dropped, added or
+renamed array, an edited header entry or parameter) run in two worker processes
+(``_fuzz_saved_worker.py``, estimators and MLGPF side by side), so that a crash or a hang fails this
+test, naming the case, instead of taking the test session down. Seeded: the same cases every run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WORKER = Path(__file__).with_name("_fuzz_saved_worker.py")
+REPO = Path(__file__).resolve().parents[2]
+SEED = 20261123
+CASES = {"estimators": 2000, "mlgpf": 150}
+TIMEOUT_S = 420
+
+
+def _last_case(progress: Path) -> str:
+    lines = progress.read_text().splitlines() if progress.is_file() else []
+    return lines[-1] if lines else "(before the first case)"
+
+
+def _run_workers(tmp_path: Path) -> tuple[dict, list[str]]:
+    """Start both workers, wait for them; their reports and what went wrong with the processes."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1",
+           "TF_NUM_INTEROP_THREADS": "1", "PYTHONHASHSEED": "0"}
+    runs = {}
+    for family, cases in CASES.items():
+        report, progress = tmp_path / f"{family}.json", tmp_path / f"{family}.progress"
+        command = [sys.executable, str(WORKER), family, "--seed", str(SEED), "--cases", str(cases),
+                   "--report", str(report), "--progress", str(progress)]
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
+        runs[family] = (proc, report, progress)
+    deadline = time.monotonic() + TIMEOUT_S
+    reports, problems = {}, []
+    for family, (proc, report, progress) in runs.items():
+        try:
+            output, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            problems.append(f"{family}: no result after {TIMEOUT_S} s (a hang?) in case {_last_case(progress)}")
+            continue
+        if proc.returncode != 0:
+            problems.append(f"{family}: the worker exited with {proc.returncode} (negative: killed by that signal, a "
+                            f"crash) in case {_last_case(progress)}\n{output[-3000:]}")
+            continue
+        reports[family] = json.loads(report.read_text())
+    return reports, problems
+
+
+def test_every_corrupted_save_is_refused_or_loads_and_scores_finitely(tmp_path):
+    reports, problems = _run_workers(tmp_path)
+    assert not problems, "\n".join(problems)
+    failures = [f"{f['target']} | {f['mutation']} | {f['error']}" for r in reports.values() for f in r["failures"]]
+    assert not failures, f"{len(failures)} corrupted files broke the rule:\n" + "\n".join(failures[:50])
+    assert sum(r["cases"] for r in reports.values()) >= 1000
+    for family, report in reports.items():
+        outcomes = report["outcomes"]
+        assert report["cases"] == CASES[family] and sum(outcomes.values()) == CASES[family], report
+        # the fuzz reaches both sides: files refused, and altered files that load (valid, other models)
+        assert outcomes.get("refused", 0) > CASES[family] / 3 and outcomes.get("loaded", 0) > 0, (family, outcomes)
