@@ -27,9 +27,9 @@ from typing import BinaryIO, Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import DataFormatError
+from .errors import ArgumentError, DataFormatError
 
-__all__ = ["atomic_write", "atomic_write_text", "csr_from_parts", "read_npz"]
+__all__ = ["as_path", "atomic_write", "atomic_write_text", "csr_from_parts", "read_npz"]
 
 
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -132,3 +132,11 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically (:func:`atomic_write`); returns ``path``."""
     data = text.encode("utf-8")
     return atomic_write(path, lambda f: f.write(data))
+
+
+def as_path(path) -> Path:
+    """``path`` (a ``str`` or ``os.PathLike``) as a :class:`~pathlib.Path`; anything else (``None``, a
+    number, an open file) raises :class:`~mlgp.errors.ArgumentError`."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ArgumentError(f"a file path must be a str or os.PathLike, got {path!r}")
+    return Path(path)

@@ -120,7 +120,7 @@ class FastXML(MultiLabelEstimator):
         "split_loss": [StrOptions(set(SPLIT_LOSSES))],
         "split_loss_k": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

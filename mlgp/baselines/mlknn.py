@@ -109,7 +109,7 @@ class MLkNN(MultiLabelEstimator):
         "smoothing": [Interval(Real, 0, None, closed="neither")],
         "metric": [StrOptions({"euclidean", "cosine", "manhattan"})],
         "threshold": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, *, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
@@ -204,8 +204,6 @@ class MLkNN(MultiLabelEstimator):
         N, D, K, k = self.n_samples_, self.n_features_in_, self.n_labels_, int(self.n_neighbors)
         if N < k + 1:
             raise state.error(f"n_samples_ = {N} is below n_neighbors + 1 = {k + 1}")
-        if self.n_jobs == 0:  # the constraint lets 0 through; the neighbour search refuses it
-            raise state.error("the parameter n_jobs = 0 has no meaning (None, -1 or a positive count)")
         self.prior_ = state.array("prior_", (K,), low=0, high=1)
         for name in ("cond_prob_true_", "cond_prob_false_", "posterior_"):
             setattr(self, name, state.array(name, (k + 1, K), low=0, high=1))

@@ -8,9 +8,9 @@ arrays, no pickle, atomic writes) and :class:`SavedState` the checked view of a 
 mlgp's floor (``errors``, ``validation``, ``scores``, ``data``) only: no TensorFlow, no model family.
 """
 
-from .base import MultiLabelEstimator
+from .base import MultiLabelEstimator, ParameterError
 from .persistence import FORMAT, SavedState, load_estimator, save_estimator
 from .registry import register, registered, resolve
 
-__all__ = ["FORMAT", "MultiLabelEstimator", "SavedState", "load_estimator", "register", "registered", "resolve",
+__all__ = ["FORMAT", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
            "save_estimator"]

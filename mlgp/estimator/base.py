@@ -37,16 +37,24 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils import metadata_routing
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import ArgumentError
 from ..scores import TopK, score_in_batches
 from ..validation import (canonical_csr, check_estimator_features, check_estimator_labels, check_features,
                           check_thresholds)
 from .persistence import SavedState, load_estimator, save_estimator
 from .registry import register
 
-__all__ = ["MultiLabelEstimator"]
+__all__ = ["MultiLabelEstimator", "ParameterError"]
+
+
+class ParameterError(ArgumentError, InvalidParameterError):
+    """A constructor parameter outside the estimator's ``_parameter_constraints``: mlgp's
+    :class:`~mlgp.errors.ArgumentError` and scikit-learn's ``InvalidParameterError`` (so both
+    ``except`` clauses, and scikit-learn's own checks, recognise it)."""
 
 
 def _has_proba_block(estimator) -> bool:
@@ -109,6 +117,16 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # ----------------------------------------------------------------------------------- fit --
+    def _validate_params(self) -> None:
+        """scikit-learn's check of the parameters against ``_parameter_constraints``, raising
+        :class:`ParameterError` (an :class:`~mlgp.errors.MLGPError`)."""
+        try:
+            super()._validate_params()
+        except InvalidParameterError as err:
+            if isinstance(err, ParameterError):
+                raise
+            raise ParameterError(str(err)) from None
+
     def _validate_fit_data(self, X, Y) -> tuple:
         """Check and convert the training data once; returns ``(X, Y)``.
 

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ArgumentError, DataFormatError, FileAccessError, MLGPError, ModelNotFoundError
-from ..files import atomic_write, csr_from_parts, read_npz
+from ..files import as_path, atomic_write, csr_from_parts, read_npz
 from .registry import resolve
 
 __all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator"]
@@ -61,7 +61,7 @@ _STATE_ERRORS = (MLGPError, ValueError, TypeError, KeyError, IndexError, Arithme
 
 def npz_path(path: str | Path) -> Path:
     """``path`` with ``.npz`` appended when it has another suffix; an empty path is an ArgumentError."""
-    path = Path(path)
+    path = as_path(path)
     if not path.name:
         raise ArgumentError(f"{str(path)!r} names no file to save to")
     return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
@@ -356,7 +356,7 @@ def _check_label_counts(header: dict, arrays: dict, path: Path) -> None:
 def load_estimator(path: str | Path, expected: type):
     """Read an estimator written by :func:`save_estimator`; its class must be ``expected`` or a
     subclass (a file of a subclass loads as that subclass)."""
-    path = Path(path)
+    path = as_path(path)
     if not path.exists() and npz_path(path).exists():
         path = npz_path(path)
     if not path.is_file():

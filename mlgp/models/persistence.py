@@ -59,6 +59,7 @@ from gpflow.config import as_context, config
 
 from ..blocks import INPUT_MAPS, InputMap
 from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
+from ..files import as_path
 from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
@@ -105,7 +106,7 @@ def save_mlgpf(model, path: str | Path) -> Path:
     :class:`~mlgp.errors.FileAccessError` (an ``OSError``) when the folder cannot be written (the
     format, and why an interrupted save leaves a loadable folder: :mod:`mlgp.models.persistence`).
     """
-    path = Path(path)
+    path = as_path(path)
     params = parameters_by_name(model)
     if model.input_map is not None and type(model.input_map) not in INPUT_MAPS.values():
         raise DataFormatError(f"cannot save an input map of class {type(model.input_map).__qualname__}: only the "
@@ -144,7 +145,7 @@ def save_mlgpf(model, path: str | Path) -> Path:
 def load_mlgpf(path: str | Path, *, model_class: type):
     """Rebuild the model saved in the folder ``path`` by :func:`save_mlgpf` as a ``model_class``
     (:class:`~mlgp.models.MLGPF` or a subclass; ``MLGPF.load(path)`` passes its own)."""
-    path = Path(path)
+    path = as_path(path)
     meta, values, constants = _read_folder(path)
     if meta["format"] not in _FAMILY_PATHS:
         values = _renamed_v2(values)
@@ -184,7 +185,7 @@ def load_parameters(model, path: str | Path) -> None:
     transforms; otherwise nothing is assigned and :class:`~mlgp.errors.ShapeError` or
     :class:`~mlgp.errors.DataFormatError` names the difference.
     """
-    path = Path(path)
+    path = as_path(path)
     saved = None
     if (path / "model.json").is_file():
         meta, values, constants = _read_folder(path)

@@ -7,17 +7,13 @@ case asserts the error's type and message.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from mlgp.errors import ArgumentError, DatasetNotFoundError, FileAccessError, MLGPError, ShapeError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "estimator"))
-from _small import SMALL, data  # noqa: E402
+from _small import SMALL, data  # tests/estimator, on sys.path by conftest
 
 ESTIMATORS = [name for name in SMALL if name != "LSPC-classes"]
 X, Y = data()

@@ -1,14 +1,16 @@
 """Mistakes at the estimators' public methods outside fit and scoring are MLGPErrors naming the
-problem: FastXML.select_trees with bad tree indices, and saving (estimators and MLGPF) where no file
-can be written. Each case raised a plain ValueError or a raw OSError before (FileNotFoundError,
+problem: a constructor parameter outside its constraints (mlgp's ArgumentError and scikit-learn's
+InvalidParameterError at once), FastXML.select_trees with bad tree indices, and saving (estimators
+and MLGPF) where no file can be written. Each case raised a plain ValueError or a raw OSError before (FileNotFoundError,
 NotADirectoryError, IsADirectoryError), or a plain MLGPError that no ``except OSError`` caught.
 """
 
 from __future__ import annotations
 
 import pytest
-from _small import fit_small
+from _small import data, fit_small
 
+from mlgp import baselines
 from mlgp.errors import ArgumentError, FileAccessError, MLGPError
 
 
@@ -67,3 +69,30 @@ def test_an_mlgpf_save_that_cannot_write_is_a_file_access_error(tmp_path):
     with pytest.raises(FileAccessError, match=r"cannot save the model in .*a-file/m: ") as info:
         model.save(tmp_path / "a-file" / "m")
     assert isinstance(info.value, OSError)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: baselines.MLkNN(n_neighbors=0), r"'n_neighbors' parameter of MLkNN must be an int in the range \[1, inf\)"),
+    (lambda: baselines.MLkNN(n_jobs=0), r"'n_jobs' parameter of MLkNN must be an int in the range \(-inf, -1\], "
+                                        r"an int in the range \[1, inf\) or None\. Got 0"),
+    (lambda: baselines.FastXML(n_jobs=0), r"'n_jobs' parameter of FastXML must be"),
+    (lambda: baselines.PfastreXML(n_jobs=0), r"'n_jobs' parameter of PfastreXML must be"),
+    (lambda: baselines.LabelFrequency(smoothing=-1.0), r"'smoothing' parameter of LabelFrequency"),
+    (lambda: baselines.LSPC(n_basis=0), r"'n_basis' parameter of LSPC"),
+], ids=["MLkNN k", "MLkNN n_jobs 0", "FastXML n_jobs 0", "PfastreXML n_jobs 0", "LabelFrequency smoothing", "LSPC n_basis"])
+def test_a_bad_parameter_is_an_mlgp_error_and_sklearns(make, message):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    X, Y = data()
+    with pytest.raises(ArgumentError, match=message) as info:
+        make().fit(X, Y)
+    assert isinstance(info.value, MLGPError) and isinstance(info.value, InvalidParameterError)
+
+
+@pytest.mark.parametrize("path", [None, 3, 2.5], ids=["None", "int", "float"])
+def test_a_path_that_is_not_a_path_is_an_argument_error(fastxml, path):
+    from mlgp.models import MLGPF
+
+    for call in (lambda: fastxml.save(path), lambda: baselines.FastXML.load(path), lambda: MLGPF.load(path)):
+        with pytest.raises(ArgumentError, match=r"a file path must be a str or os\.PathLike, got"):
+            call()
