@@ -73,7 +73,7 @@ EDITS = {  # name → (estimator, edit of (header, arrays), message)
         ("FastXML", lambda h, a: a.update({"forest_.W.data": a["forest_.W.data"].astype(np.float16)}),
          r"dtype float16, expected kind 'f' \(floats: 32 or 64 bits\)"),
     "n_jobs = 0 (ValueError when scoring)":
-        ("MLkNN", lambda h, a: h["params"].update(n_jobs=0), r"n_jobs = 0 has no meaning"),
+        ("MLkNN", lambda h, a: h["params"].update(n_jobs=0), r"invalid parameter: The 'n_jobs' parameter of MLkNN must be an int in the range \(-inf, -1\]"),
 }
 
 
