@@ -45,6 +45,14 @@ def _is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def _as_float(value) -> float:
+    """``float(value)``, or inf for a number too large for a float (an int of 400 digits)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def positive_int(value, name: str, *, optional: bool = False) -> int | None:
     """``value`` as an ``int`` ≥ 1 (``None`` passes when ``optional``)."""
     if value is None and optional:
@@ -72,14 +80,14 @@ def positive_real(value, name: str, *, optional: bool = False) -> float | None:
     """``value`` as a finite ``float`` > 0 (``None`` passes when ``optional``)."""
     if value is None and optional:
         return None
-    if not _is_real(value) or not 0 < value < math.inf:
+    if not _is_real(value) or not 0 < value < math.inf or not math.isfinite(_as_float(value)):
         raise ArgumentError(f"{name} must be a positive finite number{' or None' if optional else ''}, got {value!r}")
     return float(value)
 
 
 def finite_real(value, name: str) -> float:
     """``value`` as a finite ``float``."""
-    if not _is_real(value) or not math.isfinite(value):
+    if not _is_real(value) or not math.isfinite(_as_float(value)):
         raise ArgumentError(f"{name} must be a finite number, got {value!r}")
     return float(value)
 

@@ -27,7 +27,7 @@ from typing import BinaryIO, Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ArgumentError, DataFormatError
+from .errors import ArgumentError, DataFormatError, FileAccessError
 
 __all__ = ["as_path", "atomic_write", "atomic_write_text", "csr_from_parts", "read_npz"]
 
@@ -46,8 +46,20 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     -------
     Path
         ``path``.
+
+    Raises
+    ------
+    FileAccessError
+        For any ``OSError`` of the file system (no such folder, no permission, a folder of that
+        name, a full disk), naming ``path``; it is an ``OSError`` too.
+
+    Notes
+    -----
+    The folder is not fsynced after the move: a save survives the process being killed at any
+    moment, not necessarily a power loss. The new file gets the default permissions, and a
+    symbolic link at ``path`` is replaced by a regular file.
     """
-    path = Path(path)
+    path = as_path(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
         with open(tmp, "xb") as f:
@@ -55,8 +67,10 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, FileAccessError):
+            raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
     return path
 

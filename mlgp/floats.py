@@ -2,9 +2,9 @@
 numerical safeguards that go with each.
 
 :data:`FLOAT_POLICIES` maps a name (``"float64"``, ``"float32"``) to a :class:`FloatPolicy`: the
-NumPy dtype, the jitter added to kernel matrices before a Cholesky factorisation, and the floor kept
+NumPy dtype, the jitter added to kernel matrices before a Cholesky factorisation, the floor kept
 under variances and diagonal covariance parameters (the preconditioned q(u)'s Σ, a
-Pólya-Gamma-weighted ridge). :func:`float_policy` is the one check of a ``dtype`` argument. NumPy
+Pólya-Gamma-weighted ridge), and the largest feature magnitude a model in that type accepts. :func:`float_policy` is the one check of a ``dtype`` argument. NumPy
 only: the floor imports no TensorFlow.
 """
 
@@ -33,18 +33,22 @@ class FloatPolicy:
         Added to the diagonal of a kernel matrix before it is factorised.
     variance_floor
         The smallest value a variance or a diagonal covariance parameter may take.
+    max_feature_magnitude
+        The largest feature magnitude a model in this type accepts: squares of larger values,
+        summed over the columns, would overflow it.
     """
 
     name: str
     dtype: np.dtype
     jitter: float
     variance_floor: float
+    max_feature_magnitude: float
 
 
 #: The float types mlgp computes in (1e-6 is the MLGPF paper's jitter and Σ floor in float64).
 FLOAT_POLICIES: dict[str, FloatPolicy] = {
-    "float64": FloatPolicy("float64", np.dtype(np.float64), 1e-6, 1e-6),
-    "float32": FloatPolicy("float32", np.dtype(np.float32), 1e-4, 1e-4),
+    "float64": FloatPolicy("float64", np.dtype(np.float64), 1e-6, 1e-6, 1e150),
+    "float32": FloatPolicy("float32", np.dtype(np.float32), 1e-4, 1e-4, 1e18),
 }
 
 

@@ -14,12 +14,13 @@ what these return. They run before any TensorFlow tracing.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import arguments
 from .errors import ShapeError
+from .floats import FLOAT_POLICIES
 
 __all__ = [
     "MAX_FEATURE_MAGNITUDE",
@@ -34,8 +35,9 @@ __all__ = [
 
 
 #: features larger than this in magnitude are refused: their squares (norms, distances, kernels)
-#: would overflow float64 (1.8e308) once summed over the columns
-MAX_FEATURE_MAGNITUDE = 1e150
+#: would overflow float64 (1.8e308) once summed over the columns (a float32 model accepts less:
+#: :attr:`mlgp.floats.FloatPolicy.max_feature_magnitude`)
+MAX_FEATURE_MAGNITUDE = FLOAT_POLICIES["float64"].max_feature_magnitude
 
 
 def check_features(X, name: str = "X", num_features: int | None = None,
@@ -143,17 +145,24 @@ def check_thresholds(threshold, num_labels: int) -> np.ndarray:
     return t
 
 
-def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: int | None = None):
-    """Check features (N, D), labels (N, K) and the sizes P, M together; returns (X, Y)."""
-    X = check_features(X)
+def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: int | None = None,
+                        max_magnitude: float = MAX_FEATURE_MAGNITUDE):
+    """Check features (N, D), labels (N, K) and the sizes P, M together; returns (X, Y).
+
+    P and M, when given, must be positive integers (:func:`mlgp.arguments.positive_int`, an
+    :class:`~mlgp.errors.ArgumentError`) with P ≤ K and M ≤ N (a :class:`ShapeError`);
+    ``max_magnitude`` bounds the features (:func:`check_features`).
+    """
+    if num_latent_gps is not None:
+        num_latent_gps = arguments.positive_int(num_latent_gps, "num_latent_gps P")
+    if num_inducing is not None:
+        num_inducing = arguments.positive_int(num_inducing, "num_inducing M")
+    X = check_features(X, max_magnitude=max_magnitude)
     Y = check_labels(Y, num_points=X.shape[0])
     K = Y.shape[1]
-    for name, value in (("num_latent_gps P", num_latent_gps), ("num_inducing M", num_inducing)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)) or int(value) != value):
-            raise ShapeError(f"{name} must be a whole number, got {value!r}")
-    if num_latent_gps is not None and not 1 <= int(num_latent_gps) <= K:
+    if num_latent_gps is not None and num_latent_gps > K:
         raise ShapeError(f"num_latent_gps P must be in [1, K={K}], got {num_latent_gps}")
-    if num_inducing is not None and not 1 <= int(num_inducing) <= X.shape[0]:
+    if num_inducing is not None and num_inducing > X.shape[0]:
         raise ShapeError(f"num_inducing M must be in [1, N={X.shape[0]}], got {num_inducing}")
     return X, Y
 

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..errors import FileAccessError, MLGPError
+from ..errors import MLGPError
 from ..files import atomic_write
 from ..recipes.options import MAX_SEED, non_negative_int, positive_int  # noqa: F401  (the option types)
 
@@ -140,7 +140,4 @@ def write_csv(table, path: Path) -> None:
     out.columns = [f"@{k}" for k in out.columns]
     out.index.name = "metric"
     text = out.to_csv()
-    try:
-        atomic_write(path, lambda f: f.write(text.encode()))
-    except OSError as exc:
-        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
+    atomic_write(path, lambda f: f.write(text.encode()))  # a failed write is a FileAccessError naming the file

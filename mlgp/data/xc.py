@@ -279,9 +279,9 @@ def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
     Y = sp.csr_matrix(Y, copy=True)
     if X.shape[0] != Y.shape[0]:
         raise ShapeError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    X.sum_duplicates()  # first: two stored 1e308 are an inf
     if not np.all(np.isfinite(X.data)):
         raise ShapeError("X has non-finite values")
-    X.sum_duplicates()
     X.eliminate_zeros()
     X.sort_indices()
     Y.sum_duplicates()
@@ -311,7 +311,4 @@ def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
     data = ("\n".join(out) + "\n").encode("ascii")
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
-    try:
-        atomic_write(path, lambda fh: fh.write(data))
-    except OSError as exc:
-        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
+    atomic_write(path, lambda fh: fh.write(data))  # a failed write is a FileAccessError naming the file

@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils import metadata_routing
 from sklearn.utils._param_validation import InvalidParameterError

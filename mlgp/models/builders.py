@@ -15,7 +15,6 @@ import warnings
 from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
 import tensorflow as tf
 from gpflow import covariances
 from gpflow.config import as_context, config
@@ -154,12 +153,11 @@ def mlgpf_from_data(
         warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
                       FutureWarning, stacklevel=3)  # stack: the caller, MLGPF.from_data, this
     if check_input:
-        X, Y = check_training_data(X, Y, num_latent_gps, num_inducing)
+        _check_arguments(num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, kmeans_iterations,
+                         q_mu_init, q_sqrt_init, num_gauss_hermite_points, seed, warm_start)
+        X, Y = check_training_data(X, Y, num_latent_gps, num_inducing,
+                                   max_magnitude=float_policy(dtype).max_feature_magnitude)
         check_bias_init(bias_init)
-        _check_arguments(fixed_inducing, unit_sphere_inducing, kmeans_iterations, q_mu_init, q_sqrt_init,
-                         num_gauss_hermite_points, seed, warm_start)
-        if float_policy(dtype).name == "float32":
-            _check_float32_scale(X)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
     if check_input:
@@ -191,31 +189,25 @@ def mlgpf_from_data(
     return model
 
 
-def _check_arguments(fixed_inducing, unit_sphere_inducing, kmeans_iterations, q_mu_init, q_sqrt_init,
-                     num_gauss_hermite_points, seed, warm_start) -> None:
+#: The most Gauss-Hermite points per expectation (what a save may record; more adds nothing)
+MAX_QUADRATURE_POINTS = 1000
+
+
+def _check_arguments(num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, kmeans_iterations,
+                     q_mu_init, q_sqrt_init, num_gauss_hermite_points, seed, warm_start) -> None:
     """The numeric and flag arguments of :func:`mlgpf_from_data`, through :mod:`mlgp.arguments`
     (the checks :class:`mlgp.recipes.MLGPFSettings` and the command line use)."""
+    arguments.positive_int(num_latent_gps, "num_latent_gps")
+    arguments.positive_int(num_inducing, "num_inducing")
     arguments.flag(fixed_inducing, "fixed_inducing")
     arguments.flag(unit_sphere_inducing, "unit_sphere_inducing")
     arguments.flag(warm_start, "warm_start")
     arguments.positive_int(kmeans_iterations, "kmeans_iterations")
     arguments.finite_real(q_mu_init, "q_mu_init")
     arguments.positive_real(q_sqrt_init, "q_sqrt_init")  # 0 would make q(u) singular
-    arguments.positive_int(num_gauss_hermite_points, "num_gauss_hermite_points")
+    if arguments.positive_int(num_gauss_hermite_points, "num_gauss_hermite_points") > MAX_QUADRATURE_POINTS:
+        raise ArgumentError(f"num_gauss_hermite_points must be at most {MAX_QUADRATURE_POINTS}, got {num_gauss_hermite_points}")
     arguments.seed(seed)
-
-
-#: float32 features larger than this overflow when squared and summed (float32's largest is 3.4e38)
-FLOAT32_FEATURE_MAGNITUDE = 1e18
-
-
-def _check_float32_scale(X) -> None:
-    """A float32 model computes on float32 inputs: refuse features whose squares would overflow."""
-    data = X.data if sp.issparse(X) else X
-    if data.size and float(np.abs(data).max()) > FLOAT32_FEATURE_MAGNITUDE:
-        raise ShapeError(f"X has values beyond ±{FLOAT32_FEATURE_MAGNITUDE:.0e} (largest {float(np.abs(data).max()):.3g}), "
-                         "which overflow in a float32 model: rescale the features (e.g. "
-                         "sklearn.preprocessing.normalize) or use dtype='float64'")
 
 
 def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,

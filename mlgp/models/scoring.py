@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from ..floats import float_policy
 from ..scores import TopK, score_in_batches
 
 __all__ = ["MLGPFScoring"]
@@ -53,6 +54,11 @@ class MLGPFScoring:
             _COMPILED[self] = fn
         return fn
 
+    @property
+    def _max_feature_magnitude(self) -> float:
+        """The largest feature magnitude the model's float type accepts."""
+        return float_policy(self.float_type).max_feature_magnitude
+
     def _score_block(self, Xb: np.ndarray) -> np.ndarray:
         with self.float_context():
             return self._compiled_mean_utilities()(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
@@ -76,7 +82,8 @@ class MLGPFScoring:
             (N, K) float64.
         """
         return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input, input_map=self.input_map)
+                                num_features=self.num_features, check_input=check_input, input_map=self.input_map,
+                                max_magnitude=self._max_feature_magnitude)
 
     def predict_topk(self, X, k: int, batch_size: int = 1000, *, check_input: bool = True) -> TopK:
         """Each row's ``k`` labels of highest mean utility, in O(N k) memory.
@@ -98,7 +105,8 @@ class MLGPFScoring:
             (N, k) label indices and scores, best first (ties by lower label index).
         """
         return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
-                                num_features=self.num_features, check_input=check_input, input_map=self.input_map)
+                                num_features=self.num_features, check_input=check_input, input_map=self.input_map,
+                                max_magnitude=self._max_feature_magnitude)
 
     def predict_scores(self, X, batch_size: int = 1000, top_k: int | None = None) -> np.ndarray | TopK:
         """One call for both: :meth:`predict_topk` when ``top_k`` is given, else
@@ -131,7 +139,8 @@ class MLGPFScoring:
                 return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
 
         return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
-                                input_map=self.input_map)
+                                input_map=self.input_map,
+                                max_magnitude=self._max_feature_magnitude)
 
 
 def _call_mean_utilities(model_ref: "weakref.ReferenceType[MLGPFScoring]", Xnew: tf.Tensor) -> tf.Tensor:

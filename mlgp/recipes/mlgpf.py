@@ -22,8 +22,9 @@ from pathlib import Path
 import pandas as pd
 import scipy.sparse as sp
 
+from .. import arguments
 from ..data.preprocessing import normalise_rows
-from ..errors import ArgumentError, MLGPError, ShapeError
+from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError, ShapeError
 from ..files import atomic_write
 from ..validation import check_training_data
 from .settings import MLGPFSettings
@@ -94,7 +95,7 @@ def train_mlgpf(
         (see :func:`mlgp.training.fit`); ``epochs`` counts the restored ones, so a larger value
         extends a finished run. The run's settings are kept beside the checkpoints in
         ``settings.json``; resuming with different settings (other than ``epochs``, ``validate``
-        and ``jit_compile``) raises :class:`mlgp.errors.MLGPError`.
+        and ``jit_compile``) raises :class:`mlgp.errors.CheckpointMismatchError`.
     progress, callback
         Passed to :func:`mlgp.training.fit` (a progress bar; ``callback(epoch, model, row)`` after
         every epoch).
@@ -125,8 +126,8 @@ def train_mlgpf(
         For sizes the dataset rules out (P > K, ``negatives`` ≥ K, a given ``num_inducing`` above
         the number of training points), before any work. The dataset's default M is lowered to N
         when ``max_train`` leaves fewer points.
-    MLGPError
-        When ``checkpoint_dir`` holds a run with other settings.
+    CheckpointMismatchError
+        When ``checkpoint_dir`` holds a run with other settings (or unreadable ones).
     """
     from mlgp.metrics import evaluate
     from mlgp.models import MLGPF
@@ -136,6 +137,7 @@ def train_mlgpf(
     given = _recipe_settings(settings, overrides, whiten)
     s = given.sized_for(dataset.name, K)
     _check_sizes(s, K)
+    arguments.flag(validate, "validate"), arguments.flag(progress, "progress")
     if jit_compile not in (None, False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be None, False, True or 'except-cholesky'; got {jit_compile!r}")
     if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real)
@@ -247,18 +249,32 @@ _SETTINGS_ADDED = {"unit_sphere_inducing": False, "optimizer": "adam", "natgrad_
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:
     """Write ``settings.json`` in a new checkpoint folder; refuse to resume one made with other settings."""
+    if folder.exists() and not folder.is_dir():
+        raise ArgumentError(f"checkpoint_dir {folder} is a file, not a folder")
     path = folder / "settings.json"
     settings = json.loads(json.dumps(settings))  # as stored: tuples become lists
     if path.is_file():
-        saved = {**_SETTINGS_ADDED, **json.loads(path.read_text())}
+        try:
+            stored = json.loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as err:  # ValueError: bad UTF-8 or JSON
+            raise CheckpointMismatchError(f"{path}: the run's settings are not readable ({err}); use another "
+                                          "checkpoint_dir or delete it") from None
+        if not isinstance(stored, dict):
+            raise CheckpointMismatchError(f"{path}: the run's settings are not a JSON object; use another "
+                                          "checkpoint_dir or delete it")
+        saved = {**_SETTINGS_ADDED, **stored}
         saved.setdefault("q_family", "whitened" if saved.get("whiten") else "cholesky")
         saved["kernel"] = _canonical_kernel(saved.get("kernel"))  # older runs kept the name as given
         differ = {k: (saved.get(k), v) for k, v in settings.items() if saved.get(k) != v}
         if differ:
             text = ", ".join(f"{k}: checkpoint {a!r}, now {b!r}" for k, (a, b) in differ.items())
-            raise MLGPError(f"checkpoint folder {folder} holds a run with other settings ({text}); use another folder")
+            raise CheckpointMismatchError(f"checkpoint folder {folder} holds a run with other settings ({text}); "
+                                          "use another folder")
         return
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FileAccessError(f"cannot make the checkpoint folder {folder}: {err.strerror or err}") from None
     text = json.dumps(settings, indent=2) + "\n"
     atomic_write(path, lambda f: f.write(text.encode()))
 

@@ -21,11 +21,8 @@ sizes per dataset) and :data:`QUICK_SETTINGS` (every ``--quick`` run). The comma
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
-
-import numpy as np
 
 from .. import arguments
 from ..errors import ArgumentError
@@ -278,10 +275,6 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
     return out
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_optimizer(value) -> str:
     names = _optimizer_names()
     if not isinstance(value, str) or value not in names:
@@ -314,14 +307,9 @@ def batch_growth(value) -> tuple[int, int] | None:
             pair = tuple(int(v) for v in text.split(","))
         except ValueError:
             raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}") from None
-    else:
-        try:
-            pair = tuple(value)
-        except TypeError:
-            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}") from None
-    if len(pair) != 2 or not all(_is_int(v) or (isinstance(v, float) and v.is_integer()) for v in pair):
-        raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}")
-    every, inc = int(pair[0]), int(pair[1])
-    if every < 1 or inc < 0:
-        raise ArgumentError(f"batch_growth needs EVERY ≥ 1 and INC ≥ 0, got {value!r}")
-    return every, inc
+        if len(pair) != 2:
+            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}")
+        if pair[0] < 1 or pair[1] < 0:
+            raise ArgumentError(f"batch_growth needs EVERY ≥ 1 and INC ≥ 0, got {value!r}")
+        return pair
+    return arguments.batch_growth_pair(value)  # a pair: the check fit uses

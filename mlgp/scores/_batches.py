@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from ..blocks import InputMap, row_blocks
 from ..errors import ShapeError
 from ..arguments import positive_int
-from ..validation import check_features
+from ..validation import MAX_FEATURE_MAGNITUDE, check_features
 from ._topk import TopK, topk
 
 __all__ = ["score_in_batches"]
@@ -29,6 +29,7 @@ def score_in_batches(
     *,
     input_map: InputMap | None = None,
     dense: bool = True,
+    max_magnitude: float = MAX_FEATURE_MAGNITUDE,
 ):
     """Score ``X`` a block of rows at a time.
 
@@ -59,13 +60,16 @@ def score_in_batches(
         Applied to each (B, D) block before anything densifies it (:func:`mlgp.blocks.take_rows`).
     dense
         With no map: give ``fn`` dense blocks (default) or the CSR blocks as they are.
+    max_magnitude
+        The largest feature magnitude accepted when ``check_input`` (a float32 model's is smaller:
+        :attr:`mlgp.floats.FloatPolicy.max_feature_magnitude`).
 
     Returns
     -------
     np.ndarray (N, K) float64, or TopK (N, top_k)
     """
     if check_input:
-        X = check_features(X, num_features=num_features)
+        X = check_features(X, num_features=num_features, max_magnitude=max_magnitude)
     elif not sp.issparse(X):
         X = np.asarray(X)
     batch_size = positive_int(batch_size, "batch_size")

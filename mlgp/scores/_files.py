@@ -36,10 +36,7 @@ def save_scores(path: str | Path, scores) -> Path:
         if arr.ndim != 2:
             raise ShapeError(f"dense scores must be 2-D (N, K), got shape {arr.shape}")
         write = (lambda f: np.savez(f, scores=arr)) if path.suffix == ".npz" else (lambda f: np.save(f, arr))
-    try:
-        atomic_write(path, write)
-    except OSError as exc:
-        raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from None
+    atomic_write(path, write)  # a failed write is a FileAccessError naming the file
     return path
 
 

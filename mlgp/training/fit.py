@@ -20,10 +20,12 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import tensorflow as tf
 
 from .. import arguments
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
+from ..floats import float_policy
 from ..validation import check_features, check_labels, check_training_data
 from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
 from .contracts import TrainableModel, missing_members
@@ -184,7 +186,7 @@ def _checked_data(model, data, check_input: bool):
     """``data`` as (CSR or dense float64 X, CSR float64 Y), checked once here unless the caller has."""
     X, Y = data
     if check_input:
-        X, Y = check_training_data(X, Y)
+        X, Y = check_training_data(X, Y, max_magnitude=float_policy(model.float_type).max_feature_magnitude)
     _check_model_fits_data(model, X, Y)
     return X, Y
 
@@ -217,7 +219,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         epochs, batch_size, checkpoint_every, negatives, batch_growth = _checked_options(
             epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds, natgrad_gamma,
             seed)
-    folder = checked_folder(checkpoint_dir) if checkpoint_dir is not None else None
+        arguments.flag(progress, "progress")
     if log_dir is not None:
         import importlib.util
 
@@ -250,6 +252,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     else:
         opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
 
+    folder = checked_folder(checkpoint_dir) if checkpoint_dir is not None else None  # made before any step
     step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
@@ -344,7 +347,7 @@ def _diagnosis(model, batch, X, epoch: int, start: int, opt, learning_rate) -> s
         finite = bool(np.isfinite(float(model.elbo_and_kl(batch)[0])))
     except tf.errors.InvalidArgumentError:  # a failed Cholesky there too
         finite = False
-    except (tf.errors.OpError, ValueError, TypeError):  # the bound cannot be evaluated outside the step
+    except Exception:  # noqa: BLE001 - the bound cannot be evaluated outside the step: no diagnosis
         return " Try a smaller learning rate."
     if finite:
         try:  # an optimizer's own step size (a variable, mirrored too), else fit's argument
@@ -355,7 +358,7 @@ def _diagnosis(model, batch, X, epoch: int, start: int, opt, learning_rate) -> s
         return (" Try a smaller learning rate. The bound is finite at those parameters on the same minibatch, so "
                 f"the steps from them made it non-finite (learning_rate={rate}{gamma}).")
     where = "the parameters training started from" if epoch == start else f"the last good parameters (end of epoch {epoch})"
-    data = X.data if hasattr(X, "data") and not isinstance(X, np.ndarray) else np.asarray(X)
+    data = X.data if sp.issparse(X) else np.asarray(X)
     largest = float(np.abs(data).max()) if data.size else 0.0
     causes = [f"the inputs' scale (the largest |feature value| is {largest:.3g}; rescale the features)"] if largest > 1e6 else []
     causes.append("the initialisation (e.g. q_sqrt_init=0 makes q(u) singular)")

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from mlgp.data import Dataset, default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
-from mlgp.errors import ArgumentError, ShapeError
+from mlgp.errors import ArgumentError
 
 
 def _check_dataset(ds: Dataset, ntr: int, nte: int, d: int, k: int) -> None:

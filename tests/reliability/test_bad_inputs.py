@@ -115,12 +115,18 @@ def test_from_data_refuses_bad_data(data_, message):
         MLGPF.from_data(*data_, num_latent_gps=2, num_inducing=5)
 
 
-def test_from_data_refuses_features_that_overflow_float32():
+def test_a_float32_model_refuses_features_that_overflow_float32():
     from mlgp.models import MLGPF
 
-    with pytest.raises(ShapeError, match=r"beyond ±1e\+18 \(largest 1e\+20\), which overflow in a float32 model"):
+    with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3: 1e\+20\)"):
         MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float32")
-    MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float64")  # fine in float64
+    model = MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float64")  # fine in float64
+    small = MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32")
+    for call in (lambda: small.predict_topk(_with(1e20), 2), lambda: small.decision_function(_with(-1e19)),
+                 lambda: small.predict_proba(_with(1e20))):  # scoring a float32 model: the same bound
+        with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3"):
+            call()
+    model.predict_topk(_with(1e20), 2)  # a float64 model scores them
 
 
 # ---------------------------------------------------------------------------- training.fit
@@ -205,3 +211,52 @@ def test_file_functions_raise_mlgp_errors(tmp_path, case):
     call, error, message = FILE_CASES[case]
     with pytest.raises(error, match=message):
         call(tmp_path)
+
+
+def test_fit_of_a_float32_model_refuses_features_that_overflow_float32():
+    from mlgp.models import MLGPF
+    from mlgp.training import fit
+
+    model = MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32")
+    with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3: 1e\+20\)"):
+        fit(model, (_with(1e20), Y), epochs=1, progress=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(num_latent_gps=None), r"num_latent_gps must be a positive integer, got None"),
+    (dict(num_inducing=None), r"num_inducing must be a positive integer, got None"),
+    (dict(num_inducing=np.inf), r"num_inducing must be a positive integer, got inf"),
+    (dict(num_inducing=np.nan), r"num_inducing must be a positive integer, got nan"),
+    (dict(num_inducing=3.0), r"num_inducing must be a positive integer, got 3\.0"),
+    (dict(num_gauss_hermite_points=1001), r"num_gauss_hermite_points must be at most 1000, got 1001"),
+    (dict(q_sqrt_init=10**400), r"q_sqrt_init must be a positive finite number"),
+], ids=["P None", "M None", "M inf", "M nan", "M 3.0", "quadrature 1001", "q_sqrt_init 10**400"])
+def test_from_data_checks_p_m_and_sizes_through_the_shared_check(kwargs, message):
+    from mlgp.models import MLGPF
+
+    with pytest.raises(ArgumentError, match=message):
+        MLGPF.from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=5), **kwargs))
+
+
+def test_write_xc_sums_duplicates_before_checking_finiteness(tmp_path):
+    from mlgp.data import write_xc
+
+    big = sp.csr_matrix((np.array([1e308, 1e308]), np.array([0, 0]), np.array([0, 2])), shape=(1, 2))
+    with pytest.raises(ShapeError, match=r"X has non-finite values"):
+        write_xc(tmp_path / "a.txt", big, np.ones((1, 1)))
+    assert not (tmp_path / "a.txt").exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(progress="no"), r"progress must be True or False, got 'no'"),
+    (dict(batch_growth=(10.0, 20.0)), r"batch_growth must be a pair \(every ≥ 1, increment ≥ 0\) of whole numbers"),
+], ids=["progress text", "batch_growth floats"])
+def test_fit_checks_flags_and_pairs_like_the_settings(small_model, kwargs, message):
+    from mlgp.recipes import MLGPFSettings
+    from mlgp.training import fit
+
+    with pytest.raises(ArgumentError, match=message):
+        fit(small_model, (X, Y), **dict(dict(epochs=1, progress=False), **kwargs))
+    if "batch_growth" in kwargs:  # the settings refuse the same pair, with the same words
+        with pytest.raises(ArgumentError, match=message):
+            MLGPFSettings(**kwargs)

@@ -44,12 +44,12 @@ def _bad_inputs(rng):
         "features 1-D": (X[:, 0], Y, {}, r"X must be 2-D \(N, D\), got shape \(12,\)"),
         "labels 3-D": (X, Y[:, :, None], {}, r"Y must be 2-D \(N, K\), got shape \(12, 5, 1\)"),
         "labels not numeric": (X, np.full((N, K), "a"), {}, r"Y must be a numeric \(N, K\) 0/1 array or sparse matrix: "),
-        "P = 0": (X, Y, dict(num_latent_gps=0), r"num_latent_gps P must be in \[1, K=5\], got 0"),
+        "P = 0": (X, Y, dict(num_latent_gps=0), r"num_latent_gps must be a positive integer, got 0"),
         "P > K": (X, Y, dict(num_latent_gps=K + 1), r"num_latent_gps P must be in \[1, K=5\], got 6"),
         "M > N": (X, Y, dict(num_inducing=N + 1), r"num_inducing M must be in \[1, N=12\], got 13"),
-        "M = 0": (X, Y, dict(num_inducing=0), r"num_inducing M must be in \[1, N=12\], got 0"),
-        "P = 1.5": (X, Y, dict(num_latent_gps=1.5), r"num_latent_gps P must be a whole number, got 1\.5"),
-        "M = None-like string": (X, Y, dict(num_inducing="3"), r"num_inducing M must be a whole number, got '3'"),
+        "M = 0": (X, Y, dict(num_inducing=0), r"num_inducing must be a positive integer, got 0"),
+        "P = 1.5": (X, Y, dict(num_latent_gps=1.5), r"num_latent_gps must be a positive integer, got 1\.5"),
+        "M = None-like string": (X, Y, dict(num_inducing="3"), r"num_inducing must be a positive integer, got '3'"),
         "NaN features": (Xnan, Y, {}, r"X contains NaN or inf \(first in row 4\)"),
         "inf features sparse": (sp.csr_matrix(Xinf), Y, {}, r"X contains NaN or inf \(first in row 7\)"),
         "label 2": (X, Y2, {}, r"Y must hold 0/1 labels; found values \[2\.\]"),
@@ -81,7 +81,7 @@ def no_model_building(monkeypatch):
 def test_from_data_rejects_bad_input_before_building(rng, case, no_model_building):
     X, Y, kw, match = _bad_inputs(rng)[case]
     kw = dict(dict(kernel="se", num_latent_gps=2, num_inducing=3), **kw)
-    with pytest.raises(ShapeError, match=match) as info:
+    with pytest.raises(MLGPError, match=match) as info:  # ShapeError for data, ArgumentError for P and M
         MLGPF.from_data(X, Y, **kw)
     assert isinstance(info.value, MLGPError) and isinstance(info.value, ValueError)
 
