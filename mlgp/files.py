@@ -68,7 +68,10 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # no temporary file could be made there either (a file as folder, no permission)
+            pass
         if isinstance(exc, OSError) and not isinstance(exc, FileAccessError):
             raise FileAccessError(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise

@@ -17,16 +17,19 @@ plain data (a ``RandomState``, a CV splitter) is written as ``{"unsaved": repr}`
 parameter's default — the fitted state is complete without it, so predictions are unchanged.
 
 :func:`load_estimator` reads with :func:`mlgp.files.read_npz` (no pickle, so a file cannot run
-code; CRCs and every array header checked), resolves the class through
+code; CRCs and every array header checked), refuses a header nested past the recursion limit and
+``sparse`` entries whose parts are missing, resolves the class through
 :mod:`mlgp.estimator.registry`, checks the parameters against the class's
 ``_parameter_constraints`` (and that none is NaN or infinite), refuses an ``n_labels_`` larger than
-every array dimension before anything of that size is allocated, and hands the fitted state to the
-estimator's ``_restore_fitted`` through a :class:`SavedState`, whose accessors check every scalar
-(type, range, at most int64) and array (dtype kind, shape against the fitted scalars, finite,
-range; CSR parts through :func:`mlgp.files.csr_from_parts`) they return; each class checks what ties
-its arrays together (FastXML: that its trees are trees). Any file that is not a well-formed save of
-the expected class — truncated, altered, of another class, with unknown or invalid parameters,
-scalars that disagree with the arrays' shapes, a missing or extra array — raises
+the element count of every array that holds bytes before anything of that size is allocated (a
+shape in the header or an array of shape (0, n) justifies no size; N and D allocate nothing), and
+hands the fitted state to the estimator's ``_restore_fitted`` through a :class:`SavedState`, whose
+accessors check every scalar (type, range, at most int64) and array (dtype kind, shape against the
+fitted scalars, finite, range; CSR parts through :func:`mlgp.files.csr_from_parts`) they return;
+each class checks what ties its arrays together (FastXML: that its trees are trees). Any file that
+is not a well-formed save of the expected class — truncated, altered, of another class, with
+unknown or invalid parameters, scalars that disagree with the arrays' shapes, a missing or extra
+array or sparse entry, a restore that runs out of memory or recursion depth anyway — raises
 :class:`~mlgp.errors.DataFormatError` naming the file; a missing file raises
 :class:`~mlgp.errors.ModelNotFoundError`. A file that loads scores finitely
 (``tests/reliability/test_fuzz_saved_models.py``).
@@ -43,7 +46,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ArgumentError, DataFormatError, FileAccessError, MLGPError, ModelNotFoundError
+from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError
 from ..files import as_path, atomic_write, csr_from_parts, read_npz
 from .registry import resolve
 
@@ -149,10 +152,7 @@ def save_estimator(estimator, path: str | Path) -> Path:
     except TypeError as err:
         raise ArgumentError(f"{cls.__name__}: {err}") from None
     path = npz_path(path)
-    try:
-        return atomic_write(path, lambda f: _write_arrays(f, {_HEADER: np.array(text), **arrays}))
-    except OSError as err:  # no such folder, no permission, a full disk: an MLGPError naming the file
-        raise FileAccessError(f"cannot write {path}: {err.strerror or err}") from None
+    return atomic_write(path, lambda f: _write_arrays(f, {_HEADER: np.array(text), **arrays}))  # or FileAccessError
 
 
 # ------------------------------------------------------------------------------------ reading --
@@ -247,6 +247,7 @@ class SavedState:
         stored = self._sparse.get(key)
         if stored is None:
             raise self.error(f"the sparse matrix {key!r} is missing")
+        self._read.add(key)
         if not (isinstance(stored, list) and len(stored) == 2
                 and all(isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _MAX_INT for n in stored)):
             raise self.error(f"the shape of {key!r} must be [rows, cols], got {stored!r}")
@@ -266,8 +267,8 @@ class SavedState:
         return self.csr(name, shape) if key in self._sparse else self.array(name, shape, kinds)
 
     def unread(self) -> list[str]:
-        """Names of the arrays no accessor has read."""
-        return sorted(set(self._arrays) - self._read)
+        """Names of the arrays and sparse entries no accessor has read."""
+        return sorted((set(self._arrays) | set(self._sparse)) - self._read)
 
 
 def _read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
@@ -278,14 +279,18 @@ def _read_archive(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
         raise DataFormatError(f"not a saved estimator (no {_HEADER} string)", path=path)
     try:
         header = json.loads(str(text))
-    except ValueError as err:
-        raise DataFormatError(f"the header is not JSON ({err})", path=path) from None
+    except (ValueError, RecursionError) as err:  # RecursionError: nested past the recursion limit
+        raise DataFormatError(f"the header is not JSON ({type(err).__name__}: {err})", path=path) from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         found = header.get("format") if isinstance(header, dict) else type(header).__name__
         raise DataFormatError(f"format {found!r}, expected {FORMAT!r}", path=path)
     for key, kind in (("class", str), ("params", dict), ("fitted", dict), ("sparse", dict)):
         if not isinstance(header.get(key), kind):
             raise DataFormatError(f"the header's {key!r} must be a {kind.__name__}, got {header.get(key)!r}", path=path)
+    for name in header["sparse"]:
+        missing = [part for part in _CSR_PARTS if f"{name}.{part}" not in arrays]
+        if missing:
+            raise DataFormatError(f"the sparse matrix {name!r} lacks its array(s) {missing}", path=path)
     return header, arrays
 
 
@@ -338,18 +343,19 @@ def _finite(value) -> bool:
 
 
 def _check_label_counts(header: dict, arrays: dict, path: Path) -> None:
-    """No ``n_labels_`` of the header (nor of a nested estimator's) exceeds every dimension of the
-    arrays: K is always one of them, and an absurd count is refused before anything of that size
-    (``classes_``) is allocated."""
-    dims = [n for a in arrays.values() for n in a.shape] + [n for s in header["sparse"].values()
-                                                           if isinstance(s, list) for n in s if isinstance(n, int)]
-    largest = max(dims, default=0)
+    """No ``n_labels_`` of the header (nor of a nested estimator's) exceeds the element count of every
+    array that holds bytes: each class keeps an array with at least K elements, and an absurd count is
+    refused before anything of that size (``classes_``) is allocated. The header's sparse shapes and
+    arrays of no bytes (shape (0, n), or an empty dtype) are numbers the file controls for free, so
+    they justify nothing."""
+    largest = max((a.size for a in arrays.values() if a.dtype.itemsize), default=0)
     stack = [header["fitted"]]
     while stack:
         scalars = stack.pop()
         count = scalars.get("n_labels_")
         if isinstance(count, int) and not isinstance(count, bool) and count > largest:
-            raise DataFormatError(f"n_labels_ = {count} is larger than every dimension of the arrays' shapes", path=path)
+            raise DataFormatError(f"n_labels_ = {count} is larger than the element count of every array (at most "
+                                  f"{largest}), so no array has a shape it implies", path=path)
         stack.extend(v for v in scalars.values() if isinstance(v, dict))
 
 
@@ -361,6 +367,14 @@ def load_estimator(path: str | Path, expected: type):
         path = npz_path(path)
     if not path.is_file():
         raise ModelNotFoundError(f"{path}: no saved estimator at this path")
+    try:
+        return _load(path, expected)
+    except (MemoryError, RecursionError) as err:  # a backstop: no size is taken from the header alone
+        raise DataFormatError(f"the saved estimator cannot be restored here ({type(err).__name__}: {err})",
+                              path=path) from None
+
+
+def _load(path: Path, expected: type):
     header, arrays = _read_archive(path)
     name = header["class"]
     klass = _resolve(str(name))

@@ -32,6 +32,11 @@ one, never a mix, and a load never reads half of a save that commits meanwhile.
 
 Loading constructs the classes with placeholder values of the saved shapes, gives a Parameter whose
 rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
+Nothing is allocated larger than what the files hold: before anything is built, every placeholder
+must have the shape of its saved value, every size (K, P, the sizes of format 1) and the product of
+those allocated together (K × P, M × D, P × M × M) be at most the largest element count of the
+saved arrays, and q(u)'s parameters the shapes of their saved values; running out of memory or of
+recursion depth anyway is a :class:`~mlgp.errors.DataFormatError` naming the folder.
 Everything is checked first: the values' names, shapes, float type and finiteness, a saved
 transform's values against the domain of the class's own transform (a variance stays positive),
 and, last, that the model predicts finite values at its inducing inputs. Only classes from
@@ -64,12 +69,14 @@ from ..inducing import UnitSphereInducingPoints
 from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
 from ..variational import Q_FAMILIES, make_q
-from .save_folder import NAME_SETS, Saved, commit, existing, read_arrays, read_folder
+from .save_folder import NAME_SETS, Saved, commit, existing, read_arrays, read_folder, read_json
 from .structure import (
     MODEL_ROOTS,
     build_transform,
     build_tree,
     check_all_used,
+    check_q_shapes,
+    check_sizes,
     checked_transform,
     checked_tree,
     class_name,
@@ -79,7 +86,6 @@ from .structure import (
     describe_transform,
     parameter_owner,
     parameters_by_name,
-    placeholder_shapes,
     resolve_class,
 )
 
@@ -137,8 +143,9 @@ def save_mlgpf(model, path: str | Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
         commit(path, meta, values, arrays)
-    except OSError as err:
-        raise FileAccessError(f"cannot save the model in {path}: {err.strerror or err}") from None
+    except OSError as err:  # atomic_write's FileAccessError keeps the OSError it stands for as its cause
+        cause = err.__cause__ if isinstance(err, FileAccessError) and isinstance(err.__cause__, OSError) else err
+        raise FileAccessError(f"cannot save the model in {path}: {cause.strerror or cause}") from None
     return path
 
 
@@ -146,17 +153,24 @@ def load_mlgpf(path: str | Path, *, model_class: type):
     """Rebuild the model saved in the folder ``path`` by :func:`save_mlgpf` as a ``model_class``
     (:class:`~mlgp.models.MLGPF` or a subclass; ``MLGPF.load(path)`` passes its own)."""
     path = as_path(path)
+    try:
+        return _load(path, model_class)
+    except (MemoryError, RecursionError) as err:  # a backstop: the checks below allocate nothing absurd
+        raise DataFormatError(f"the save cannot be rebuilt here ({type(err).__name__}: {err})", path=path) from None
+
+
+def _load(path: Path, model_class: type):
     meta, values, constants = _read_folder(path)
     if meta["format"] not in _FAMILY_PATHS:
         values = _renamed_v2(values)
-    _check_sizes(meta, values, constants, path / "model.json")
+    check_sizes(meta, values, constants, path / "model.json", format_1=meta["format"] == _FORMAT_V1)
     try:
         if meta["format"] == _FORMAT_V1:
             model = _build_v1(meta, path, model_class)
             _assign(model, values, path, None, exact=True)
             trainable = meta.get("trainable", {})
         else:
-            model = _build_v2(meta, path, model_class, constants)
+            model = _build_v2(meta, path, model_class, constants, values)
             saved = meta["parameters"] if meta["format"] in _FAMILY_PATHS else _renamed_v2(meta["parameters"])
             _check_names(parameters_by_name(model), saved, path, exact=True)
             _restore_transforms(model, saved, values, path)
@@ -229,32 +243,12 @@ def _read_folder(path: Path) -> Saved:
 
 
 def _parse_meta(text: bytes, file: Path) -> dict:
-    try:
-        meta = json.loads(text.decode())
-    except (ValueError, UnicodeDecodeError) as err:
-        raise DataFormatError(f"invalid JSON: {err}", path=file) from None
+    meta = read_json(text, file)
     if not isinstance(meta, dict) or meta.get("format") not in _READABLE:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads "
                               f"{', '.join(repr(f) for f in _READABLE)})", path=file)
     return meta
-
-
-def _check_sizes(meta: dict, values: dict, constants: dict | None, file: Path) -> None:
-    """Every size the structure gives (a placeholder's shape, K, P, M, D) is a whole number no larger
-    than the largest dimension of the saved arrays, so that nothing absurd is allocated while the
-    model is rebuilt (the shapes themselves are compared once it is)."""
-    largest = max((n for a in [*values.values(), *(constants or {}).values()] for n in a.shape), default=0)
-    sizes = [n for key in ("kernel", "inducing_variable", "input_map") for shape in placeholder_shapes(meta.get(key))
-             for n in (shape if isinstance(shape, list) else [shape])]
-    lik, spec = meta.get("likelihood"), meta.get("spec")
-    if isinstance(lik, dict):
-        sizes += [lik.get("num_labels"), lik.get("num_latent")]
-    if meta["format"] == _FORMAT_V1 and isinstance(spec, dict):
-        sizes += [spec.get(k) for k in ("num_features", "num_labels", "num_latent_gps", "num_inducing")]
-    for n in sizes:
-        if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= largest):
-            raise DataFormatError(f"a size in the structure is {n!r}, not a whole number up to {largest}", path=file)
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -341,9 +335,9 @@ def _check_usable(model, path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- building
-def _build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None):
+def _build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None, values: dict):
     """Formats 2 to 5 (format 2: float64 and a Cholesky family chosen by ``whiten``); ``arrays``:
-    the constants file's, if any."""
+    the constants file's, if any; ``values``: the parameters' (q(u)'s under its format-5 paths)."""
     file = path / "model.json"
     float_name = meta.get("float_type", "float64")
     if float_name not in ("float64", "float32"):
@@ -371,6 +365,7 @@ def _build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None):
         lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
         likelihood = lik_class(lik["num_labels"], lik["num_latent"], num_gauss_hermite_points=quadrature)
         M, P = int(inducing.num_inducing), lik["num_latent"]
+        check_q_shapes(q_meta["family"], M, P, extra, values, file)
         q = make_q(q_meta["family"], M, P, **extra)
         model = model_class(kernel, likelihood, inducing, num_data=num_data, q=q, input_map=input_map)
     check_all_used(constants, arrays or {}, path)

@@ -12,7 +12,9 @@ earlier save or the new one, whole; what an interrupted save leaves (the other n
 :func:`read_folder` reads ``model.json``, the files it names and ``model.json`` again, and reads
 again when a save committed in between. Saves of formats before ``files`` existed use the first
 name set. A missing folder or named file raises :class:`~mlgp.errors.ModelNotFoundError`, a
-malformed ``files`` entry or array file :class:`~mlgp.errors.DataFormatError`, each naming the path.
+malformed ``files`` entry or array file :class:`~mlgp.errors.DataFormatError`, each naming the path;
+:func:`read_json` turns any text that is not JSON — nested past the recursion limit included — into
+a :class:`~mlgp.errors.DataFormatError` (a save over such a ``model.json`` replaces it).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from ..errors import DataFormatError, ModelNotFoundError
 from ..files import atomic_write, read_npz
 
-__all__ = ["NAME_SETS", "Saved", "commit", "existing", "read_arrays", "read_folder"]
+__all__ = ["NAME_SETS", "Saved", "commit", "existing", "read_arrays", "read_folder", "read_json"]
 
 #: The two name sets of the array files; saves without a ``files`` entry use the first.
 NAME_SETS = ({"parameters": "parameters.npz", "constants": "constants.npz"},
@@ -66,11 +68,21 @@ def commit(path: Path, meta: dict, values: dict, constants: dict | None) -> None
 def _current_parameters(path: Path) -> str | None:
     """The parameter file the folder's model.json names (``None``: no readable model.json)."""
     try:
-        meta = json.loads((path / "model.json").read_text())
-        files = meta.get("files", NAME_SETS[0])
-        return files.get("parameters") if isinstance(files, dict) else None
-    except (OSError, ValueError, AttributeError):
+        meta = read_json((path / "model.json").read_bytes(), path / "model.json")
+    except (OSError, DataFormatError):
         return None
+    files = meta.get("files", NAME_SETS[0]) if isinstance(meta, dict) else None
+    return files.get("parameters") if isinstance(files, dict) else None
+
+
+def read_json(text: bytes, file: Path):
+    """The JSON value of ``text`` (UTF-8), read from ``file``; :class:`~mlgp.errors.DataFormatError`
+    naming ``file`` for anything else: invalid JSON or UTF-8, or nesting deeper than Python's
+    recursion limit (``json`` raises ``RecursionError`` for it)."""
+    try:
+        return json.loads(text.decode())
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise DataFormatError(f"invalid JSON: {type(err).__name__}: {err}", path=file) from None
 
 
 def existing(path: Path, name: str) -> Path:

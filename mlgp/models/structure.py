@@ -5,9 +5,12 @@ A node is ``{"class": "module:qualname", "parameters": {arg: shape}, "arguments"
 value}, "constants": {arg: {"key", "kind"}}, "children": {arg: node or [nodes]}, "active_dims":
 ...}``; a constant is a fixed array argument (``"ndarray"``, or ``"csr"`` for a SciPy CSR matrix),
 its values kept outside the JSON under ``key`` (:func:`constant_arrays`, :func:`constants_from_arrays`);
-a transform is a tree of TFP bijectors ``{"class", "arguments"}``. Only classes under :data:`MODEL_ROOTS` (and TFP for
-bijectors) are recorded or rebuilt; anything else raises :class:`~mlgp.errors.DataFormatError`
-naming the file.
+a transform is a tree of TFP bijectors ``{"class", "arguments"}``, nested at most :data:`MAX_TRANSFORM_DEPTH`
+deep. Only classes under :data:`MODEL_ROOTS` (and TFP for bijectors) are recorded or rebuilt; anything
+else raises :class:`~mlgp.errors.DataFormatError` naming the file. Before a tree is rebuilt,
+:func:`check_placeholders` requires each Parameter placeholder it allocates to have the shape of its
+saved value, and :func:`check_sizes` and :func:`check_q_shapes` bound the other sizes (K, P, M, D)
+and their products, so that rebuilding allocates no more than the save's files hold.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import re
 from pathlib import Path
 
@@ -30,13 +34,18 @@ from gpflow.utilities import parameter_dict
 from ..errors import DataFormatError, MLGPError
 from ..files import csr_from_parts
 from ..likelihoods import MultiLabelBernoulli
+from ..variational import make_q
 
 __all__ = [
     "MODEL_ROOTS",
+    "MAX_TRANSFORM_DEPTH",
     "build_transform",
     "build_tree",
     "checked_transform",
     "check_all_used",
+    "check_placeholders",
+    "check_q_shapes",
+    "check_sizes",
     "checked_tree",
     "class_name",
     "constant_arrays",
@@ -45,13 +54,16 @@ __all__ = [
     "describe_transform",
     "parameter_owner",
     "parameters_by_name",
-    "placeholder_shapes",
+    "placeholder_paths",
     "resolve_class",
 ]
 
 #: Top-level packages whose classes may be recorded and rebuilt.
 MODEL_ROOTS = ("gpflow", "mlgp")
 _BIJECTOR_ROOTS = ("gpflow", "mlgp", "tensorflow_probability")
+#: Transforms nested deeper are refused: TFP's ``Chain`` of ``Chain`` s costs time exponential in
+#: the depth (depth 16: over a minute), and GPflow's and mlgp's transforms nest at most 2 deep.
+MAX_TRANSFORM_DEPTH = 8
 _MISSING = object()
 # Required constructor arguments that a class does not keep under the same name.
 _EXTRA_ARGUMENTS = {
@@ -169,17 +181,36 @@ def build_tree(node: dict, where: str, path: Path, constants: dict | None = None
         raise DataFormatError(f"could not rebuild {where} ({node['class']}): {type(err).__name__}: {err}", path=path) from None
 
 
-def placeholder_shapes(node) -> list:
-    """The shapes (as recorded: lists, or whatever a damaged file holds) of the Parameter
-    placeholders that rebuilding the tree ``node`` allocates, children included."""
+def placeholder_paths(node, where: str) -> list[tuple[str, object]]:
+    """``(GPflow path, shape as recorded)`` of each Parameter placeholder that rebuilding the tree
+    ``node`` at ``where`` allocates, children included (a shape as a damaged file holds it)."""
     if not isinstance(node, dict):
         return []
     parameters, children = node.get("parameters"), node.get("children")
-    shapes = list(parameters.values()) if isinstance(parameters, dict) else []
-    for child in children.values() if isinstance(children, dict) else ():
-        for c in child if isinstance(child, list) else [child]:
-            shapes += placeholder_shapes(c)
-    return shapes
+    found = [(f"{where}.{arg}", shape) for arg, shape in parameters.items()] if isinstance(parameters, dict) else []
+    for arg, child in children.items() if isinstance(children, dict) else ():
+        if isinstance(child, list):
+            for i, c in enumerate(child):
+                found += placeholder_paths(c, f"{where}.{arg}[{i}]")
+        else:
+            found += placeholder_paths(child, f"{where}.{arg}")
+    return found
+
+
+def check_placeholders(meta: dict, values: dict[str, np.ndarray], file: Path) -> None:
+    """Every Parameter placeholder of the trees ``kernel``, ``inducing_variable`` and ``input_map``
+    of ``meta`` must have the shape recorded for its parameter in ``meta["parameters"]`` and the
+    shape of its saved value, a float array: nothing is allocated larger than what the file holds."""
+    saved = meta.get("parameters") if isinstance(meta.get("parameters"), dict) else {}
+    for key in ("kernel", "inducing_variable", "input_map"):
+        for name, shape in placeholder_paths(meta.get(key), key):
+            entry, value = saved.get(name), values.get(name)
+            recorded = entry.get("shape") if isinstance(entry, dict) else None
+            whole = isinstance(shape, list) and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)
+            if value is None or value.dtype.kind != "f" or not (whole and shape == recorded == list(value.shape)):
+                have = "none" if value is None else f"{value.dtype} {list(value.shape)}"
+                raise DataFormatError(f"the placeholder of {name} has shape {shape!r}, but the parameter is recorded "
+                                      f"with shape {recorded!r} and saved as {have}", path=file)
 
 
 def checked_tree(obj, where: str, path: Path, rebuild: bool = True, constants: dict | None = None) -> dict:
@@ -204,6 +235,40 @@ def describe_likelihood(likelihood, path: Path) -> dict:
                               "MLGPF saves hold a MultiLabelBernoulli", path=path)
     return {"class": _class_path(cls, MODEL_ROOTS, "likelihood", path), "num_labels": int(likelihood.num_labels),
             "num_latent": int(likelihood.num_latent), "num_gauss_hermite_points": int(likelihood.num_gauss_hermite_points)}
+
+
+def check_sizes(meta: dict, values: dict, constants: dict | None, file: Path, format_1: bool) -> None:
+    """Nothing that rebuilding the model allocates is larger than what the files hold: the
+    placeholders of the trees have their saved values' shapes (:func:`check_placeholders`; not in
+    format 1, ``format_1``, which has no trees), and every size the structure gives (K, P; in format
+    1 also D and M) is a whole number, it and the products allocated together (K × P, M × D, M × P,
+    P × M × M) at most the largest element count of the saved arrays (an array of no bytes, such as
+    one of shape (0, n), counts for nothing)."""
+    largest = max((a.size for a in [*values.values(), *(constants or {}).values()] if a.dtype.itemsize), default=0)
+    if not format_1:
+        check_placeholders(meta, values, file)
+    lik, spec = meta.get("likelihood"), meta.get("spec")
+    sizes = {"K": lik.get("num_labels"), "P": lik.get("num_latent")} if isinstance(lik, dict) else {}
+    if format_1 and isinstance(spec, dict):
+        sizes = dict(zip("DKPM", (spec.get(k) for k in ("num_features", "num_labels", "num_latent_gps", "num_inducing"))))
+    for n in sizes.values():
+        if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= largest):
+            raise DataFormatError(f"a size in the structure is {n!r}, not a whole number up to {largest}", path=file)
+    for product in ("KP", "MD", "MP", "PMM"):
+        if all(c in sizes for c in product) and math.prod(sizes[c] for c in product) > largest:
+            raise DataFormatError(f"{' × '.join(product)} = {math.prod(sizes[c] for c in product)} is more than the saved "
+                                  f"arrays hold (at most {largest} elements)", path=file)
+
+
+def check_q_shapes(family: str, M: int, P: int, extra: dict, values: dict, file: Path) -> None:
+    """q(u) of M inducing points and P latent GPs is built only when each parameter it allocates has
+    the shape of its saved value; a family built at M = 5, P = 7 tells which axes are M and which P."""
+    for name, p in parameters_by_name(make_q(family, 5, 7, **extra)).items():
+        want = tuple(M if n == 5 else P if n == 7 else n for n in p.unconstrained_variable.shape)
+        have = values.get(f"q.{name}")
+        if have is None or have.shape != want:
+            raise DataFormatError(f"q(u) of M = {M}, P = {P} needs q.{name} of shape {want}, saved "
+                                  f"{'none' if have is None else have.shape}", path=file)
 
 
 # ----------------------------------------------------------------------------- transforms
@@ -233,18 +298,24 @@ def _encode(value, where: str, path: Path):
     raise DataFormatError(f"cannot save the transform of {where}: argument of type {type(value).__name__}", path=path)
 
 
-def _decode(value, where: str, path: Path):
+def _decode(value, where: str, path: Path, depth: int):
     if isinstance(value, dict) and "transform" in value:
-        return build_transform(value["transform"], where, path)
+        return build_transform(value["transform"], where, path, depth + 1)
     if isinstance(value, dict):
-        return np.asarray(value["array"], dtype=value["dtype"])
-    return [_decode(v, where, path) for v in value] if isinstance(value, list) else value
+        dtype = np.dtype(value["dtype"])
+        if dtype.kind not in "biuf" or dtype.shape or dtype.itemsize > 16:  # no strings or sub-arrays of any size
+            raise DataFormatError(f"the transform of {where} has an argument of dtype {dtype}, not a number", path=path)
+        return np.asarray(value["array"], dtype=dtype)
+    return [_decode(v, where, path, depth) for v in value] if isinstance(value, list) else value
 
 
-def build_transform(node: dict, where: str, path: Path):
+def build_transform(node: dict, where: str, path: Path, depth: int = 0):
+    """The bijector a :func:`describe_transform` node describes (``depth``: how deep it is nested)."""
+    if depth > MAX_TRANSFORM_DEPTH:
+        raise DataFormatError(f"the transform of {where} is nested more than {MAX_TRANSFORM_DEPTH} deep", path=path)
     cls = resolve_class(node["class"], _BIJECTOR_ROOTS, tfp.bijectors.Bijector, path)
     try:
-        return cls(**{k: _decode(v, where, path) for k, v in node.get("arguments", {}).items()})
+        return cls(**{k: _decode(v, where, path, depth) for k, v in node.get("arguments", {}).items()})
     except MLGPError:
         raise
     except Exception as err:

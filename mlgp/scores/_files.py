@@ -1,15 +1,23 @@
-"""Score files: what ``mlgp evaluate`` reads and models write (dense .npy, sparse or top-k .npz; no pickle)."""
+"""Score files: what ``mlgp evaluate`` reads and models write (dense .npy, sparse or top-k .npz; no pickle).
+
+:func:`load_scores` reads strictly: an ``.npz`` through :func:`mlgp.files.read_npz` (CRCs and every
+member's header checked), a sparse matrix rebuilt only from well-formed parts
+(:func:`mlgp.files.csr_from_parts`), and a ``.npy`` file whose header must account for exactly the
+bytes of the file; a file that is none of the forms it reads is a
+:class:`~mlgp.errors.DataFormatError` naming it, and nothing is allocated that the file does not hold.
+"""
 
 from __future__ import annotations
 
-import zipfile
+import math
+import os
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
-from ..files import atomic_write
+from ..errors import DataFormatError, MLGPError, ShapeError
+from ..files import atomic_write, csr_from_parts, read_npz
 from ._topk import TopK
 
 __all__ = ["check_score_file_path", "load_scores", "save_scores"]
@@ -74,8 +82,9 @@ def load_scores(path: str | Path):
     MLGPError
         When the file does not exist or is a folder.
     DataFormatError
-        When it cannot be read as one of the forms above (a file that is not NumPy's format, or
-        one that would need pickle, included).
+        When it cannot be read as one of the forms above (a file that is not NumPy's format, a
+        damaged one, a header promising other bytes than the file holds, a malformed sparse
+        matrix, or one that would need pickle, included).
     ShapeError
         When its arrays have the wrong number of dimensions or do not match each other.
     """
@@ -98,43 +107,71 @@ def load_scores(path: str | Path):
     if magic != b"\x93NUMPY" and magic[:2] != b"PK":
         raise DataFormatError(f"not a NumPy {suffix} file (it does not start with NumPy's or "
                               "zip's signature)", path)
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise DataFormatError("the file holds Python objects, not numbers; "
-                                  "save a numeric array", path) from None
-        raise DataFormatError(f"cannot read as a NumPy {suffix} file: {exc}", path) from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise DataFormatError(f"cannot read as a NumPy {suffix} file: {exc}", path) from None
-    if isinstance(loaded, np.ndarray):  # also a .npy file named .npz
-        return _check_dense(loaded, path)
-    with loaded as npz:
-        names = set(npz.files)
-        if "format" in names and {"data", "indices", "indptr", "shape"} <= names:
-            try:
-                S = sp.load_npz(path)
-            except (ValueError, OSError, KeyError) as exc:
-                raise DataFormatError(f"cannot read the sparse matrix: {exc}", path) from None
-            if not np.issubdtype(S.dtype, np.number) or np.issubdtype(S.dtype, np.complexfloating):
-                raise DataFormatError(f"sparse scores must be real numbers, got dtype {S.dtype}", path)
-            return sp.csr_matrix(S)
+    if magic == b"\x93NUMPY":  # also a .npy file named .npz
+        return _check_dense(_read_npy(path), path)
+    arrays = read_npz(path, "scores file")
+    names = set(arrays)
+    if "format" in names and {"data", "indices", "indptr", "shape"} <= names:
+        return _sparse_scores(arrays, path)
+    if {"indices", "scores"} <= names:
         try:
-            if {"indices", "scores"} <= names:
-                idx, val = npz["indices"], npz["scores"]
-                try:
-                    return TopK(idx, val)
-                except ShapeError as exc:
-                    raise ShapeError(f"{path}: top-k arrays: {exc}") from None
-            if names == {"scores"}:
-                return _check_dense(npz["scores"], path)
-        except ValueError as exc:
-            if isinstance(exc, ShapeError):
-                raise
+            return TopK(arrays["indices"], arrays["scores"])
+        except ShapeError as exc:
+            raise ShapeError(f"{path}: top-k arrays: {exc}") from None
+        except (ValueError, TypeError) as exc:
             raise DataFormatError(f"cannot read its arrays: {exc}", path) from None
-        raise DataFormatError(
-            f"the .npz file holds arrays {sorted(names)}; expected a scipy.sparse.save_npz matrix, "
-            "arrays 'indices' and 'scores' (top-k ranking), or a single dense array 'scores'", path)
+    if names == {"scores"}:
+        return _check_dense(arrays["scores"], path)
+    raise DataFormatError(
+        f"the .npz file holds arrays {sorted(names)}; expected a scipy.sparse.save_npz matrix, "
+        "arrays 'indices' and 'scores' (top-k ranking), or a single dense array 'scores'", path)
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    """The array of the ``.npy`` file ``path``, checked as :func:`mlgp.files.read_npz` checks a
+    member: format version 1.0 or 2.0, no Python objects (no pickle), and a header whose shape and
+    dtype promise exactly the bytes the file holds (so a corrupted shape allocates nothing)."""
+    fmt = np.lib.format
+    try:
+        with open(path, "rb") as f:
+            version = fmt.read_magic(f)
+            if version not in ((1, 0), (2, 0)):
+                raise DataFormatError(f"a .npy file of format version {version} (1.0 or 2.0 are read)", path)
+            read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            shape, _, dtype = read_header(f)
+            if dtype.hasobject:
+                raise DataFormatError("the file holds Python objects, not numbers; save a numeric array", path)
+            size, held = f.tell() + math.prod(shape) * dtype.itemsize, os.fstat(f.fileno()).st_size
+            if size != held:
+                raise DataFormatError(f"the header (shape {shape}, dtype {dtype}) promises {size} bytes, the file "
+                                      f"holds {held}", path)
+            f.seek(0)
+            return fmt.read_array(f, allow_pickle=False)
+    except DataFormatError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - NumPy's header parser and reader: a broken file
+        raise DataFormatError(f"cannot read as a NumPy .npy file ({type(exc).__name__}: {exc})", path) from None
+
+
+def _sparse_scores(arrays: dict[str, np.ndarray], path: Path) -> sp.csr_matrix:
+    """The CSR matrix of the parts ``scipy.sparse.save_npz`` writes for a CSR or CSC matrix, rebuilt
+    by :func:`mlgp.files.csr_from_parts` (well-formed parts only) with real-number values."""
+    kind, shape, data = arrays["format"], arrays["shape"], arrays["data"]
+    name = kind.item() if kind.ndim == 0 and kind.dtype.kind in "SU" else None
+    name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+    if name not in ("csr", "csc"):
+        raise DataFormatError(f"a sparse matrix of format {name or kind!r}; save scores as CSR or CSC", path)
+    if shape.shape != (2,) or shape.dtype.kind not in "iu":
+        raise DataFormatError(f"the sparse matrix's shape must be 2 integers, got {shape!r}", path)
+    if data.dtype.kind not in "iuf":
+        raise DataFormatError(f"sparse scores must be real numbers, got dtype {data.dtype}", path)
+    rows, cols = (int(n) for n in shape)
+    try:
+        if name == "csr":
+            return csr_from_parts(data, arrays["indices"], arrays["indptr"], (rows, cols))
+        return sp.csr_matrix(csr_from_parts(data, arrays["indices"], arrays["indptr"], (cols, rows)).T)
+    except ValueError as exc:
+        raise DataFormatError(f"the sparse matrix is malformed ({exc})", path) from None
 
 
 def _check_dense(arr: np.ndarray, path: Path) -> np.ndarray:

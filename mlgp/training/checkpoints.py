@@ -9,7 +9,8 @@ run: the model's class, its trainable variables (name, shape, dtype) and its ``s
 data's sizes and fingerprint; the settings a resumed run must share (everything but ``epochs``); and
 the checkpoints written. :meth:`CheckpointFolder.resume` refuses, with
 :class:`~mlgp.errors.CheckpointMismatchError` and before touching the model, a folder written by
-another run or holding checkpoints without a readable manifest. It finds the checkpoints from the
+another run or holding checkpoints without a readable manifest (one that is not JSON, is nested past
+the recursion limit, or has not the manifest's shape). It finds the checkpoints from the
 files themselves, restores the newest that restores whole and warns about each one skipped; when
 none does it raises :class:`~mlgp.errors.DataFormatError` and leaves the folder and the model as they
 were. Every file here is written atomically (:func:`mlgp.files.atomic_write`).
@@ -30,7 +31,7 @@ import scipy.sparse as sp
 import tensorflow as tf
 
 from ..errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError
-from ..files import atomic_write
+from ..files import as_path, atomic_write
 
 __all__ = ["FORMAT", "KEEP", "CheckpointFolder", "checked_folder", "mismatch", "run_record", "training_settings",
            "variable_names"]
@@ -51,11 +52,11 @@ def checked_folder(checkpoint_dir) -> Path:
     Raises
     ------
     ArgumentError
-        When it is an existing file.
+        When it is an existing file, or not a path (a ``str`` or ``os.PathLike``).
     FileAccessError
         When the folder cannot be made.
     """
-    folder = Path(checkpoint_dir)
+    folder = as_path(checkpoint_dir)
     if folder.exists() and not folder.is_dir():
         raise ArgumentError(f"checkpoint_dir {folder} is a file, not a folder")
     try:
@@ -199,8 +200,37 @@ def _data_words(d: dict) -> str:
     return f"N={d.get('N')} D={d.get('D')} K={d.get('K')}, fingerprint {str(d.get('fingerprint'))[:12]}"
 
 
+def _is_dict_of(value, types: dict) -> bool:
+    """Whether ``value`` is a dict whose entry ``k`` is an instance of ``types[k]`` for every ``k``."""
+    return isinstance(value, dict) and all(isinstance(value.get(k), t) for k, t in types.items())
+
+
+def _manifest_problem(saved) -> str | None:
+    """What keeps ``saved`` (a parsed manifest) from being compared by :func:`mismatch`, in words
+    (None when nothing does): an object whose ``model`` is an object with a ``class`` string, a
+    ``variables`` list of objects with a ``name`` and ``dtype`` string and a ``shape`` list, and a
+    ``spec`` object or null when present; whose ``data`` and ``settings`` are objects. A manifest of
+    another format needs only be an object (:func:`mismatch` names its format)."""
+    if not isinstance(saved, dict):
+        return f"it holds a JSON {type(saved).__name__}, not an object"
+    if saved.get("format") != FORMAT:
+        return None
+    model = saved.get("model")
+    if not (_is_dict_of(model, {"class": str, "variables": list})
+            and isinstance(model.get("spec"), (dict, type(None)))):
+        return "'model' must be an object with a 'class' string, a 'variables' list and an optional 'spec' object"
+    variable = {"name": str, "shape": list, "dtype": str}
+    if not all(_is_dict_of(v, variable) for v in model["variables"]):
+        return "each of 'model.variables' must be an object with a 'name' string, a 'shape' list and a 'dtype' string"
+    for key in ("data", "settings"):
+        if not isinstance(saved.get(key), dict):
+            return f"{key!r} must be an object, got {type(saved.get(key)).__name__}"
+    return None
+
+
 def mismatch(saved: dict, now: dict) -> str | None:
-    """Why the run described by ``saved`` (a manifest) is not the run ``now`` (None when it is)."""
+    """Why the run described by ``saved`` (a manifest; :func:`_manifest_problem` found nothing wrong
+    with its shape) is not the run ``now`` (None when it is)."""
     if saved.get("format") != FORMAT:
         return f"the manifest has format {saved.get('format')!r}, not {FORMAT!r}"
     a, b = saved.get("model", {}), now["model"]
@@ -297,11 +327,13 @@ class CheckpointFolder:
                 f"(checkpoints written before mlgp kept manifests have none); {_ADVICE}")
         try:
             saved = json.loads(path.read_text())
-            if not isinstance(saved, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as err:
-            raise CheckpointMismatchError(f"{path} cannot be read ({err}), so which run wrote the checkpoints "
-                                          f"cannot be checked; {_ADVICE}") from None
+        except (OSError, ValueError, RecursionError) as err:  # RecursionError: nested past the recursion limit
+            raise CheckpointMismatchError(f"{path} cannot be read ({type(err).__name__}: {err}), so which run wrote "
+                                          f"the checkpoints cannot be checked; {_ADVICE}") from None
+        problem = _manifest_problem(saved)
+        if problem:
+            raise CheckpointMismatchError(f"{path}: the manifest is not readable: {problem}, so which run wrote the "
+                                          f"checkpoints cannot be checked; {_ADVICE}")
         why = mismatch(saved, self.record)
         if why:
             raise CheckpointMismatchError(f"{self.folder}: {why}; {_ADVICE}")
@@ -337,6 +369,8 @@ class CheckpointFolder:
                 for p in [self.folder / f"ckpt-{n}.index", *self.folder.glob(f"ckpt-{n}.data-*")]:
                     p.unlink(missing_ok=True)
             self._write_state(epoch)
+        except FileAccessError:  # atomic_write's, naming the file
+            raise
         except (OSError, tf.errors.OpError) as err:
             raise FileAccessError(f"cannot write the checkpoint of epoch {epoch} in {self.folder}: "
                                   f"{getattr(err, 'strerror', None) or getattr(err, 'message', None) or err}") from None
@@ -352,7 +386,5 @@ class CheckpointFolder:
         """The run's record and the checkpoints up to the latest one, written atomically."""
         last = int(Path(self.latest).name.split("-")[1]) if self.latest else 0
         manifest = dict(self.record, checkpoints=[{"file": f"ckpt-{n}", "epoch": n} for n in self._numbers() if n <= last])
-        try:
-            atomic_write(self.folder / MANIFEST, lambda f: f.write((json.dumps(manifest, indent=1) + "\n").encode()))
-        except OSError as err:
-            raise FileAccessError(f"cannot write {self.folder / MANIFEST}: {err.strerror or err}") from None
+        text = json.dumps(manifest, indent=1) + "\n"
+        atomic_write(self.folder / MANIFEST, lambda f: f.write(text.encode()))  # a FileAccessError naming it

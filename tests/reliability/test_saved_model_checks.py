@@ -149,7 +149,7 @@ MLGPF_EDITS = {  # name → (save, file, edit, message)
                                                   r"non-finite predictions"),
     "a placeholder of 10^6 x 6 (8 TiB: MemoryError)": (
         0, "model.json", lambda m: m["inducing_variable"]["children"]["inducing_variable"]["parameters"].update(
-            Z=[10 ** 6, 6]), r"a size in the structure is 1000000"),
+            Z=[10 ** 6, 6]), r"the placeholder of inducing_variable\.inducing_variable\.Z has shape \[1000000, 6\]"),
     "no quadrature points (ShapeError)": (0, "model.json", lambda m: m["likelihood"].update(num_gauss_hermite_points=0),
                                           r"num_gauss_hermite_points must be a whole number"),
     "a parameter renamed (ShapeError)": (0, "parameters.npz", lambda a: a.update(extra=a.pop("likelihood.bias")),

@@ -223,13 +223,13 @@ def test_a_new_folder_is_made_with_its_manifest_before_the_first_step(problem, t
 
 
 def test_an_unwritable_folder_fails_before_any_step(problem, tmp_path, monkeypatch):
-    checkpoints = importlib.import_module("mlgp.training.checkpoints")
+    files = importlib.import_module("mlgp.files")
 
-    def refuse(path, write):
-        raise PermissionError(13, "Permission denied", str(path))
+    def refuse(src, dst):  # the move into place is refused, as in a read-only folder
+        raise PermissionError(13, "Permission denied", str(dst))
 
     _no_steps(monkeypatch)
-    monkeypatch.setattr(checkpoints, "atomic_write", refuse)
+    monkeypatch.setattr(files.os, "replace", refuse)
     with pytest.raises(FileAccessError, match=r"cannot write .*ckpt/manifest\.json: Permission denied"):
         fit(build(problem), _data(problem), epochs=1, checkpoint_dir=tmp_path / "ckpt", **KW)
 
