@@ -1,0 +1,133 @@
+"""The subspace of the training features, and the projection onto it (subspace inducing inputs).
+
+Contract: :func:`subspace_basis` takes (N, D) CSR or dense training features and returns a
+:class:`SubspaceBasis`: the top-R right singular vectors X̃ (R, D) with orthonormal rows, from a
+sparse truncated SVD (scikit-learn's ``randomized_svd`` or SciPy's ``svds``; neither densifies X),
+and the training points' coordinates X X̃ᵀ (N, R; U S), for initialising inducing inputs.
+:class:`SubspaceProjection` is the input map (:class:`mlgp.blocks.InputMap`) x ↦ (x X̃ᵀ, r(x)) with
+r(x) = max(‖x‖² − ‖x X̃ᵀ‖², 0), the squared norm of the part of x orthogonal to the subspace: a
+(B, D) block, CSR or dense, becomes a dense (B, R + 1) block at cost O(nnz · R), so a model on it
+never forms a (B, D) dense block, and everything a subspace kernel needs of x — inner products with
+Z = A X̃ (x zᵀ = (x X̃ᵀ) aᵀ) and ‖x‖² = ‖x X̃ᵀ‖² + r(x) — is in the R + 1 numbers. No TensorFlow.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import arguments
+from ..blocks import register_input_map
+from ..errors import ArgumentError, ShapeError
+from ..validation import check_features
+
+__all__ = ["SVD_SOLVERS", "SubspaceBasis", "SubspaceProjection", "subspace_basis"]
+
+#: The truncated-SVD solvers :func:`subspace_basis` can use.
+SVD_SOLVERS = ("randomized", "svds")
+
+
+class SubspaceBasis(NamedTuple):
+    """The result of :func:`subspace_basis`.
+
+    Attributes
+    ----------
+    basis : np.ndarray (R, D)
+        The top-R right singular vectors X̃, orthonormal rows, by decreasing singular value.
+    coordinates : np.ndarray (N, R)
+        X X̃ᵀ (= U S up to the solver's accuracy): the training points' coordinates in the
+        subspace, as :class:`SubspaceProjection` gives them.
+    singular_values : np.ndarray (R,)
+        S, decreasing.
+    """
+
+    basis: np.ndarray
+    coordinates: np.ndarray
+    singular_values: np.ndarray
+
+
+def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n_iter: int = 4) -> SubspaceBasis:
+    """The top-``rank`` right singular subspace of the features ``X`` (N, D), CSR or dense.
+
+    Parameters
+    ----------
+    X
+        Training features (checked: finite, 2-D; CSR stays sparse).
+    rank
+        R, with 1 ≤ R < min(N, D) for ``"svds"`` and R ≤ min(N, D) for ``"randomized"``.
+    solver
+        ``"randomized"``: :func:`sklearn.utils.extmath.randomized_svd` (``n_iter`` power
+        iterations); ``"svds"``: :func:`scipy.sparse.linalg.svds` (ARPACK).
+    seed
+        Seeds the solver's random start.
+
+    Returns
+    -------
+    SubspaceBasis
+        Signs fixed so that each basis row's largest-magnitude entry is positive (the result does
+        not depend on the solver's sign convention).
+    """
+    X = check_features(X)
+    rank = arguments.positive_int(rank, "rank")
+    seed = arguments.seed(seed)
+    n_iter = arguments.non_negative_int(n_iter, "n_iter")
+    if solver not in SVD_SOLVERS:
+        raise ArgumentError(f"solver must be one of {', '.join(map(repr, SVD_SOLVERS))}; got {solver!r}")
+    limit = min(X.shape) - (1 if solver == "svds" else 0)
+    if rank > limit:
+        raise ShapeError(f"rank R must be at most {limit} for the {solver!r} solver on X of shape {X.shape}; got {rank}")
+    if solver == "randomized":
+        from sklearn.utils.extmath import randomized_svd
+
+        _, S, Vt = randomized_svd(X, rank, n_iter=n_iter, random_state=seed)
+    else:
+        from scipy.sparse.linalg import svds
+
+        v0 = np.random.default_rng(seed).standard_normal(min(X.shape))
+        _, S, Vt = svds(X, k=rank, v0=v0)
+        order = np.argsort(S)[::-1]
+        S, Vt = S[order], Vt[order]
+    signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
+    signs[signs == 0] = 1.0
+    Vt = np.ascontiguousarray(Vt * signs[:, None])
+    coordinates = np.asarray(X @ Vt.T, dtype=np.float64)  # U S, exactly what the projection gives
+    return SubspaceBasis(Vt, coordinates, np.asarray(S, dtype=np.float64))
+
+
+@register_input_map
+class SubspaceProjection:
+    """x ↦ (x X̃ᵀ, max(‖x‖² − ‖x X̃ᵀ‖², 0)): D features to R + 1 model inputs.
+
+    Parameters
+    ----------
+    basis
+        X̃ (R, D) with orthonormal rows (:attr:`SubspaceBasis.basis`), R < D; copied.
+
+    The map takes D = ``num_features`` columns and gives ``num_outputs`` = R + 1: the coordinates
+    in the subspace, then the squared norm of the residual orthogonal to it.
+    """
+
+    def __init__(self, basis) -> None:
+        self.basis = np.array(basis, dtype=np.float64)
+        if self.basis.ndim != 2 or self.basis.shape[0] < 1 or self.basis.shape[0] >= self.basis.shape[1]:
+            raise ShapeError(f"the basis must be (R, D) with 1 ≤ R < D; got shape {self.basis.shape}")
+        if not np.all(np.isfinite(self.basis)):
+            raise ShapeError("the basis contains NaN or inf")
+        gram = self.basis @ self.basis.T
+        if not np.allclose(gram, np.eye(gram.shape[0]), atol=1e-6):
+            raise ShapeError("the basis rows must be orthonormal (X̃ X̃ᵀ = I): use subspace_basis(X, R).basis")
+        self.num_features = int(self.basis.shape[1])
+        self.num_outputs = int(self.basis.shape[0]) + 1
+        self._basis_t = np.ascontiguousarray(self.basis.T)
+
+    def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:
+        """(B, D) CSR or dense → (B, R + 1) dense float64."""
+        coords = np.asarray(block @ self._basis_t, dtype=np.float64)
+        if sp.issparse(block):
+            squared = np.asarray(block.multiply(block).sum(axis=1), dtype=np.float64).ravel()
+        else:
+            squared = np.einsum("ij,ij->i", block, block)
+        residual = np.maximum(squared - np.einsum("ij,ij->i", coords, coords), 0.0)
+        return np.hstack([coords, residual[:, None]])
