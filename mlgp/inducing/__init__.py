@@ -2,6 +2,8 @@
 holds them to (:mod:`mlgp.inducing.contract`)."""
 
 from .contract import InputDim, input_dim, shared_inducing_variable
+from .subspace import SubspaceInducingPoints
 from .unit_sphere import UnitRows, UnitSphereInducingPoints
 
-__all__ = ["InputDim", "input_dim", "UnitRows", "UnitSphereInducingPoints", "shared_inducing_variable"]
+__all__ = ["InputDim", "input_dim", "SubspaceInducingPoints", "UnitRows", "UnitSphereInducingPoints",
+           "shared_inducing_variable"]

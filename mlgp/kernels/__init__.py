@@ -1,7 +1,8 @@
-"""Kernels for MLGPF: GPflow's own ARD linear and squared-exponential kernels and their sum, and the
-authors' SE+LR with one shared ARD vector."""
+"""Kernels for MLGPF: GPflow's own ARD linear and squared-exponential kernels and their sum, the
+authors' SE+LR with one shared ARD vector, and the subspace kernels on projected inputs."""
 
 from .factory import KERNEL_NAMES, make_kernel
 from .shared_scale import SharedScaleSEPlusLinear
+from .subspace import SubspaceLinear, SubspaceSE
 
-__all__ = ["KERNEL_NAMES", "SharedScaleSEPlusLinear", "make_kernel"]
+__all__ = ["KERNEL_NAMES", "SharedScaleSEPlusLinear", "SubspaceLinear", "SubspaceSE", "make_kernel"]
