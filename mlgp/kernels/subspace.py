@@ -32,7 +32,7 @@ from gpflow.utilities import positive
 
 from ..errors import ShapeError
 
-__all__ = ["SubspaceLinear", "SubspaceSE"]
+__all__ = ["SubspaceLinear", "SubspaceSE", "make_subspace_kernel"]
 
 
 def _weights(value, rank: int, name: str) -> np.ndarray:
@@ -119,3 +119,25 @@ class SubspaceLinear(_SubspaceKernel):
     def K_diag(self, X: tf.Tensor) -> tf.Tensor:
         c, r = self._split(X)
         return tf.reduce_sum(c * c * self.variance[: self.rank], -1) + self.variance[self.rank] * r
+
+
+def make_subspace_kernel(name: str, rank: int, lengthscale: float = 1.0 / np.sqrt(2.0), variance: float = 1.0) -> Kernel:
+    """The subspace form of the kernel ``name`` for inputs of R = ``rank`` directions (plus the residual).
+
+    ``name``: ``"linear"``, ``"se"`` or ``"se+linear"`` (canonical names of
+    :data:`mlgp.kernels.factory.KERNELS`; the sum splits ``variance`` equally, as
+    :func:`mlgp.kernels.make_kernel` does). Raises :class:`~mlgp.errors.ArgumentError` for a kernel
+    without a subspace form.
+    """
+    from gpflow.kernels import Sum
+
+    from ..errors import ArgumentError
+
+    if name == "linear":
+        return SubspaceLinear(rank, variance=variance)
+    if name == "se":
+        return SubspaceSE(rank, variance=variance, lengthscales=lengthscale)
+    if name == "se+linear":
+        return Sum([SubspaceSE(rank, variance=variance / 2.0, lengthscales=lengthscale),
+                    SubspaceLinear(rank, variance=variance / 2.0)])
+    raise ArgumentError(f"the kernel {name!r} has no subspace form; with subspace_rank use 'linear', 'se' or 'se+linear'")

@@ -16,15 +16,17 @@ from dataclasses import replace
 
 import numpy as np
 import tensorflow as tf
-from gpflow import covariances
+from gpflow import covariances, set_trainable
 from gpflow.config import as_context, config
 from gpflow.kernels import Kernel
 
 from .. import arguments
 from ..blocks import InputMap, input_width
+from ..data.subspace import SubspaceProjection, subspace_basis
 from ..errors import ArgumentError, ShapeError
 from ..floats import float_policy
-from ..kernels import make_kernel
+from ..inducing import SubspaceInducingPoints
+from ..kernels import make_kernel, make_subspace_kernel
 from ..kernels.factory import canonical_kernel_name
 from ..likelihoods import MultiLabelBernoulli
 from ..validation import check_training_data
@@ -68,6 +70,7 @@ def mlgpf_from_data(
     model_class: type,
     check_input: bool = True,
     input_map: InputMap | None = None,
+    subspace_rank: int | None = None,
 ):
     """MLGPF initialised the paper's way from training data.
 
@@ -128,6 +131,14 @@ def mlgpf_from_data(
         A map from the D raw features to the d inputs of the kernel (:class:`mlgp.blocks.InputMap`),
         applied a block of rows at a time before anything densifies them: the kernel is built for
         d inputs, and k-means, the warm start, training and scoring all see mapped blocks.
+    subspace_rank
+        R: subspace inducing inputs. The top-R right singular vectors X̃ of X
+        (:func:`mlgp.data.subspace.subspace_basis`) become the model's input map
+        (:class:`~mlgp.data.subspace.SubspaceProjection`), the kernel its subspace form
+        (:func:`mlgp.kernels.make_subspace_kernel`) and Z = A X̃ with A (M, R) from k-means on the
+        training points' coordinates (random rows with ``fixed_inducing``), so a step costs
+        O(B M R), not O(B M D). 1 ≤ R < min(N, D); not with ``input_map`` or
+        ``unit_sphere_inducing``.
     check_input
         Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
@@ -158,6 +169,16 @@ def mlgpf_from_data(
         X, Y = check_training_data(X, Y, num_latent_gps, num_inducing,
                                    max_magnitude=float_policy(dtype).max_feature_magnitude)
         check_bias_init(bias_init)
+    subspace = None
+    if subspace_rank is not None:
+        subspace_rank = arguments.positive_int(subspace_rank, "subspace_rank")
+        if input_map is not None or unit_sphere_inducing:
+            raise ArgumentError("subspace_rank makes its own input map and inducing inputs: it cannot be combined with "
+                                "input_map or unit_sphere_inducing")
+        if subspace_rank >= min(X.shape):
+            raise ShapeError(f"subspace_rank R must be below min(N, D) = {min(X.shape)}, got {subspace_rank}")
+        subspace = subspace_basis(X, subspace_rank, seed=seed)
+        input_map = SubspaceProjection(subspace.basis)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
     if check_input:
@@ -169,7 +190,7 @@ def mlgpf_from_data(
     with as_context(replace(config(), float=policy.dtype.type, jitter=policy.jitter)):
         model = _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
                        kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm_start,
-                       model_class, input_map)
+                       model_class, input_map, subspace)
     model.spec = dict(
         kernel=model.spec.pop("kernel"),
         num_features=X.shape[1],
@@ -185,6 +206,7 @@ def mlgpf_from_data(
         unit_sphere_inducing=bool(unit_sphere_inducing),
         bias_init=bias_init,
         num_gauss_hermite_points=int(num_gauss_hermite_points),
+        subspace_rank=subspace_rank,
     )
     return model
 
@@ -212,8 +234,10 @@ def _check_arguments(num_latent_gps, num_inducing, fixed_inducing, unit_sphere_i
 
 def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, q_family,
            kmeans_iterations, q_mu_init, q_sqrt_init, bias_init, num_gauss_hermite_points, seed, warm,
-           model_class, input_map):
-    """The model, built in the current GPflow float type and jitter."""
+           model_class, input_map, subspace=None):
+    """The model, built in the current GPflow float type and jitter (``subspace``: the
+    :class:`~mlgp.data.subspace.SubspaceBasis` of subspace inducing inputs, whose projection is
+    ``input_map``)."""
     if input_map is not None and int(input_map.num_features) != X.shape[1]:
         raise ShapeError(f"the input map takes D = {input_map.num_features} features but X has {X.shape[1]}")
     N, D = X.shape[0], input_width(X.shape[1], input_map)
@@ -222,17 +246,24 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
     name = None
     if isinstance(kernel, str):
         name = canonical_kernel_name(kernel)
-        kernel = make_kernel(name, D)
-    if name == "linear" and M > D:
+        kernel = make_kernel(name, D) if subspace is None else make_subspace_kernel(name, D - 1)
+    span = D if subspace is None else D - 1  # subspace inducing inputs span R = D − 1 directions
+    if name == "linear" and M > span:
         warnings.warn(
-            f"linear kernel with M={M} inducing inputs in D={D} dimensions: K_ZZ has rank at most D "
-            "and is invertible only through jitter; use M ≤ D, or the 'se' / 'se+linear' kernels",
+            f"linear kernel with M={M} inducing inputs in {span} dimensions: K_ZZ has rank at most {span} "
+            f"and is invertible only through jitter; use M ≤ {span}, or the 'se' / 'se+linear' kernels",
             stacklevel=2,
         )
     # the registry's name for the two flags
     inducing = ("fixed-" if fixed_inducing else "") + ("unit-sphere" if unit_sphere_inducing else "")
     inducing = {"": "kmeans", "fixed-": "fixed"}.get(inducing, inducing)
-    Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed, input_map=input_map)
+    if subspace is None:
+        Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed, input_map=input_map)
+    else:  # A from the training points' coordinates in the subspace
+        Z = initialisation.make_inducing(inducing, subspace.coordinates, M, iterations=kmeans_iterations, seed=seed)
+        Z = SubspaceInducingPoints(Z.Z.numpy())
+        if fixed_inducing:
+            set_trainable(Z, False)
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)
     if bias_init == "log-odds":
         likelihood.bias.assign(label_log_odds(Y))
