@@ -29,7 +29,7 @@ __all__ = ["DEMO_OPTIONS", "add_parser", "run"]
 #: The settings ``mlgp demo`` takes as options, in the order ``--help`` lists them.
 DEMO_OPTIONS: tuple[str, ...] = ("kernel", "num_latent_gps", "num_inducing", "epochs", "batch_size", "negatives",
                                  "q_family", "optimizer", "learning_rate", "dtype", "warm_start", "max_train",
-                                 "unit_sphere_inducing", "seed")
+                                 "unit_sphere_inducing", "subspace_rank", "seed")
 
 #: The cases ``--help`` describes: (where, dataset name in :data:`mlgp.recipes.DEMO_SETTINGS`).
 _CASES = (("bibtex", "bibtex"), ("synthetic", "synthetic"), ("other datasets", "*"))
@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
           + (f" (using the first {n_train})" if n_train < ds.train.num_points else "")
           + f", N_test={ds.test.num_points}, D={ds.num_features}, K={K}")
     print(f"model: MLGPF, kernel {s.kernel}, P={s.num_latent_gps} latent GPs, M={s.num_inducing} inducing inputs"
+          + (f" in the top-{s.subspace_rank} singular subspace" if s.subspace_rank else "")
           + (" on the unit sphere" if s.unit_sphere_inducing else " (free)")
           + f", {s.q_family} q(u), {s.dtype}"
           + (", warm start" if s.warm_start else "")

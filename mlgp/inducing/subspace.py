@@ -21,6 +21,7 @@ from gpflow.kernels import Kernel
 
 from ..errors import ShapeError
 from .contract import InputDim
+from .unit_sphere import UnitRows
 
 __all__ = ["SubspaceInducingPoints"]
 
@@ -33,16 +34,28 @@ class SubspaceInducingPoints(InducingVariables):
     A
         (M, R) initial coordinates (e.g. k-means centres of the training points' coordinates
         :attr:`mlgp.data.subspace.SubspaceBasis.coordinates`), finite.
+    unit_rows
+        Keep each z_m on the unit sphere, like L2-normalised inputs: since X̃ has orthonormal rows,
+        ‖a_m X̃‖ = ‖a_m‖, so A carries the :class:`~mlgp.inducing.UnitRows` transform (rows of zeros
+        are refused).
     name
         Module name.
     """
 
-    def __init__(self, A, name: str | None = None) -> None:
+    def __init__(self, A, unit_rows: bool = False, name: str | None = None) -> None:
         super().__init__(name=name)
         A = np.asarray(A, dtype=np.float64)
         if A.ndim != 2 or min(A.shape) < 1 or not np.all(np.isfinite(A)):
             raise ShapeError(f"A must be a finite non-empty (M, R) array, got shape {A.shape}")
-        self.A = Parameter(A, dtype=default_float(), name="A")
+        self.unit_rows = bool(unit_rows)
+        if self.unit_rows:
+            norms = np.linalg.norm(A, axis=1)
+            if np.any(norms == 0):
+                raise ShapeError(f"unit-norm subspace inducing inputs need non-zero rows of A; rows "
+                                 f"{np.flatnonzero(norms == 0)[:10].tolist()} are zero")
+            self.A = Parameter(A / norms[:, None], transform=UnitRows(), dtype=default_float(), name="A")
+        else:
+            self.A = Parameter(A, dtype=default_float(), name="A")
 
     @property
     def num_inducing(self) -> tf.Tensor:

@@ -137,8 +137,8 @@ def mlgpf_from_data(
         (:class:`~mlgp.data.subspace.SubspaceProjection`), the kernel its subspace form
         (:func:`mlgp.kernels.make_subspace_kernel`) and Z = A X̃ with A (M, R) from k-means on the
         training points' coordinates (random rows with ``fixed_inducing``), so a step costs
-        O(B M R), not O(B M D). 1 ≤ R < min(N, D); not with ``input_map`` or
-        ``unit_sphere_inducing``.
+        O(B M R), not O(B M D); with ``unit_sphere_inducing`` the rows of A (so of Z) have unit
+        norm. 1 ≤ R < min(N, D); not with ``input_map``.
     check_input
         Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
@@ -172,9 +172,8 @@ def mlgpf_from_data(
     subspace = None
     if subspace_rank is not None:
         subspace_rank = arguments.positive_int(subspace_rank, "subspace_rank")
-        if input_map is not None or unit_sphere_inducing:
-            raise ArgumentError("subspace_rank makes its own input map and inducing inputs: it cannot be combined with "
-                                "input_map or unit_sphere_inducing")
+        if input_map is not None:
+            raise ArgumentError("subspace_rank makes its own input map: it cannot be combined with input_map")
         if subspace_rank >= min(X.shape):
             raise ShapeError(f"subspace_rank R must be below min(N, D) = {min(X.shape)}, got {subspace_rank}")
         subspace = subspace_basis(X, subspace_rank, seed=seed)
@@ -261,7 +260,7 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
         Z = initialisation.make_inducing(inducing, X, M, iterations=kmeans_iterations, seed=seed, input_map=input_map)
     else:  # A from the training points' coordinates in the subspace
         Z = initialisation.make_inducing(inducing, subspace.coordinates, M, iterations=kmeans_iterations, seed=seed)
-        Z = SubspaceInducingPoints(Z.Z.numpy())
+        Z = SubspaceInducingPoints(Z.Z.numpy(), unit_rows=unit_sphere_inducing)
         if fixed_inducing:
             set_trainable(Z, False)
     likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=num_gauss_hermite_points, seed=seed)

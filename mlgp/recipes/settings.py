@@ -145,6 +145,8 @@ class MLGPFSettings:
         The model's form: see :func:`mlgp.models.mlgpf_from_data`.
     batch_growth
         ``(every, increment)``, ``"paper"`` or ``"EVERY,INC"`` (:func:`batch_growth`).
+    subspace_rank
+        R: subspace inducing inputs (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank``).
     seed
         Seeds k-means, the initial values, the minibatches and the sampled negatives.
     max_train
@@ -180,6 +182,9 @@ class MLGPFSettings:
                                  "10,20)", kind="batch_growth", metavar="EVERY,INC", none="a fixed batch")
     bias_init: str = _setting("log-odds", "initial bias b: the labels' log-odds, or the authors' N(0, 1/P) draws",
                               choices=_bias_init_names, metavar="INIT")
+    subspace_rank: int | None = _setting(None, "subspace inducing inputs in the top-R singular subspace of the training "
+                                         "features (a step's cost stops depending on D)", kind="positive_int",
+                                         metavar="R", none="inducing inputs in the full input space")
     seed: int = _setting(0, "seed of k-means, initial values and minibatches", kind="seed")
     max_train: int | None = _setting(None, "use only the first N training points", kind="positive_int", metavar="N",
                                      none="all")
@@ -266,6 +271,7 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
         warm_start=arguments.flag(s.warm_start, "warm_start"),
         batch_growth=batch_growth(s.batch_growth),
         bias_init=check_bias_init(s.bias_init),
+        subspace_rank=arguments.positive_int(s.subspace_rank, "subspace_rank", optional=True),
         seed=arguments.seed(s.seed),
         max_train=arguments.positive_int(s.max_train, "max_train", optional=True),
     )

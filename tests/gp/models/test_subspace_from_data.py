@@ -79,11 +79,23 @@ def test_fixed_subspace_inducing_inputs_stay_where_they_start(data):
     (dict(subspace_rank=0), ArgumentError, r"subspace_rank must be a positive integer, got 0"),
     (dict(subspace_rank=2.5), ArgumentError, r"subspace_rank must be a positive integer, got 2\.5"),
     (dict(subspace_rank=N), ShapeError, r"subspace_rank R must be below min\(N, D\) = 120, got 120"),
-    (dict(subspace_rank=R, unit_sphere_inducing=True), ArgumentError, r"cannot be combined with input_map or unit_sphere"),
     (dict(subspace_rank=R, input_map=SubspaceProjection(np.eye(2, D))), ArgumentError, r"cannot be combined with input_map"),
     (dict(subspace_rank=R, kernel="se+linear-shared"), ArgumentError, r"'se\+linear-shared' has no subspace form"),
-], ids=["R 0", "R 2.5", "R = N", "unit sphere", "input map", "shared kernel"])
+], ids=["R 0", "R 2.5", "R = N", "input map", "shared kernel"])
 def test_what_subspace_inducing_inputs_refuse(data, kwargs, error, message):
     X, Y = data
     with pytest.raises(error, match=message):
         MLGPF.from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=M), **kwargs))
+
+
+def test_unit_sphere_subspace_inducing_inputs_keep_unit_norm(data, tmp_path):
+    X, Y = data
+    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=M, subspace_rank=R,
+                            unit_sphere_inducing=True)
+    iv = model.inducing_variable.inducing_variable
+    fit(model, (X, Y), epochs=2, batch_size=40, progress=False)
+    Z = iv.A.numpy() @ model.input_map.basis  # the inducing inputs in the raw space
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-10)
+    loaded = MLGPF.load(model.save(tmp_path / "m"))
+    assert loaded.inducing_variable.inducing_variable.unit_rows
+    np.testing.assert_array_equal(loaded.inducing_variable.inducing_variable.A.numpy(), iv.A.numpy())
