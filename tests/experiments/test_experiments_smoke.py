@@ -41,6 +41,11 @@ EXPECTED: dict[str, dict] = {
                                   set(BENCH_FASTXML_NUMBERS))},
         figures=[],
     ),
+    "bench_subspace": dict(
+        tables={"bench_subspace": (["D", "method", "svd randomized s", "svd svds s", "projection s", "build s",
+                                    "s per step", "peak MB"], set())},
+        figures=["step_time_vs_d"],
+    ),
     "bench_mlgpf": dict(
         tables={"bench_mlgpf": (["P", "M", "batch", "q(u)", "mlgpf step", "timing", "mlgpf s/epoch", "mlgpf peak MB",
                                  "mlgpf GFLOP/s", "numpy matmul GFLOP/s", "fraction of matmul rate", "stock s/epoch",
@@ -179,7 +184,11 @@ def _check_png(path: Path) -> None:
 
 def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
     """What the numbers must say, beyond their being there and finite."""
-    if name == "bench_mlgpf":
+    if name == "bench_subspace":
+        df = tables["bench_subspace"]
+        assert set(zip(df["D"], df["method"])) == {(500, "full"), (500, "subspace"), (2000, "full"), (2000, "subspace")}
+        assert (df["s per step"] > 0).all()
+    elif name == "bench_mlgpf":
         df = tables["bench_mlgpf"]
         # every step mode timed, each beside GPflow's stock route
         assert set(zip(df["q(u)"], df["mlgpf step"])) == BENCH_STEPS
