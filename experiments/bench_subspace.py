@@ -13,7 +13,7 @@ measures, in one run:
   runs in its own child process, so each peak belongs to that model alone.
 
 It writes the table ``bench_subspace`` and the figure ``step_time_vs_d`` (seconds per step against D,
-log–log). ``--quick``: D = 500 and 2,000 on a tiny problem, every model in this process (TensorFlow
+log–log). ``--quick``: D = 2,000 on a tiny problem, every model in this process (TensorFlow
 starts once; the memory figures then mean nothing), the CI smoke test.
 
     python experiments/bench_subspace.py            # D = 10³ … 10⁶
@@ -36,7 +36,7 @@ import scipy.sparse as sp
 HERE = Path(__file__).resolve()
 FULL = dict(num_points=5000, nnz_per_row=50, num_labels=200, dims=[1_000, 10_000, 100_000, 1_000_000], rank=100,
             num_latent_gps=20, num_inducing=100, batch_size=500, full_max_d=100_000)
-QUICK = dict(num_points=300, nnz_per_row=10, num_labels=10, dims=[500, 2_000], rank=8, num_latent_gps=3,
+QUICK = dict(num_points=300, nnz_per_row=10, num_labels=10, dims=[2_000], rank=8, num_latent_gps=3,
              num_inducing=10, batch_size=100, full_max_d=2_000)
 
 
