@@ -3,14 +3,15 @@
 :class:`MultiLabelEstimator` (``base``) holds the multi-label tags, the one fit-time validation,
 the scoring methods (``decision_function``, ``predict_topk``, ``predict``, ``predict_proba``) over
 per-block hooks, and ``save`` / ``load``; ``persistence`` is the file format (JSON header + ``.npz``
-arrays, no pickle, atomic writes) and :class:`SavedState` the checked view of a file's fitted state;
+arrays, no pickle, atomic writes) and ``saved_state``'s :class:`SavedState` the checked view of a file's fitted state;
 ``registry`` maps saved class names to classes. This package imports NumPy, SciPy, scikit-learn and
 mlgp's floor (``errors``, ``validation``, ``scores``, ``data``) only: no TensorFlow, no model family.
 """
 
 from .base import MultiLabelEstimator, ParameterError
-from .persistence import FORMAT, SavedState, load_estimator, save_estimator
+from .persistence import FORMAT, load_estimator, save_estimator
 from .registry import register, registered, resolve
+from .saved_state import SavedState
 
 __all__ = ["FORMAT", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
            "save_estimator"]

@@ -44,7 +44,8 @@ from ..errors import ArgumentError
 from ..scores import TopK, score_in_batches
 from ..validation import (canonical_csr, check_estimator_features, check_estimator_labels, check_features,
                           check_thresholds)
-from .persistence import SavedState, load_estimator, save_estimator
+from .persistence import load_estimator, save_estimator
+from .saved_state import SavedState
 from .registry import register
 
 __all__ = ["MultiLabelEstimator", "ParameterError"]

@@ -70,16 +70,9 @@ def _peak_rss_growth(fn):
 
 
 @pytest.fixture
-def no_wide_dense(monkeypatch):
+def no_wide_dense(forbid_dense_blocks):
     """Fail on any densifying of a CSR block as wide as the raw features."""
-    real = sp.csr_matrix.toarray
-
-    def guarded(self, *args, **kwargs):
-        if self.shape[1] >= D:
-            raise AssertionError(f"a dense block of shape {self.shape} was formed")
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(sp.csr_matrix, "toarray", guarded)
+    forbid_dense_blocks(D)
 
 
 def test_a_mapped_model_trains_and_scores_without_a_dense_block_of_the_raw_width(problem, no_wide_dense):
