@@ -29,7 +29,8 @@ __all__ = ["DEMO_OPTIONS", "add_parser", "run"]
 #: The settings ``mlgp demo`` takes as options, in the order ``--help`` lists them.
 DEMO_OPTIONS: tuple[str, ...] = ("kernel", "num_latent_gps", "num_inducing", "epochs", "batch_size", "negatives",
                                  "q_family", "optimizer", "learning_rate", "dtype", "warm_start", "max_train",
-                                 "unit_sphere_inducing", "subspace_rank", "seed")
+                                 "unit_sphere_inducing", "subspace_rank", "subspace_sample",
+                                 "seed")
 
 #: The cases ``--help`` describes: (where, dataset name in :data:`mlgp.recipes.DEMO_SETTINGS`).
 _CASES = (("bibtex", "bibtex"), ("synthetic", "synthetic"), ("other datasets", "*"))

@@ -23,7 +23,7 @@ from ..blocks import register_input_map
 from ..errors import ArgumentError, ShapeError
 from ..validation import check_features
 
-__all__ = ["SVD_SOLVERS", "SubspaceBasis", "SubspaceProjection", "subspace_basis"]
+__all__ = ["RANK_TOLERANCE", "SVD_SOLVERS", "SubspaceBasis", "SubspaceProjection", "subspace_basis"]
 
 #: The truncated-SVD solvers :func:`subspace_basis` can use.
 SVD_SOLVERS = ("randomized", "svds")
@@ -36,19 +36,28 @@ class SubspaceBasis(NamedTuple):
     ----------
     basis : np.ndarray (R, D)
         The top-R right singular vectors X̃, orthonormal rows, by decreasing singular value.
-    coordinates : np.ndarray (N, R)
-        X X̃ᵀ (= U S up to the solver's accuracy): the training points' coordinates in the
-        subspace, as :class:`SubspaceProjection` gives them.
+    coordinates : np.ndarray (n, R)
+        X X̃ᵀ (= U S up to the solver's accuracy) of the rows the SVD saw: the training points'
+        coordinates in the subspace, as :class:`SubspaceProjection` gives them (n = N, or the
+        row sample's size).
     singular_values : np.ndarray (R,)
-        S, decreasing.
+        S, decreasing (of the row sample when there is one).
+    rows : np.ndarray (n,) or None
+        The sampled rows of X, increasing; ``None``: all rows.
     """
 
     basis: np.ndarray
     coordinates: np.ndarray
     singular_values: np.ndarray
+    rows: np.ndarray | None = None
 
 
-def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n_iter: int = 4) -> SubspaceBasis:
+#: Singular values at or below this fraction of the largest count as zero: X's numerical rank.
+RANK_TOLERANCE = 1e-8
+
+
+def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n_iter: int = 4,
+                   sample_rows: int | None = None) -> SubspaceBasis:
     """The top-``rank`` right singular subspace of the features ``X`` (N, D), CSR or dense.
 
     Parameters
@@ -61,13 +70,24 @@ def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n
         ``"randomized"``: :func:`sklearn.utils.extmath.randomized_svd` (``n_iter`` power
         iterations); ``"svds"``: :func:`scipy.sparse.linalg.svds` (ARPACK).
     seed
-        Seeds the solver's random start.
+        Seeds the solver's random start and the row sample.
+    sample_rows
+        Take the basis from this many rows of X drawn uniformly without replacement (n < N), so
+        that the solver's memory, O((n + D) R), does not grow with N; ``None`` (or n ≥ N): all
+        rows. R must then fit the sample: R ≤ min(n, D) (``"svds"``: below it).
 
     Returns
     -------
     SubspaceBasis
         Signs fixed so that each basis row's largest-magnitude entry is positive (the result does
         not depend on the solver's sign convention).
+
+    Raises
+    ------
+    ShapeError
+        For R beyond the limit above (before any SVD), or beyond X's numerical rank (the number
+        of singular values above :data:`RANK_TOLERANCE` × the largest, found by the SVD): the
+        message gives the rank to use instead.
     """
     X = check_features(X)
     rank = arguments.positive_int(rank, "rank")
@@ -75,9 +95,16 @@ def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n
     n_iter = arguments.non_negative_int(n_iter, "n_iter")
     if solver not in SVD_SOLVERS:
         raise ArgumentError(f"solver must be one of {', '.join(map(repr, SVD_SOLVERS))}; got {solver!r}")
-    limit = min(X.shape) - (1 if solver == "svds" else 0)
+    rows = None
+    if sample_rows is not None and arguments.positive_int(sample_rows, "sample_rows") < X.shape[0]:
+        rows = np.sort(np.random.default_rng(seed).choice(X.shape[0], int(sample_rows), replace=False))
+    shape = X.shape if rows is None else (len(rows), X.shape[1])
+    limit = min(shape) - (1 if solver == "svds" else 0)
     if rank > limit:
-        raise ShapeError(f"rank R must be at most {limit} for the {solver!r} solver on X of shape {X.shape}; got {rank}")
+        seen = f"X of shape {X.shape}" if rows is None else f"a sample of {len(rows)} rows of X of shape {X.shape}"
+        raise ShapeError(f"rank R must be at most {limit} for the {solver!r} solver on {seen}; got {rank}")
+    if rows is not None:
+        X = X[rows]
     if solver == "randomized":
         from sklearn.utils.extmath import randomized_svd
 
@@ -89,11 +116,17 @@ def subspace_basis(X, rank: int, *, solver: str = "randomized", seed: int = 0, n
         _, S, Vt = svds(X, k=rank, v0=v0)
         order = np.argsort(S)[::-1]
         S, Vt = S[order], Vt[order]
+    numerical_rank = int(np.sum(S > RANK_TOLERANCE * S.max())) if S.size and S.max() > 0 else 0
+    if numerical_rank < rank:
+        raise ShapeError(f"rank R = {rank} exceeds the numerical rank {numerical_rank} of the "
+                         f"{'features' if rows is None else 'row sample'} (singular values above "
+                         f"{RANK_TOLERANCE:g} × the largest): use R ≤ {numerical_rank}"
+                         + ("" if numerical_rank else " — X is all zeros"))
     signs = np.sign(Vt[np.arange(rank), np.argmax(np.abs(Vt), axis=1)])
     signs[signs == 0] = 1.0
     Vt = np.ascontiguousarray(Vt * signs[:, None])
     coordinates = np.asarray(X @ Vt.T, dtype=np.float64)  # U S, exactly what the projection gives
-    return SubspaceBasis(Vt, coordinates, np.asarray(S, dtype=np.float64))
+    return SubspaceBasis(Vt, coordinates, np.asarray(S, dtype=np.float64), rows)
 
 
 @register_input_map

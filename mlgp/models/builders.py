@@ -71,6 +71,7 @@ def mlgpf_from_data(
     check_input: bool = True,
     input_map: InputMap | None = None,
     subspace_rank: int | None = None,
+    subspace_sample: int | None = None,
 ):
     """MLGPF initialised the paper's way from training data.
 
@@ -139,6 +140,10 @@ def mlgpf_from_data(
         training points' coordinates (random rows with ``fixed_inducing``), so a step costs
         O(B M R), not O(B M D); with ``unit_sphere_inducing`` the rows of A (so of Z) have unit
         norm. 1 ≤ R < min(N, D); not with ``input_map``.
+    subspace_sample
+        Take the basis from this many training rows drawn at random (``subspace_basis``'s
+        ``sample_rows``), and A's k-means from their coordinates, so that the SVD's memory does
+        not grow with N; at least M, and above R. ``None``: all rows.
     check_input
         Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
@@ -170,13 +175,20 @@ def mlgpf_from_data(
                                    max_magnitude=float_policy(dtype).max_feature_magnitude)
         check_bias_init(bias_init)
     subspace = None
+    if subspace_sample is not None and subspace_rank is None:
+        raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
     if subspace_rank is not None:
         subspace_rank = arguments.positive_int(subspace_rank, "subspace_rank")
         if input_map is not None:
             raise ArgumentError("subspace_rank makes its own input map: it cannot be combined with input_map")
         if subspace_rank >= min(X.shape):
             raise ShapeError(f"subspace_rank R must be below min(N, D) = {min(X.shape)}, got {subspace_rank}")
-        subspace = subspace_basis(X, subspace_rank, seed=seed)
+        subspace_sample = arguments.positive_int(subspace_sample, "subspace_sample", optional=True)
+        if subspace_sample is not None and subspace_sample < X.shape[0]:
+            if subspace_sample < num_inducing or subspace_sample <= subspace_rank:
+                raise ShapeError(f"subspace_sample must be at least M = {num_inducing} and above R = {subspace_rank} "
+                                 f"(k-means of A and the SVD run on the sample); got {subspace_sample}")
+        subspace = subspace_basis(X, subspace_rank, seed=seed, sample_rows=subspace_sample)
         input_map = SubspaceProjection(subspace.basis)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
@@ -206,6 +218,7 @@ def mlgpf_from_data(
         bias_init=bias_init,
         num_gauss_hermite_points=int(num_gauss_hermite_points),
         subspace_rank=subspace_rank,
+        subspace_sample=subspace_sample,
     )
     return model
 

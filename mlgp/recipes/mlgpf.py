@@ -178,6 +178,7 @@ def train_mlgpf(
         dtype=s.dtype,
         warm_start=s.warm_start,
         subspace_rank=s.subspace_rank,
+        subspace_sample=s.subspace_sample,
         check_input=False,  # settings checked when built, data just above
     )
     t0 = time.perf_counter()
@@ -245,7 +246,7 @@ def _check_sizes(s: MLGPFSettings, K: int) -> None:
 #: Settings added after checkpoints were first written, with the value an older ``settings.json``
 #: (which lacks them) implies.
 _SETTINGS_ADDED = {"unit_sphere_inducing": False, "optimizer": "adam", "natgrad_gamma": None, "dtype": "float64",
-                   "warm_start": False, "subspace_rank": None}
+                   "warm_start": False, "subspace_rank": None, "subspace_sample": None}
 
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:

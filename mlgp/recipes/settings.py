@@ -147,6 +147,8 @@ class MLGPFSettings:
         ``(every, increment)``, ``"paper"`` or ``"EVERY,INC"`` (:func:`batch_growth`).
     subspace_rank
         R: subspace inducing inputs (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank``).
+    subspace_sample
+        The basis from a row sample of this size (``mlgpf_from_data``'s ``subspace_sample``).
     seed
         Seeds k-means, the initial values, the minibatches and the sampled negatives.
     max_train
@@ -185,6 +187,9 @@ class MLGPFSettings:
     subspace_rank: int | None = _setting(None, "subspace inducing inputs in the top-R singular subspace of the training "
                                          "features (a step's cost stops depending on D)", kind="positive_int",
                                          metavar="R", none="inducing inputs in the full input space")
+    subspace_sample: int | None = _setting(None, "take the subspace's basis from this many training rows drawn at random "
+                                           "(with --subspace-rank)", kind="positive_int", metavar="N",
+                                           none="all training rows")
     seed: int = _setting(0, "seed of k-means, initial values and minibatches", kind="seed")
     max_train: int | None = _setting(None, "use only the first N training points", kind="positive_int", metavar="N",
                                      none="all")
@@ -272,9 +277,12 @@ def _checked(s: MLGPFSettings) -> dict[str, Any]:
         batch_growth=batch_growth(s.batch_growth),
         bias_init=check_bias_init(s.bias_init),
         subspace_rank=arguments.positive_int(s.subspace_rank, "subspace_rank", optional=True),
+        subspace_sample=arguments.positive_int(s.subspace_sample, "subspace_sample", optional=True),
         seed=arguments.seed(s.seed),
         max_train=arguments.positive_int(s.max_train, "max_train", optional=True),
     )
+    if out["subspace_sample"] is not None and out["subspace_rank"] is None:
+        raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
     if out["optimizer"] == "natgrad" and out["q_family"] == "preconditioned":
         raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
                             "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
