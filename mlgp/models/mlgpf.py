@@ -39,6 +39,7 @@ from ..blocks import InputMap, take_rows
 from ..errors import ArgumentError, ShapeError
 from ..inducing import input_dim, shared_inducing_variable
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
+from ..validation import check_features
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
 from .builders import mlgpf_from_data
 from .persistence import load_mlgpf, load_parameters, save_mlgpf
@@ -302,10 +303,15 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
     # ----------------------------------------------------------------- predictions
     def model_inputs(self, X) -> tf.Tensor:
         """Raw features (N, D) — CSR, an array or a tensor — as the (N, d) tensor the kernel sees:
-        through the input map (on CSR, before anything densifies it), in the model's float type."""
+        through the input map (on CSR, before anything densifies it), in the model's float type.
+
+        Raises :class:`~mlgp.errors.ShapeError` for X of another width than the model's raw
+        features, or with NaN or inf (a tensor without an input map is passed as it is).
+        """
         if self.input_map is None and tf.is_tensor(X):
             return tf.cast(X, self.float_type)
         X = X.numpy() if tf.is_tensor(X) else X
+        X = check_features(X, num_features=self.num_features, max_magnitude=self._max_feature_magnitude)
         return tf.convert_to_tensor(take_rows(X, slice(None), input_map=self.input_map), dtype=self.float_type)
 
     def predict_f(self, Xnew, full_cov: bool = False, full_output_cov: bool = False):
