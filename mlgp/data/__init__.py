@@ -15,9 +15,11 @@ from .registry import (
 from .stats import statistics, statistics_table
 from .preprocessing import normalise_rows
 from .synthetic import default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
+from .synthetic_xc import AMAZONCAT_13K, extreme_like
 from .xc import read_xc, write_xc
 
 __all__ = [
+    "AMAZONCAT_13K",
     "DATASETS",
     "Dataset",
     "DatasetInfo",
@@ -25,6 +27,7 @@ __all__ = [
     "available",
     "data_home",
     "default_problem",
+    "extreme_like",
     "geneml_lowrank",
     "load",
     "lspc_toy",

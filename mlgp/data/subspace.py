@@ -143,17 +143,25 @@ class SubspaceProjection:
     """
 
     def __init__(self, basis) -> None:
-        self.basis = np.array(basis, dtype=np.float64)
-        if self.basis.ndim != 2 or self.basis.shape[0] < 1 or self.basis.shape[0] >= self.basis.shape[1]:
-            raise ShapeError(f"the basis must be (R, D) with 1 ≤ R < D; got shape {self.basis.shape}")
-        if not np.all(np.isfinite(self.basis)):
+        basis = np.asarray(basis, dtype=np.float64)
+        if basis.ndim != 2 or basis.shape[0] < 1 or basis.shape[0] >= basis.shape[1]:
+            raise ShapeError(f"the basis must be (R, D) with 1 ≤ R < D; got shape {basis.shape}")
+        # one copy, held as X̃ᵀ (D, R) in C order: what a CSR block's product needs without a copy
+        self._basis_t = np.array(basis.T, order="C")
+        if not np.all(np.isfinite(self._basis_t)):
             raise ShapeError("the basis contains NaN or inf")
-        gram = self.basis @ self.basis.T
+        gram = self._basis_t.T @ self._basis_t
         if not np.allclose(gram, np.eye(gram.shape[0]), atol=1e-6):
             raise ShapeError("the basis rows must be orthonormal (X̃ X̃ᵀ = I): use subspace_basis(X, R).basis")
-        self.num_features = int(self.basis.shape[1])
-        self.num_outputs = int(self.basis.shape[0]) + 1
-        self._basis_t = np.ascontiguousarray(self.basis.T)
+        self.num_features = int(basis.shape[1])
+        self.num_outputs = int(basis.shape[0]) + 1
+
+    @property
+    def basis(self) -> np.ndarray:
+        """X̃ (R, D), a read-only view of the map's one copy."""
+        view = self._basis_t.T
+        view.flags.writeable = False
+        return view
 
     def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:
         """(B, D) CSR or dense → (B, R + 1) dense float64."""

@@ -72,6 +72,7 @@ def mlgpf_from_data(
     input_map: InputMap | None = None,
     subspace_rank: int | None = None,
     subspace_sample: int | None = None,
+    subspace_solver: str = "randomized",
 ):
     """MLGPF initialised the paper's way from training data.
 
@@ -144,6 +145,10 @@ def mlgpf_from_data(
         Take the basis from this many training rows drawn at random (``subspace_basis``'s
         ``sample_rows``), and A's k-means from their coordinates, so that the SVD's memory does
         not grow with N; at least M, and above R. ``None``: all rows.
+    subspace_solver
+        The truncated SVD: ``"randomized"`` (scikit-learn's ``randomized_svd``) or ``"svds"``
+        (SciPy's ARPACK ``svds``); ``experiments/bench_subspace.py`` and
+        ``experiments/amazoncat_scale.py`` time both.
     check_input
         Check the data, P, M and the choices; ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf`: its settings when built, its data once): X CSR or dense
@@ -188,7 +193,7 @@ def mlgpf_from_data(
             if subspace_sample < num_inducing or subspace_sample <= subspace_rank:
                 raise ShapeError(f"subspace_sample must be at least M = {num_inducing} and above R = {subspace_rank} "
                                  f"(k-means of A and the SVD run on the sample); got {subspace_sample}")
-        subspace = subspace_basis(X, subspace_rank, seed=seed, sample_rows=subspace_sample)
+        subspace = subspace_basis(X, subspace_rank, seed=seed, sample_rows=subspace_sample, solver=subspace_solver)
         input_map = SubspaceProjection(subspace.basis)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
@@ -219,6 +224,7 @@ def mlgpf_from_data(
         num_gauss_hermite_points=int(num_gauss_hermite_points),
         subspace_rank=subspace_rank,
         subspace_sample=subspace_sample,
+        subspace_solver=subspace_solver if subspace_rank is not None else None,
     )
     return model
 
