@@ -160,10 +160,19 @@ def main(argv: list[str] | None = None) -> None:
                         f"{','.join(QUICK_VARIANTS)} with --quick)")
     parser.add_argument("--q-families", default=None, metavar="LIST",
                         help="train each variant with each of these q(u) families (default: --q-family's)")
+    parser.add_argument("--dataset-epochs", default=None, metavar="NAME=E,…",
+                        help="epochs per dataset, over --epochs and the paper's (e.g. bibtex=50,delicious=20)")
     parser.add_argument("--latent", type=int, default=SIZES["num_latent_gps"], metavar="P")
     parser.add_argument("--inducing", type=int, default=SIZES["num_inducing"], metavar="M")
     add_training_args(parser, epochs=OTHER_EPOCHS)  # without --epochs: the paper's per dataset (PAPER_EPOCHS)
     args = parser.parse_args(argv)
+    try:
+        args.dataset_epochs = {k: int(v) for k, v in (p.split("=") for p in args.dataset_epochs.split(","))} \
+            if args.dataset_epochs else {}
+    except ValueError:
+        parser.error(f"--dataset-epochs takes NAME=E,…; got {args.dataset_epochs!r}")
+    if any(e < 1 for e in args.dataset_epochs.values()):
+        parser.error("--dataset-epochs: each E must be at least 1")
     args.datasets = args.datasets or ("bibtex" if args.quick else "bibtex,delicious,enron")
     args.variants = args.variants or ",".join(QUICK_VARIANTS if args.quick else VARIANTS)
     unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
@@ -188,14 +197,15 @@ def train_all(args: argparse.Namespace) -> None:
         train["batch_size"] = given.get("batch_size", SIZES["batch_size"])
     families = args.q_families.split(",") if args.q_families else [train["q_family"]]
     settings = dict(datasets=args.datasets, variants=args.variants, q_families=families, **train,
-                    epochs_per_dataset="paper's" if "epochs" not in given else given["epochs"],
+                    epochs_per_dataset=args.dataset_epochs or ("paper's" if "epochs" not in given else given["epochs"]),
                     checkpoint_dir=args.checkpoint_dir)
     with Experiment("table2_subspace", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         rows, traces = [], []
         for name in args.datasets.split(","):
             ds = mlgp.data.load(name)
             rank = given.get("subspace_rank") or RANKS.get(name, ds.train.X.shape[1] // 2)
-            epochs = QUICK_SETTINGS["epochs"] if args.quick else given.get("epochs", PAPER_EPOCHS.get(name, OTHER_EPOCHS))
+            epochs = args.dataset_epochs.get(name, given.get("epochs", PAPER_EPOCHS.get(name, OTHER_EPOCHS)))
+            epochs = QUICK_SETTINGS["epochs"] if args.quick else epochs
             if args.quick:
                 rank = min(rank, 20)
             for variant in args.variants.split(","):
