@@ -7,10 +7,10 @@ index space for a 3,000 × 10⁶ shape), only the CSR arrays themselves and one 
 :data:`AMAZONCAT_13K` holds the shape of AmazonCat-13K. The same ``seed`` gives the same data.
 
 The model: label l has frequency weight ∝ (l + 1)^−``label_exponent`` and a topic of ``topic_size``
-feature columns (drawn log-uniformly over D, so low column ids are common words shared by many
-topics). Point n has 1 + Poisson(``labels_per_point`` − 1) labels drawn by those weights
+feature columns drawn uniformly from all D. Point n has 1 + Poisson(``labels_per_point`` − 1) labels drawn by those weights
 (duplicates merged); of its ``nnz_per_row`` feature draws a fraction ``signal`` come from the topics
-of its labels (a label, then a column of its topic) and the rest log-uniformly from all D columns;
+of its labels (a label, then a column of its topic) and the rest log-uniformly from all D columns
+(P(j) ∝ 1/(j + 1): low column ids are common words);
 values are uniform on [0.5, 1.5], duplicate columns summed, rows scaled to unit L2 norm.
 """
 
@@ -82,7 +82,7 @@ def extreme_like(num_train: int, num_test: int, num_features: int, num_labels: i
     D, K = sizes["num_features"], sizes["num_labels"]
     weights = (np.arange(1, K + 1, dtype=np.float64)) ** -label_exponent
     weights /= weights.sum()
-    topics = _log_uniform(rng, D, (K, sizes["topic_size"]))
+    topics = rng.integers(0, D, (K, sizes["topic_size"]))
     settings = dict(nnz_per_row=sizes["nnz_per_row"], labels_per_point=labels_per_point, signal=signal,
                     topic_size=sizes["topic_size"], label_exponent=label_exponent, seed=seed)
     splits = {}

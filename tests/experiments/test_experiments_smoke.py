@@ -41,6 +41,21 @@ EXPECTED: dict[str, dict] = {
                                   set(BENCH_FASTXML_NUMBERS))},
         figures=[],
     ),
+    "amazoncat_scale": dict(
+        tables={"phases": (["phase", "seconds", "peak_gb"], {"nnz_per_row", "labels_per_point", "X_gb",
+                                                             "top_singular_value", "ms_per_step", "elbo"}),
+                "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
+        figures=[],
+    ),
+    "table2_subspace": dict(
+        tables={"table2_runs": (["dataset", "variant", "q_family", "seed", "R", "epochs", "P@1", "P@3", "P@5",
+                                 "min/epoch", "bound+grad s", "KL+grad s", "train s"], {"R"}),
+                "table2_subspace": (["dataset", "variant", "P@1", "paper P@1", "diff P@1"], set()),
+                "table4_fixed": (["dataset", "variant", "P@1", "paper P@1", "diff P@1"], set()),
+                "table5_times": (["dataset", "variant", "min/epoch", "paper min/epoch", "bound+grad s", "KL+grad s"],
+                                 {"paper min/epoch", "paper bound+grad s", "paper KL+grad s"})},
+        figures=["fig1_traces_bibtex"],
+    ),
     "bench_subspace": dict(
         tables={"bench_subspace": (["D", "method", "svd randomized s", "svd svds s", "projection s", "build s",
                                     "s per step", "peak MB"], set())},
@@ -184,7 +199,21 @@ def _check_png(path: Path) -> None:
 
 def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
     """What the numbers must say, beyond their being there and finite."""
-    if name == "bench_subspace":
+    if name == "table2_subspace":
+        runs = tables["table2_runs"]
+        assert list(runs["variant"]) == ["s-LINEAR", "LINEAR", "sf-SE"]
+        assert runs["R"].isna().tolist() == [False, True, False]
+        assert (runs[["bound+grad s", "KL+grad s", "min/epoch"]] > 0).all().all()
+        assert list(tables["table2_subspace"]["paper P@1"]) == [59.31, 60.20]
+        np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
+                                   tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
+        assert list(tables["table4_fixed"]["paper P@1"]) == [37.25]
+    elif name == "amazoncat_scale":
+        phases = tables["phases"]["phase"].tolist()
+        assert phases[0] == "generate" and sum(p.startswith("svd (") for p in phases) == 2
+        assert tables["accuracy"]["method"].tolist()[1] == "LabelFrequency"
+        assert tables["accuracy"][["P@1", "P@3", "P@5"]].stack().between(0, 100).all()
+    elif name == "bench_subspace":
         df = tables["bench_subspace"]
         assert set(zip(df["D"], df["method"])) == {(2000, "full"), (2000, "subspace")}
         assert (df["s per step"] > 0).all()
