@@ -45,10 +45,6 @@ def _restore(variables, values) -> None:
         v.assign(x)
 
 
-#: Epochs of at least this many steps get a progress bar of their own (with ``progress``).
-STEP_BAR_MIN_STEPS = 200
-
-
 def fit(
     model,
     data,
@@ -134,8 +130,7 @@ def fit(
         bound becomes NaN instead, which stops training the same way. Not available with
         ``strategy``.
     progress
-        Show a tqdm progress bar over the epochs, and one over the steps of epochs of at least
-        :data:`STEP_BAR_MIN_STEPS` steps.
+        Show a tqdm progress bar over the epochs, and one over the steps of epochs of 200 steps or more.
     callback
         Called as ``callback(epoch, model, row)`` after each epoch.
     check_input
@@ -292,7 +287,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         t0 = time.perf_counter()
         values, kls = [], []
         steps = tqdm(sampler.epoch(), total=sampler.steps_per_epoch, desc=f"epoch {epoch + 1}", unit="step", leave=False,
-                     disable=not progress or sampler.steps_per_epoch < STEP_BAR_MIN_STEPS)
+                     disable=not progress or sampler.steps_per_epoch < 200)
         for s, (xb, yb) in enumerate(steps):
             try:
                 elbo, kl = (float(t) for t in step(xb, yb))
