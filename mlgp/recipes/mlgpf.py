@@ -84,8 +84,8 @@ def train_mlgpf(
         Fields of :class:`~mlgp.recipes.MLGPFSettings` to change (``kernel``, ``num_latent_gps``,
         ``num_inducing``, ``epochs``, ``batch_size``, ``negatives``, ``learning_rate``,
         ``fixed_inducing``, ``unit_sphere_inducing``, ``q_family``, ``optimizer``,
-        ``natgrad_gamma``, ``dtype``, ``warm_start``, ``batch_growth``, ``bias_init``, ``seed``,
-        ``max_train``); that class documents each one and its default. P and M left ``None`` are
+        ``natgrad_gamma``, ``dtype``, ``warm_start``, ``batch_growth``, ``bias_init``,
+        ``subspace_rank``, ``subspace_sample``, ``seed``, ``max_train``); that class documents each one and its default. P and M left ``None`` are
         the dataset's (:meth:`MLGPFSettings.sized_for`); M is kept at most N (and the batch, by
         :func:`mlgp.training.fit`'s sampler).
     validate
