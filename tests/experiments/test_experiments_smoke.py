@@ -201,13 +201,13 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
     """What the numbers must say, beyond their being there and finite."""
     if name == "table2_subspace":
         runs = tables["table2_runs"]
-        assert list(runs["variant"]) == ["s-LINEAR", "LINEAR", "sf-SE"]
-        assert runs["R"].isna().tolist() == [False, True, False]
+        assert list(runs["variant"]) == ["s-LINEAR", "f-SE"]
+        assert runs["R"].isna().tolist() == [False, True]  # subspace, then full inducing inputs
         assert (runs[["bound+grad s", "KL+grad s", "min/epoch"]] > 0).all().all()
-        assert list(tables["table2_subspace"]["paper P@1"]) == [59.31, 60.20]
+        assert list(tables["table2_subspace"]["paper P@1"]) == [59.31]
         np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
                                    tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
-        assert list(tables["table4_fixed"]["paper P@1"]) == [37.25]
+        assert list(tables["table4_fixed"]["paper P@1"]) == [36.43]
     elif name == "amazoncat_scale":
         phases = tables["phases"]["phase"].tolist()
         assert phases[0] == "generate" and sum(p.startswith("svd (") for p in phases) == 2
