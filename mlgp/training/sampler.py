@@ -49,12 +49,7 @@ def sample_labels(Y: sp.csr_matrix, negatives: int, rng: np.random.Generator, nu
     col_in_row = np.arange(Y.nnz) - np.repeat(Y.indptr[:-1], n_pos)
     indices[row_of, col_in_row] = Y.indices
     weights[row_of, col_in_row] = 1.0
-    # negatives: the n smallest random keys among the non-positive labels of each row
-    take = min(n, K)
-    keys = rng.random((B, K))
-    keys[row_of, Y.indices] = np.inf
-    picked = np.argpartition(keys, take - 1, axis=1)[:, :take] if take < K else np.tile(np.arange(K), (B, 1))
-    valid = np.isfinite(np.take_along_axis(keys, picked, axis=1))  # False where a positive was picked
+    picked, valid = _negatives(Y, min(n, K), rng)
     n_drawn = valid.sum(axis=1)
     w_neg = np.where(n_drawn > 0, n_neg_avail / np.maximum(n_drawn, 1), 0.0)
     slots = n_pos[:, None] + np.cumsum(valid, axis=1) - 1
@@ -63,6 +58,50 @@ def sample_labels(Y: sp.csr_matrix, negatives: int, rng: np.random.Generator, nu
     signs[r, slots[r, c]] = -1.0
     weights[r, slots[r, c]] = w_neg[r]
     return indices, signs, weights
+
+
+def _rejection_width(n: int, max_positives: int) -> int:
+    """Candidates drawn per row by :func:`_negatives`' rejection path."""
+    return 2 * n + max_positives + 16
+
+
+def _negatives(Y: sp.csr_matrix, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` labels per row of ``Y`` (B, K) drawn uniformly without replacement from the row's
+    non-positive labels: (B, n) label ids and a (B, n) mask of the slots filled (a row with fewer
+    than ``n`` negatives fills that many).
+
+    When ``n`` and the positives are few against K, each row takes the first ``n`` distinct
+    non-positive labels of a sequence of uniform draws (rejection: O(B n) work); rows whose sequence
+    runs short, and every row otherwise, take the ``n`` smallest of K uniform keys (O(B K)). Either
+    way each n-subset of the row's negatives is equally likely.
+    """
+    B, K = Y.shape
+    n_pos = np.diff(Y.indptr)
+    picked, filled = np.zeros((B, n), dtype=np.int64), np.zeros((B, n), dtype=bool)
+    todo = np.arange(B)
+    max_pos = int(n_pos.max(initial=0))
+    if 4 * (n + max_pos) <= K:
+        cand = rng.integers(0, K, (B, _rejection_width(n, max_pos)))
+        order = np.argsort(cand, axis=1, kind="stable")  # equal draws keep their order: the first is kept
+        ordered = np.take_along_axis(cand, order, axis=1)
+        repeat = np.zeros(cand.shape, dtype=bool)
+        np.put_along_axis(repeat, order, np.pad(ordered[:, 1:] == ordered[:, :-1], ((0, 0), (1, 0))), axis=1)
+        positive = np.isin(np.arange(B)[:, None] * K + cand, np.repeat(np.arange(B), n_pos) * K + Y.indices)
+        ok = ~repeat & ~positive
+        rank = np.cumsum(ok, axis=1)
+        done = rank[:, -1] >= n
+        r, c = np.nonzero(ok & (rank <= n) & done[:, None])
+        picked[r, rank[r, c] - 1] = cand[r, c]
+        filled[r, rank[r, c] - 1] = True
+        todo = np.flatnonzero(~done)
+    if todo.size:
+        sub = Y[todo]
+        keys = rng.random((todo.size, K))
+        keys[np.repeat(np.arange(todo.size), np.diff(sub.indptr)), sub.indices] = np.inf
+        chosen = np.argpartition(keys, n - 1, axis=1)[:, :n] if n < K else np.tile(np.arange(K), (todo.size, 1))
+        picked[todo] = chosen
+        filled[todo] = np.isfinite(np.take_along_axis(keys, chosen, axis=1))  # False where a positive was picked
+    return picked, filled
 
 
 class MinibatchSampler:
