@@ -1,0 +1,163 @@
+"""The GenEML estimator: scikit-learn's contract and mlgp's scoring interface over GenEML's inference.
+
+``GenEML(n_components=k, exposure="global" | None, inference="em")`` fits the MAP of (W, U, V, μ)
+by batch EM (:mod:`mlgp.geneml.em`) on CSR features and 0/1 labels, and ranks labels for new
+points by ψ = (x W)ᵀ v_l (``decision_function``; ``predict_proba`` gives σ(ψ), the preference with
+the exposure taken away, and ``predict`` thresholds it); ``exposure_`` holds the inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
+``save`` / ``load`` use the floor's array format. :meth:`GenEML.joint_distribution` gives the TFP
+model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. No TensorFlow is
+imported until that method is called.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from ..estimator import MultiLabelEstimator, SavedState
+from .em import EMState, Priors, batch_em
+
+__all__ = ["GenEML"]
+
+
+class GenEML(MultiLabelEstimator):
+    """GenEML (Jain, Modhe & Rai, 2017): low-rank logistic labels with per-label exposure.
+
+    Parameters
+    ----------
+    n_components : int, default=20
+        k, the dimension of u_n = x_n W + noise and of the label vectors v_l.
+    exposure : {"global"} or None, default="global"
+        ``"global"``: label l is exposed to a point with probability μ_l (Beta(alpha, beta) prior),
+        so a missing label costs less than an observed negative; ``None``: every label is exposed
+        (the logistic low-rank model, LEML-like).
+    inference : {"em"}, default="em"
+        Batch EM.
+    max_iter : int, default=30
+        EM iterations.
+    lambda_u, lambda_v, lambda_w : float, default=1.0
+        Prior precisions of U around X W, of V, and of W.
+    alpha, beta : float, default=1.0
+        Beta prior of each μ_l (≥ 1 keeps its mode inside [0, 1]).
+    cg_iterations : int, default=5
+        Conjugate-gradient steps on W per iteration.
+    block_rows : int, default=1000
+        Rows per block of the E-step and the sufficient statistics.
+    n_jobs : int or None, default=None
+        joblib workers over the blocks (the fit is the same for any value).
+    random_state : int, default=0
+        Seeds the initial U and V.
+    threshold : float, default=0.5
+        ``predict`` marks labels whose probability σ(ψ) is ``>= threshold``.
+
+    Attributes
+    ----------
+    W_ : np.ndarray (D, k)
+    V_ : np.ndarray (K, k)
+    exposure_ : np.ndarray (K,) or None
+        Inferred μ_l (``None`` without exposure).
+    trace_ : pandas.DataFrame
+        Per iteration: ``objective`` (the log posterior, non-decreasing) and ``seconds``.
+    n_iter_ : int
+        EM iterations run.
+    n_features_in_, n_labels_, n_samples_, classes_
+        As every mlgp estimator.
+    """
+
+    _block_format = "csr"
+    _predict_from = "proba"
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "exposure": [StrOptions({"global"}), None],
+        "inference": [StrOptions({"em"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "lambda_u": [Interval(Real, 0, None, closed="neither")],
+        "lambda_v": [Interval(Real, 0, None, closed="neither")],
+        "lambda_w": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 1, None, closed="left")],
+        "beta": [Interval(Real, 1, None, closed="left")],
+        "cg_iterations": [Interval(Integral, 1, None, closed="left")],
+        "block_rows": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
+        "threshold": [Interval(Real, 0, 1, closed="both")],
+    }
+
+    def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
+                 max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
+                 alpha: float = 1.0, beta: float = 1.0, cg_iterations: int = 5, block_rows: int = 1000,
+                 n_jobs: int | None = None, random_state: int = 0, threshold: float = 0.5) -> None:
+        self.n_components = n_components
+        self.exposure = exposure
+        self.inference = inference
+        self.max_iter = max_iter
+        self.lambda_u = lambda_u
+        self.lambda_v = lambda_v
+        self.lambda_w = lambda_w
+        self.alpha = alpha
+        self.beta = beta
+        self.cg_iterations = cg_iterations
+        self.block_rows = block_rows
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.threshold = threshold
+
+    def _priors(self) -> Priors:
+        return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
+                      float(self.beta))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y) -> "GenEML":
+        """Fit by batch EM on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``."""
+        X, Y = self._validate_fit_data(X, Y)
+        (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
+        rng = np.random.default_rng(self.random_state)
+        start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)),
+                        None if self.exposure is None else np.full(K, 0.9))
+        state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
+                                      cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
+                                      n_jobs=self.n_jobs)
+        self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
+        self.n_iter_ = len(self.trace_)
+        self._set_fitted_shape(N, D, K)
+        return self
+
+    def _decision_block(self, xb) -> np.ndarray:
+        """ψ = (x W) Vᵀ for a CSR block (B, D): (B, K), the logits of the preferences."""
+        return np.asarray(xb @ self.W_) @ self.V_.T
+
+    def _proba_block(self, xb) -> np.ndarray:
+        """σ(ψ): the probability of each label given that it is exposed, (B, K)."""
+        return expit(self._decision_block(xb))
+
+    def joint_distribution(self, X, covariates=None):
+        """The TFP joint distribution of GenEML at features ``X`` with this estimator's priors and K
+        (:func:`mlgp.geneml.model.geneml_joint`); fitted estimators only."""
+        from .model import geneml_joint
+
+        check_is_fitted(self)
+        return geneml_joint(X, self.n_labels_, int(self.n_components), exposure=self.exposure,
+                            covariates=covariates, lambda_u=self.lambda_u, lambda_v=self.lambda_v,
+                            lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta)
+
+    def _fitted_arrays(self) -> dict:
+        arrays = {"W_": self.W_, "V_": self.V_}
+        if self.exposure_ is not None:
+            arrays["exposure_"] = self.exposure_
+        return arrays
+
+    def _fitted_scalars(self) -> dict:
+        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_}
+
+    def _restore_fitted(self, state: SavedState) -> None:
+        super()._restore_fitted(state)
+        self.n_iter_ = state.count("n_iter_")
+        k = int(self.n_components)
+        self.W_ = state.array("W_", (self.n_features_in_, k))
+        self.V_ = state.array("V_", (self.n_labels_, k))
+        self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)

@@ -1,0 +1,92 @@
+"""The GenEML estimator: scikit-learn's estimator checks, ranking on data drawn from the model
+against the label-frequency baseline, save / load, the TFP model it hands out, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _sklearn_checks import estimator_check_tests
+
+from mlgp.baselines import LabelFrequency
+from mlgp.errors import ArgumentError, ShapeError
+from mlgp.geneml import GenEML
+from mlgp.metrics import precision_at_k
+
+EXPECTED_FAILED_CHECKS = {
+    "check_classifiers_classes": "fits a 1-D y of class labels; multi-label needs a 2-D 0/1 Y",
+    "check_classifiers_train": "fits a 1-D binary y and expects 1-D predictions; multi-label predict returns (N, K)",
+    "check_classifier_not_supporting_multiclass": "fits a 1-D multiclass y; every 1-D y is refused",
+    "check_estimators_dtypes": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_classifier_data_not_an_array": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_fit2d_1feature": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_decision_proba_consistency": "fits a 1-D binary y; multi-label needs a 2-D 0/1 Y",
+    "check_estimator_sparse_matrix": "sparse X is fitted and predicted fine; the check then wants predict_proba of a "
+                                     "one-column target to have shape (N, 2), a column per class, while multi-label "
+                                     "predict_proba returns (N, K) presence probabilities",
+    "check_estimator_sparse_array": "as check_estimator_sparse_matrix, with a csr_array",
+}
+
+test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
+    [GenEML(n_components=2, max_iter=2)], EXPECTED_FAILED_CHECKS)
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    """Train and test data drawn from GenEML itself (global exposure)."""
+    from mlgp.geneml import geneml_joint
+
+    N, D, K = 700, 40, 25
+    X = sp.random(N, D, density=0.25, random_state=4, format="csr")
+    X = sp.csr_matrix(X.multiply(1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)) + 1e-12)))
+    values = geneml_joint(X, K, 4, lambda_v=0.2, lambda_w=0.1, alpha=2.0, beta=2.0).sample(seed=(4, 5))
+    Y = sp.csr_matrix(values["Y"].numpy().astype(np.float64))
+    return X[:500], Y[:500], X[500:], Y[500:], values
+
+
+def test_it_ranks_better_than_label_frequency_and_infers_the_exposures(drawn):
+    Xtr, Ytr, Xte, Yte, values = drawn
+    est = GenEML(n_components=4, max_iter=30, lambda_v=0.2, lambda_w=0.1, alpha=2.0, beta=2.0).fit(Xtr, Ytr)
+    ours = precision_at_k(Yte, est.predict_topk(Xte, 3), 3)
+    base = precision_at_k(Yte, LabelFrequency().fit(Xtr, Ytr).predict_topk(Xte, 3), 3)
+    assert ours > base + 0.02, (ours, base)
+    assert np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
+    assert np.all(np.diff(est.trace_["objective"]) >= -1e-8 * np.abs(est.trace_["objective"][1:]))
+
+
+def test_save_and_load_give_the_same_scores(drawn, tmp_path):
+    Xtr, Ytr, Xte, _, _ = drawn
+    for exposure in ("global", None):
+        est = GenEML(n_components=3, max_iter=3, exposure=exposure).fit(Xtr, Ytr)
+        loaded = GenEML.load(est.save(tmp_path / f"geneml_{exposure}"))
+        np.testing.assert_array_equal(loaded.decision_function(Xte), est.decision_function(Xte))
+        assert (loaded.exposure_ is None) == (exposure is None)
+
+
+def test_the_joint_distribution_has_the_fitted_shape(drawn):
+    Xtr, Ytr, _, _, _ = drawn
+    est = GenEML(n_components=3, max_iter=1).fit(Xtr, Ytr)
+    values = est.joint_distribution(Xtr).sample(seed=(1, 1))
+    assert values["V"].shape == (Ytr.shape[1], 3) and values["Y"].shape == Ytr.shape
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(n_components=0), "n_components"), (dict(exposure="sometimes"), "exposure"),
+    (dict(inference="variational"), "inference"), (dict(alpha=0.5), "alpha"), (dict(lambda_u=0.0), "lambda_u"),
+])
+def test_bad_parameters_are_refused_before_any_work(drawn, params, message):
+    Xtr, Ytr, _, _, _ = drawn
+    with pytest.raises(ArgumentError, match=message):
+        GenEML(**params).fit(Xtr, Ytr)
+
+
+def test_bad_data_are_refused(drawn):
+    Xtr, Ytr, _, _, _ = drawn
+    bad = Ytr.copy()
+    bad.data[0] = 2.0
+    with pytest.raises(ShapeError, match="0/1"):
+        GenEML(max_iter=1).fit(Xtr, bad)
+    nan = Xtr.copy()
+    nan.data[0] = np.nan
+    with pytest.raises(ShapeError, match="NaN"):
+        GenEML(max_iter=1).fit(nan, Ytr)
