@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..estimator import MultiLabelEstimator, SavedState
 from .em import EMState, Priors, batch_em
+from .online_em import online_em
 
 __all__ = ["GenEML"]
 
@@ -36,10 +37,11 @@ class GenEML(MultiLabelEstimator):
         ``"global"``: label l is exposed to a point with probability μ_l (Beta(alpha, beta) prior),
         so a missing label costs less than an observed negative; ``None``: every label is exposed
         (the logistic low-rank model, LEML-like).
-    inference : {"em"}, default="em"
-        Batch EM.
+    inference : {"em", "online-em"}, default="em"
+        Batch EM (:mod:`mlgp.geneml.em`), or online EM over minibatches of ``batch_size`` rows with
+        steps (t + tau)^−kappa (:mod:`mlgp.geneml.online_em`; memory bounded by the minibatch).
     max_iter : int, default=30
-        EM iterations.
+        EM iterations, or online-EM epochs (passes over the rows).
     lambda_u, lambda_v, lambda_w : float, default=1.0
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
@@ -48,6 +50,10 @@ class GenEML(MultiLabelEstimator):
         Conjugate-gradient steps on W per iteration.
     block_rows : int, default=1000
         Rows per block of the E-step and the sufficient statistics.
+    batch_size : int, default=1000
+        Online EM's minibatch.
+    kappa, tau : float, default=0.7, 1.0
+        Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
     n_jobs : int or None, default=None
         joblib workers over the blocks (the fit is the same for any value).
     random_state : int, default=0
@@ -74,7 +80,7 @@ class GenEML(MultiLabelEstimator):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "exposure": [StrOptions({"global"}), None],
-        "inference": [StrOptions({"em"})],
+        "inference": [StrOptions({"em", "online-em"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
         "lambda_v": [Interval(Real, 0, None, closed="neither")],
@@ -83,6 +89,9 @@ class GenEML(MultiLabelEstimator):
         "beta": [Interval(Real, 1, None, closed="left")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "kappa": [Interval(Real, 0.5, 1, closed="right")],
+        "tau": [Interval(Real, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
@@ -91,7 +100,8 @@ class GenEML(MultiLabelEstimator):
     def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
                  alpha: float = 1.0, beta: float = 1.0, cg_iterations: int = 5, block_rows: int = 1000,
-                 n_jobs: int | None = None, random_state: int = 0, threshold: float = 0.5) -> None:
+                 batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, n_jobs: int | None = None,
+                 random_state: int = 0, threshold: float = 0.5) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -103,6 +113,9 @@ class GenEML(MultiLabelEstimator):
         self.beta = beta
         self.cg_iterations = cg_iterations
         self.block_rows = block_rows
+        self.batch_size = batch_size
+        self.kappa = kappa
+        self.tau = tau
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.threshold = threshold
@@ -117,11 +130,17 @@ class GenEML(MultiLabelEstimator):
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
         rng = np.random.default_rng(self.random_state)
-        start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)),
-                        None if self.exposure is None else np.full(K, 0.9))
-        state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
-                                      cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
-                                      n_jobs=self.n_jobs)
+        mu = None if self.exposure is None else np.full(K, 0.9)
+        if self.inference == "em":
+            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu)
+            state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
+                                          cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
+                                          n_jobs=self.n_jobs)
+        else:
+            start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu)
+            state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
+                                           kappa=float(self.kappa), tau=float(self.tau),
+                                           cg_iterations=int(self.cg_iterations), seed=int(self.random_state))
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)

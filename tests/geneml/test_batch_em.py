@@ -78,3 +78,21 @@ def test_it_recovers_the_exposures_of_data_drawn_from_the_model(data):
     assert np.corrcoef(state.mu, truth["mu"].numpy())[0, 1] > 0.5
     # the frequency of a label alone mixes exposure and preference; the inferred μ is closer to the truth
     assert np.all((state.mu > 0) & (state.mu < 1))
+
+
+def test_online_em_step_sizes_and_its_memory_bound(data):
+    """ρ_t = (t + τ)^−κ; online EM keeps no U (the u_n are local to each minibatch) and its
+    streamed objective equals the batch log posterior at the same u_n."""
+    from mlgp.errors import ArgumentError
+    from mlgp.geneml.online_em import _local_step, check_step_schedule, online_em, step_size, streamed_objective
+
+    assert step_size(1, 0.7, 0.0) == 1.0 and step_size(3, 1.0, 1.0) == 0.25
+    with pytest.raises(ArgumentError, match=r"kappa must lie in \(0.5, 1\]"):
+        check_step_schedule(0.5, 1.0)
+    X, Y, _ = data
+    state, trace = online_em(X, Y, _start(), PRIORS, 2, 100)
+    assert state.U is None and len(trace) == 2 and trace["steps"].tolist() == [4, 8]
+    U = _local_step(X, Y, state, PRIORS)[0]
+    full = EMState(state.W, U, state.V, state.mu)
+    np.testing.assert_allclose(streamed_objective(X, Y, state, PRIORS, block_rows=N), log_posterior(X, Y, full, PRIORS),
+                               rtol=1e-12)

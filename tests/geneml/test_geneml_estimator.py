@@ -73,6 +73,7 @@ def test_the_joint_distribution_has_the_fitted_shape(drawn):
 @pytest.mark.parametrize("params, message", [
     (dict(n_components=0), "n_components"), (dict(exposure="sometimes"), "exposure"),
     (dict(inference="variational"), "inference"), (dict(alpha=0.5), "alpha"), (dict(lambda_u=0.0), "lambda_u"),
+    (dict(tau=-1.0), "tau"), (dict(batch_size=0), "batch_size"),
 ])
 def test_bad_parameters_are_refused_before_any_work(drawn, params, message):
     Xtr, Ytr, _, _, _ = drawn
@@ -90,3 +91,21 @@ def test_bad_data_are_refused(drawn):
     nan.data[0] = np.nan
     with pytest.raises(ShapeError, match="NaN"):
         GenEML(max_iter=1).fit(nan, Ytr)
+
+
+def test_online_em_ranks_better_than_label_frequency_and_infers_the_exposures(drawn):
+    Xtr, Ytr, Xte, Yte, values = drawn
+    est = GenEML(n_components=4, inference="online-em", max_iter=10, batch_size=100, lambda_v=0.2, lambda_w=0.1,
+                 alpha=2.0, beta=2.0).fit(Xtr, Ytr)
+    ours = precision_at_k(Yte, est.predict_topk(Xte, 3), 3)
+    base = precision_at_k(Yte, LabelFrequency().fit(Xtr, Ytr).predict_topk(Xte, 3), 3)
+    assert ours > base + 0.02, (ours, base)
+    assert np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
+    assert list(est.trace_.columns) == ["epoch", "steps", "objective", "seconds"] and est.trace_["steps"].iloc[-1] == 50
+
+
+@pytest.mark.parametrize("kappa", [0.5, 1.01, 0.2])
+def test_online_em_refuses_a_step_schedule_outside_robbins_monro(drawn, kappa):
+    Xtr, Ytr, _, _, _ = drawn
+    with pytest.raises(ArgumentError, match="kappa"):
+        GenEML(inference="online-em", kappa=kappa).fit(Xtr, Ytr)

@@ -1,0 +1,120 @@
+"""Online EM for GenEML (Cappé & Moulines): minibatches of rows, blended sufficient statistics.
+
+At step t a minibatch B of rows gets the E-step at the current (W, V, μ) and its u_n at their
+conditional mode (local variables: U is never held whole, so memory is bounded by the minibatch).
+The global statistics — Σ_n a_nl u_n u_nᵀ and Σ_n b_nl u_n of each label, and Σ_n γ_nl — are blended
+with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.5, 1]:
+
+    S ← (1 − ρ_t) S + ρ_t (N/|B|) S_B,
+
+and V and μ are set from the blended statistics with the priors' precision λ_v I (and the Beta
+prior's pseudo-counts) added at every step, never decayed with them. W takes a few conjugate-gradient
+steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the same way. One
+``epoch`` is a shuffled pass over the rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import arguments
+from ..errors import ArgumentError
+from .em import EMState, Priors, _mu_mode, _ridge_cg, log_posterior
+from .updates import exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
+
+__all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
+
+
+def check_step_schedule(kappa: float, tau: float) -> tuple[float, float]:
+    """(κ, τ) checked: 0.5 < κ ≤ 1 (Robbins–Monro) and τ ≥ 0."""
+    kappa, tau = arguments.finite_real(kappa, "kappa"), arguments.finite_real(tau, "tau")
+    if not 0.5 < kappa <= 1.0:
+        raise ArgumentError(f"kappa must lie in (0.5, 1] for the steps to converge; got {kappa}")
+    if tau < 0:
+        raise ArgumentError(f"tau must be ≥ 0; got {tau}")
+    return kappa, tau
+
+
+def step_size(t: int, kappa: float, tau: float) -> float:
+    """ρ_t = (t + τ)^−κ for step t ≥ 1 (at most 1)."""
+    return min(1.0, (t + tau) ** -kappa)
+
+
+def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
+              tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, progress=None,
+              callback=None) -> tuple[EMState, pd.DataFrame]:
+    """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
+    returned state's U is ``None``: the u_n are local to each minibatch).
+
+    Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
+    log posterior at the epoch's end, computed outside the timed steps) and ``seconds``.
+    """
+    kappa, tau = check_step_schedule(kappa, tau)
+    N, k = X.shape[0], state.V.shape[1]
+    rng = np.random.default_rng(seed)
+    K = state.V.shape[0]
+    stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
+    W, V, mu = state.W, state.V, state.mu
+    t, rows = 0, []
+    loop = range(1, epochs + 1)
+    for epoch in (progress(loop) if progress else loop):
+        t0 = time.perf_counter()
+        order = rng.permutation(N)
+        for start in range(0, N, batch_size):
+            t += 1
+            rho = step_size(t, kappa, tau)
+            batch = np.sort(order[start:start + batch_size])
+            scale = N / len(batch)
+            current = EMState(W, np.zeros((len(batch), k)), V, mu)
+            U_b, a_b, b_b, e_b = _local_step(X[batch], Y[batch], current, priors)
+            stat_a = (1 - rho) * stat_a + rho * scale * a_b
+            stat_b = (1 - rho) * stat_b + rho * scale * b_b
+            V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
+            if mu is not None:
+                exposed = (1 - rho) * exposed + rho * scale * e_b
+                mu = _mu_mode(exposed, N, priors)
+            W_b = _ridge_cg(X[batch], U_b, W, Priors(priors.lambda_u * scale, priors.lambda_v, priors.lambda_w,
+                                                      priors.alpha, priors.beta), cg_iterations)
+            W = (1 - rho) * W + rho * W_b
+        seconds = time.perf_counter() - t0
+        current = EMState(W, None, V, mu)
+        row = dict(epoch=epoch, steps=t, objective=streamed_objective(X, Y, current, priors), seconds=seconds)
+        if callback is not None:
+            callback(epoch, current, row)
+        rows.append(row)
+    return EMState(W, None, V, mu), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "objective",
+                                                                                     "seconds"])
+
+
+def _local_step(X_b, Y_b, state: EMState, priors: Priors):
+    """A minibatch's u_n at their conditional mode given (W, V, μ), with the E-step iterated once at
+    them, and its statistics: (U_b, Σ a u uᵀ, Σ b u, Σ γ)."""
+    Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
+    prior_mean = np.asarray(X_b @ state.W)
+    U_b = prior_mean
+    for _ in range(2):  # E-step at the prior mean, then at the first mode
+        psi = U_b @ state.V.T
+        gamma = exposure_posterior(psi, Y_b, state.mu)
+        a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
+        U_b = solve_spd(*row_updates(state.V, a, b, prior_mean, priors.lambda_u))
+    stat_a, stat_b = label_statistics(U_b, a, b)
+    return U_b, stat_a, stat_b, gamma.sum(axis=0)
+
+
+def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000) -> float:
+    """The log posterior (:func:`mlgp.geneml.em.log_posterior`) with every u_n at its conditional mode
+    given (W, V, μ), one block of rows at a time (U is never held whole)."""
+    total = 0.0
+    for s in range(0, X.shape[0], block_rows):
+        X_b, Y_b = X[s:s + block_rows], Y[s:s + block_rows]
+        U_b = _local_step(X_b, Y_b, state, priors)[0]
+        block = EMState(state.W, U_b, state.V, state.mu)
+        total += log_posterior(X_b, Y_b, block, Priors(priors.lambda_u, 0.0, 0.0, 1.0, 1.0))  # the block's own terms only
+    # the global parameters' prior terms, once
+    total -= 0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) + 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
+    if state.mu is not None:
+        total += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
+    return total
