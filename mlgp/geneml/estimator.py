@@ -1,12 +1,13 @@
 """The GenEML estimator: scikit-learn's contract and mlgp's scoring interface over GenEML's inference.
 
-``GenEML(n_components=k, exposure="global" | None, inference="em")`` fits the MAP of (W, U, V, μ)
-by batch EM (:mod:`mlgp.geneml.em`) on CSR features and 0/1 labels, and ranks labels for new
+``GenEML(n_components=k, exposure="global" | None, inference="em" | "online-em" | "gibbs")`` fits
+the MAP of (W, U, V, μ) by batch or online EM, or draws from the posterior by Gibbs sampling, on CSR
+features and 0/1 labels, and ranks labels for new
 points by ψ = (x W)ᵀ v_l (``decision_function``; ``predict_proba`` gives σ(ψ), the preference with
 the exposure taken away, and ``predict`` thresholds it); ``exposure_`` holds the inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
 ``save`` / ``load`` use the floor's array format. :meth:`GenEML.joint_distribution` gives the TFP
-model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. No TensorFlow is
-imported until that method is called.
+model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. TensorFlow is imported
+only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ class GenEML(MultiLabelEstimator):
         ``"global"``: label l is exposed to a point with probability μ_l (Beta(alpha, beta) prior),
         so a missing label costs less than an observed negative; ``None``: every label is exposed
         (the logistic low-rank model, LEML-like).
-    inference : {"em", "online-em"}, default="em"
-        Batch EM (:mod:`mlgp.geneml.em`), or online EM over minibatches of ``batch_size`` rows with
-        steps (t + tau)^−kappa (:mod:`mlgp.geneml.online_em`; memory bounded by the minibatch).
+    inference : {"em", "online-em", "gibbs"}, default="em"
+        Batch EM (:mod:`mlgp.geneml.em`); online EM over minibatches of ``batch_size`` rows with
+        steps (t + tau)^−kappa (:mod:`mlgp.geneml.online_em`; memory bounded by the minibatch); or
+        the Gibbs sampler (:mod:`mlgp.geneml.gibbs`: ``num_burnin_steps`` sweeps, then
+        ``num_results`` kept draws per chain, ranking by the posterior mean of W Vᵀ).
     max_iter : int, default=30
         EM iterations, or online-EM epochs (passes over the rows).
     lambda_u, lambda_v, lambda_w : float, default=1.0
@@ -54,6 +57,8 @@ class GenEML(MultiLabelEstimator):
         Online EM's minibatch.
     kappa, tau : float, default=0.7, 1.0
         Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
+    num_results, num_burnin_steps, num_chains : int, default=100, 50, 1
+        The Gibbs sampler's kept draws per chain, discarded sweeps, and chains.
     n_jobs : int or None, default=None
         joblib workers over the blocks (the fit is the same for any value).
     random_state : int, default=0
@@ -64,13 +69,20 @@ class GenEML(MultiLabelEstimator):
     Attributes
     ----------
     W_ : np.ndarray (D, k)
+        EM and online EM (the Gibbs sampler's last draw).
     V_ : np.ndarray (K, k)
+        Likewise.
+    coef_ : np.ndarray (D, K)
+        Gibbs only: the posterior mean of W Vᵀ over the kept draws and chains; ψ = x coef_.
     exposure_ : np.ndarray (K,) or None
-        Inferred μ_l (``None`` without exposure).
+        Inferred μ_l (the posterior mean with Gibbs; ``None`` without exposure).
+    samples_ : dict
+        Gibbs only (not saved): ``W`` (R, C, D, k), ``V`` (R, C, K, k), ``mu`` (R, C, K), as
+        ``tfp.mcmc`` returns draws.
     trace_ : pandas.DataFrame
         Per iteration: ``objective`` (the log posterior, non-decreasing) and ``seconds``.
     n_iter_ : int
-        EM iterations run.
+        EM iterations, online-EM epochs, or Gibbs sweeps (over all chains) run.
     n_features_in_, n_labels_, n_samples_, classes_
         As every mlgp estimator.
     """
@@ -80,7 +92,7 @@ class GenEML(MultiLabelEstimator):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "exposure": [StrOptions({"global"}), None],
-        "inference": [StrOptions({"em", "online-em"})],
+        "inference": [StrOptions({"em", "online-em", "gibbs"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
         "lambda_v": [Interval(Real, 0, None, closed="neither")],
@@ -92,6 +104,9 @@ class GenEML(MultiLabelEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "kappa": [Interval(Real, 0.5, 1, closed="right")],
         "tau": [Interval(Real, 0, None, closed="left")],
+        "num_results": [Interval(Integral, 1, None, closed="left")],
+        "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
+        "num_chains": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
@@ -100,8 +115,9 @@ class GenEML(MultiLabelEstimator):
     def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
                  alpha: float = 1.0, beta: float = 1.0, cg_iterations: int = 5, block_rows: int = 1000,
-                 batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, n_jobs: int | None = None,
-                 random_state: int = 0, threshold: float = 0.5) -> None:
+                 batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, num_results: int = 100,
+                 num_burnin_steps: int = 50, num_chains: int = 1, n_jobs: int | None = None, random_state: int = 0,
+                 threshold: float = 0.5) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -116,6 +132,9 @@ class GenEML(MultiLabelEstimator):
         self.batch_size = batch_size
         self.kappa = kappa
         self.tau = tau
+        self.num_results = num_results
+        self.num_burnin_steps = num_burnin_steps
+        self.num_chains = num_chains
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.threshold = threshold
@@ -136,6 +155,16 @@ class GenEML(MultiLabelEstimator):
             state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
                                           cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
                                           n_jobs=self.n_jobs)
+        elif self.inference == "gibbs":
+            from .gibbs import gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
+
+            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu)
+            self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
+                                                      int(self.num_burnin_steps), num_chains=int(self.num_chains),
+                                                      seed=int(self.random_state))
+            self.coef_ = self.samples_["coef"].mean(axis=0)
+            if mu is not None:
+                state = EMState(state.W, None, state.V, self.samples_["mu"].mean(axis=(0, 1)))
         else:
             start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu)
             state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
@@ -147,7 +176,9 @@ class GenEML(MultiLabelEstimator):
         return self
 
     def _decision_block(self, xb) -> np.ndarray:
-        """ψ = (x W) Vᵀ for a CSR block (B, D): (B, K), the logits of the preferences."""
+        """ψ = (x W) Vᵀ (Gibbs: x coef_) for a CSR block (B, D): (B, K), the preferences' logits."""
+        if self.inference == "gibbs":
+            return np.asarray(xb @ self.coef_)
         return np.asarray(xb @ self.W_) @ self.V_.T
 
     def _proba_block(self, xb) -> np.ndarray:
@@ -166,6 +197,8 @@ class GenEML(MultiLabelEstimator):
 
     def _fitted_arrays(self) -> dict:
         arrays = {"W_": self.W_, "V_": self.V_}
+        if self.inference == "gibbs":
+            arrays["coef_"] = self.coef_
         if self.exposure_ is not None:
             arrays["exposure_"] = self.exposure_
         return arrays
@@ -179,4 +212,6 @@ class GenEML(MultiLabelEstimator):
         k = int(self.n_components)
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
+        if self.inference == "gibbs":
+            self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
         self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)

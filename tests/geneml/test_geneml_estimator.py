@@ -109,3 +109,15 @@ def test_online_em_refuses_a_step_schedule_outside_robbins_monro(drawn, kappa):
     Xtr, Ytr, _, _, _ = drawn
     with pytest.raises(ArgumentError, match="kappa"):
         GenEML(inference="online-em", kappa=kappa).fit(Xtr, Ytr)
+
+
+def test_the_gibbs_sampler_ranks_better_than_label_frequency(drawn, tmp_path):
+    Xtr, Ytr, Xte, Yte, values = drawn
+    est = GenEML(n_components=4, inference="gibbs", num_results=30, num_burnin_steps=30, lambda_v=0.2,
+                 lambda_w=0.1, alpha=2.0, beta=2.0).fit(Xtr, Ytr)
+    ours = precision_at_k(Yte, est.predict_topk(Xte, 3), 3)
+    base = precision_at_k(Yte, LabelFrequency().fit(Xtr, Ytr).predict_topk(Xte, 3), 3)
+    assert ours > base + 0.02, (ours, base)
+    assert est.samples_["mu"].shape == (30, 1, Ytr.shape[1]) and np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
+    loaded = GenEML.load(est.save(tmp_path / "gibbs"))
+    np.testing.assert_array_equal(loaded.decision_function(Xte), est.decision_function(Xte))
