@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.sparse.linalg import LinearOperator, cg
 
+from .exposure import CovariateExposure
 from .updates import exposure_posterior, label_statistics, log_likelihood, mean_omega, row_updates, solve_spd
 
 __all__ = ["EMState", "batch_em", "log_posterior"]
@@ -29,12 +30,19 @@ __all__ = ["EMState", "batch_em", "log_posterior"]
 
 @dataclass
 class EMState:
-    """GenEML's parameters: W (D, k), U (N, k), V (K, k), μ (K,) or None (no exposure)."""
+    """GenEML's parameters: W (D, k), U (N, k), V (K, k), and the exposure: μ (K,) for global
+    exposure, or ``covariates`` (:class:`~mlgp.geneml.exposure.CovariateExposure`), or neither
+    (every label exposed)."""
 
     W: np.ndarray
     U: np.ndarray
     V: np.ndarray
     mu: np.ndarray | None
+    covariates: CovariateExposure | None = None
+
+    def exposure(self, rows) -> np.ndarray | None:
+        """μ of the rows ``rows``: (K,) (global), (B, K) (covariates) or None."""
+        return self.covariates.probs(rows) if self.covariates is not None else self.mu
 
 
 @dataclass(frozen=True)
@@ -66,7 +74,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
-        results = Parallel(n_jobs=n_jobs)(delayed(_em_block)(X[s], Y[s], state.U[s], state, priors) for s in blocks)
+        results = Parallel(n_jobs=n_jobs)(delayed(_em_block)(X[s], Y[s], state.U[s], state.exposure(s), state, priors)
+                                          for s in blocks)
         U = np.vstack([r[0] for r in results])
         stat_a = sum(r[1] for r in results)
         stat_b = sum(r[2] for r in results)
@@ -75,7 +84,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
         V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
         W = _ridge_cg(X, U, state.W, priors, cg_iterations)
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
-        state = EMState(W, U, V, mu)
+        covariates = None if state.covariates is None else state.covariates.newton(blocks, [r[4] for r in results])
+        state = EMState(W, U, V, mu, covariates)
         row = dict(iteration=it, objective=log_posterior(X, Y, state, priors, block_rows, n_jobs),
                    seconds=time.perf_counter() - t0)
         if callback is not None:
@@ -84,16 +94,17 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "objective", "seconds"])
 
 
-def _em_block(X_b, Y_b, U_b, state: EMState, priors: Priors):
-    """The E-step on one block at ``state``, its new u_n, and its v / μ statistics at them."""
+def _em_block(X_b, Y_b, U_b, mu_b, state: EMState, priors: Priors):
+    """The E-step on one block at ``state`` (its exposure ``mu_b``), its new u_n, its v / μ
+    statistics at them, and its E[ξ] (for the covariates' step)."""
     Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
     psi = U_b @ state.V.T
-    gamma = exposure_posterior(psi, Y_b, state.mu)
+    gamma = exposure_posterior(psi, Y_b, mu_b)
     a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
     precision, shift = row_updates(state.V, a, b, np.asarray(X_b @ state.W), priors.lambda_u)
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)
-    return U_new, stat_a, stat_b, gamma.sum(axis=0)
+    return U_new, stat_a, stat_b, gamma.sum(axis=0), (gamma if state.covariates is not None else None)
 
 
 def _ridge_cg(X, U, W0, priors: Priors, iterations: int) -> np.ndarray:
@@ -113,17 +124,20 @@ def _mu_mode(exposed: np.ndarray, N: int, priors: Priors) -> np.ndarray:
 
 
 def log_posterior(X, Y, state: EMState, priors: Priors, block_rows: int = 1000, n_jobs: int | None = 1) -> float:
-    """log p(Y | U, V, μ) + log p(U | W) + log p(V) + log p(W) + log p(μ), up to a constant."""
+    """log p(Y | U, V, μ) + log p(U | W) + log p(V) + log p(W) + log p(μ) (or log p(β) with
+    covariates), up to a constant."""
     N = X.shape[0]
-    parts = Parallel(n_jobs=n_jobs)(delayed(_likelihood_block)(X[s], Y[s], state.U[s], state)
+    parts = Parallel(n_jobs=n_jobs)(delayed(_likelihood_block)(Y[s], state.U[s], state.V, state.exposure(s))
                                     for s in _blocks(N, block_rows))
     value = float(sum(parts))
     value -= 0.5 * priors.lambda_u * float(np.sum((state.U - np.asarray(X @ state.W)) ** 2))
     value -= 0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) + 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
     if state.mu is not None:
         value += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
+    if state.covariates is not None:
+        value += state.covariates.log_prior()
     return value
 
 
-def _likelihood_block(X_b, Y_b, U_b, state: EMState) -> float:
-    return log_likelihood(U_b @ state.V.T, np.asarray(Y_b.todense()), state.mu)
+def _likelihood_block(Y_b, U_b, V, mu_b) -> float:
+    return log_likelihood(U_b @ V.T, np.asarray(Y_b.todense()), mu_b)

@@ -12,6 +12,7 @@ only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -21,7 +22,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimator import MultiLabelEstimator, SavedState
+from ..errors import ArgumentError, ShapeError
 from .em import EMState, Priors, batch_em
+from .exposure import CovariateExposure, default_covariates
 from .online_em import online_em
 
 __all__ = ["GenEML"]
@@ -34,10 +37,13 @@ class GenEML(MultiLabelEstimator):
     ----------
     n_components : int, default=20
         k, the dimension of u_n = x_n W + noise and of the label vectors v_l.
-    exposure : {"global"} or None, default="global"
+    exposure : {"global", "covariates"} or None, default="global"
         ``"global"``: label l is exposed to a point with probability μ_l (Beta(alpha, beta) prior),
-        so a missing label costs less than an observed negative; ``None``: every label is exposed
-        (the logistic low-rank model, LEML-like).
+        so a missing label costs less than an observed negative; ``"covariates"``: μ_nl =
+        σ(f_lᵀ β_F + g_nᵀ β_G) with f_l = (1, the label's standardised log frequency, the
+        ``label_features`` given to ``fit``) and g_n the point's standardised log(1 + number of
+        labels) (:mod:`mlgp.geneml.exposure`; β ~ N(0, I/lambda_coef)); ``None``: every label is
+        exposed (the logistic low-rank model, LEML-like).
     inference : {"em", "online-em", "gibbs"}, default="em"
         Batch EM (:mod:`mlgp.geneml.em`); online EM over minibatches of ``batch_size`` rows with
         steps (t + tau)^−kappa (:mod:`mlgp.geneml.online_em`; memory bounded by the minibatch); or
@@ -49,6 +55,8 @@ class GenEML(MultiLabelEstimator):
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
         Beta prior of each μ_l (≥ 1 keeps its mode inside [0, 1]).
+    lambda_coef : float, default=1.0
+        Prior precision of the exposure coefficients β (``exposure="covariates"``).
     cg_iterations : int, default=5
         Conjugate-gradient steps on W per iteration.
     block_rows : int, default=1000
@@ -75,7 +83,10 @@ class GenEML(MultiLabelEstimator):
     coef_ : np.ndarray (D, K)
         Gibbs only: the posterior mean of W Vᵀ over the kept draws and chains; ψ = x coef_.
     exposure_ : np.ndarray (K,) or None
-        Inferred μ_l (the posterior mean with Gibbs; ``None`` without exposure).
+        Inferred μ_l (the posterior mean with Gibbs; with covariates, each label's μ_nl averaged
+        over the training points; ``None`` without exposure).
+    exposure_coef_ : np.ndarray (C,)
+        ``exposure="covariates"`` only: β = (β_F, β_G) (the posterior mean with Gibbs).
     samples_ : dict
         Gibbs only (not saved): ``W`` (R, C, D, k), ``V`` (R, C, K, k), ``mu`` (R, C, K), as
         ``tfp.mcmc`` returns draws.
@@ -91,7 +102,7 @@ class GenEML(MultiLabelEstimator):
     _predict_from = "proba"
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "exposure": [StrOptions({"global"}), None],
+        "exposure": [StrOptions({"global", "covariates"}), None],
         "inference": [StrOptions({"em", "online-em", "gibbs"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
@@ -99,6 +110,7 @@ class GenEML(MultiLabelEstimator):
         "lambda_w": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 1, None, closed="left")],
         "beta": [Interval(Real, 1, None, closed="left")],
+        "lambda_coef": [Interval(Real, 0, None, closed="neither")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -114,7 +126,8 @@ class GenEML(MultiLabelEstimator):
 
     def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
-                 alpha: float = 1.0, beta: float = 1.0, cg_iterations: int = 5, block_rows: int = 1000,
+                 alpha: float = 1.0, beta: float = 1.0, lambda_coef: float = 1.0, cg_iterations: int = 5,
+                 block_rows: int = 1000,
                  batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, num_results: int = 100,
                  num_burnin_steps: int = 50, num_chains: int = 1, n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5) -> None:
@@ -127,6 +140,7 @@ class GenEML(MultiLabelEstimator):
         self.lambda_w = lambda_w
         self.alpha = alpha
         self.beta = beta
+        self.lambda_coef = lambda_coef
         self.cg_iterations = cg_iterations
         self.block_rows = block_rows
         self.batch_size = batch_size
@@ -144,36 +158,67 @@ class GenEML(MultiLabelEstimator):
                       float(self.beta))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y) -> "GenEML":
-        """Fit by batch EM on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``."""
+    def fit(self, X, Y, label_features=None) -> "GenEML":
+        """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
+
+        ``label_features`` (K, C), finite: extra per-label exposure covariates
+        (``exposure="covariates"`` only).
+        """
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
+        covariates = self._covariates(Y, label_features)
         rng = np.random.default_rng(self.random_state)
-        mu = None if self.exposure is None else np.full(K, 0.9)
+        mu = np.full(K, 0.9) if self.exposure == "global" else None
         if self.inference == "em":
-            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu)
+            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
+                            covariates)
             state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
                                           cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
                                           n_jobs=self.n_jobs)
         elif self.inference == "gibbs":
             from .gibbs import gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
 
-            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu)
+            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
+                            covariates)
             self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
                                                       int(self.num_burnin_steps), num_chains=int(self.num_chains),
                                                       seed=int(self.random_state))
             self.coef_ = self.samples_["coef"].mean(axis=0)
             if mu is not None:
                 state = EMState(state.W, None, state.V, self.samples_["mu"].mean(axis=(0, 1)))
+            if covariates is not None:
+                state = EMState(state.W, None, state.V, None,
+                                replace(covariates, coef=self.samples_["beta"].mean(axis=(0, 1))))
         else:
-            start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu)
+            start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu, covariates)
             state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
                                            kappa=float(self.kappa), tau=float(self.tau),
                                            cg_iterations=int(self.cg_iterations), seed=int(self.random_state))
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
+        if covariates is not None:
+            self.exposure_coef_ = state.covariates.coef
+            self.exposure_ = sum(state.covariates.probs(slice(s, s + 1000)).sum(axis=0) for s in range(0, N, 1000)) / N
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
+
+    def _covariates(self, Y, label_features):
+        """The exposure covariates (``exposure="covariates"``), β starting at logit(0.9) for the
+        intercept; ``label_features`` refused otherwise."""
+        if self.exposure != "covariates":
+            if label_features is not None:
+                raise ArgumentError(f"label_features are exposure covariates: they need exposure='covariates', "
+                                    f"not {self.exposure!r}")
+            return None
+        if label_features is not None:
+            label_features = np.asarray(label_features, dtype=np.float64)
+            if label_features.ndim != 2 or label_features.shape[0] != Y.shape[1] or not np.all(np.isfinite(label_features)):
+                raise ShapeError(f"label_features must be a finite (K, C) array with K = {Y.shape[1]}; got shape "
+                                 f"{label_features.shape}")
+        F, G = default_covariates(Y, label_features)
+        coef = np.zeros(F.shape[1] + G.shape[1])
+        coef[0] = np.log(9.0)  # σ(log 9) = 0.9: every label mostly exposed at the start
+        return CovariateExposure(F, G, coef, float(self.lambda_coef))
 
     def _decision_block(self, xb) -> np.ndarray:
         """ψ = (x W) Vᵀ (Gibbs: x coef_) for a CSR block (B, D): (B, K), the preferences' logits."""
@@ -197,6 +242,8 @@ class GenEML(MultiLabelEstimator):
 
     def _fitted_arrays(self) -> dict:
         arrays = {"W_": self.W_, "V_": self.V_}
+        if self.exposure == "covariates":
+            arrays["exposure_coef_"] = self.exposure_coef_
         if self.inference == "gibbs":
             arrays["coef_"] = self.coef_
         if self.exposure_ is not None:
@@ -215,3 +262,5 @@ class GenEML(MultiLabelEstimator):
         if self.inference == "gibbs":
             self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
         self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)
+        if self.exposure == "covariates":
+            self.exposure_coef_ = state.array("exposure_coef_")

@@ -9,7 +9,8 @@ One sweep draws, in turn (:mod:`mlgp.geneml.updates` gives the Gaussian conditio
 5. each column of W from its Gaussian conditional, precision λ_u XᵀX + λ_w I (a Cholesky factor
    computed once when D ≤ :data:`DENSE_W_LIMIT`, else perturb-then-solve by conjugate gradients to
    a tight tolerance);
-6. μ_l ~ Beta(α + Σ_n ξ_nl, β + N − Σ_n ξ_nl).
+6. μ_l ~ Beta(α + Σ_n ξ_nl, β + N − Σ_n ξ_nl), or, with covariate exposure, ω'_nl ~ PG(1, η_nl) and
+   β from its Gaussian conditional (:func:`mlgp.geneml.exposure.draw_coefficients`).
 
 :func:`gibbs` returns the draws after burn-in as arrays with a chain dimension, as ``tfp.mcmc``
 returns them — (num_results, num_chains, …) — and a trace of the log posterior per sweep.
@@ -28,6 +29,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from ..distributions import PolyaGamma
 from .em import EMState, Priors, log_posterior
+from .exposure import draw_coefficients
 from .updates import exposure_posterior, label_statistics, row_updates
 
 __all__ = ["DENSE_W_LIMIT", "gibbs"]
@@ -90,21 +92,22 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
     Yd = np.asarray(Y.todense(), dtype=np.float64)
     kappa = Yd - 0.5
     w_sampler = _WSampler(X, priors)
-    draws = {"W": [], "V": [], "mu": []}
+    draws = {"W": [], "V": [], "mu": [], "coef": []}
     coef, rows = [], []
     total = num_burnin_steps + num_results
     for chain in range(num_chains):
         rng = np.random.default_rng([seed, chain])
         jitter = 0.0 if chain == 0 else 0.01  # the first chain starts exactly at ``state``
-        W, V, mu = state.W.copy(), state.V + jitter * rng.standard_normal(state.V.shape), state.mu
+        W, V, mu, cov = state.W.copy(), state.V + jitter * rng.standard_normal(state.V.shape), state.mu, state.covariates
         U = state.U + jitter * rng.standard_normal(state.U.shape)
-        chain_draws = {"W": [], "V": [], "mu": []}
+        chain_draws = {"W": [], "V": [], "mu": [], "coef": []}
         running = np.zeros((X.shape[1], Y.shape[1]))
         sweeps = range(total)
         for sweep in (progress(sweeps) if progress else sweeps):
             t0 = time.perf_counter()
             psi = U @ V.T
-            xi = np.ones_like(psi) if mu is None else np.where(Yd > 0, 1.0, rng.random(psi.shape) < exposure_posterior(psi, Yd, mu))
+            mu_all = cov.probs(slice(None)) if cov is not None else mu
+            xi = np.ones_like(psi) if mu_all is None else np.where(Yd > 0, 1.0, rng.random(psi.shape) < exposure_posterior(psi, Yd, mu_all))
             omega = _pg_draws(tf.constant(psi.ravel()), tf.constant(rng.integers(0, 2**31 - 1, 2), tf.int32))
             omega = omega.numpy().reshape(psi.shape)
             a, b = xi * omega, xi * kappa
@@ -115,15 +118,21 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
             if mu is not None:
                 exposed = xi.sum(axis=0)
                 mu = np.clip(rng.beta(priors.alpha + exposed, priors.beta + X.shape[0] - exposed), 1e-12, 1 - 1e-12)
+            if cov is not None:  # β | ξ by its own Pólya-Gamma augmentation, ω' ~ PG(1, η)
+                eta = cov.logits(slice(None))
+                omega_c = _pg_draws(tf.constant(eta.ravel()), tf.constant(rng.integers(0, 2**31 - 1, 2), tf.int32))
+                cov = draw_coefficients(cov, xi, omega_c.numpy().reshape(eta.shape), rng)
             kept = sweep >= num_burnin_steps
             if kept:
+                if cov is not None:
+                    chain_draws["coef"].append(cov.coef)
                 chain_draws["W"].append(W)
                 chain_draws["V"].append(V)
                 chain_draws["mu"].append(mu)
                 running += W @ V.T
             seconds = time.perf_counter() - t0
             rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept,
-                             objective=log_posterior(X, Y, EMState(W, U, V, mu), priors), seconds=seconds))
+                             objective=log_posterior(X, Y, EMState(W, U, V, mu, cov), priors), seconds=seconds))
         for name in draws:
             draws[name].append(chain_draws[name])
         coef.append(running / max(num_results, 1))
@@ -131,4 +140,6 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
                "V": np.stack([np.stack(c) for c in draws["V"]], axis=1), "coef": np.stack(coef)}
     if state.mu is not None:
         samples["mu"] = np.stack([np.stack(c) for c in draws["mu"]], axis=1)
-    return samples, pd.DataFrame(rows), EMState(W, U, V, mu)
+    if state.covariates is not None:
+        samples["beta"] = np.stack([np.stack(c) for c in draws["coef"]], axis=1)
+    return samples, pd.DataFrame(rows), EMState(W, U, V, mu, cov)

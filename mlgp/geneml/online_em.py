@@ -16,14 +16,15 @@ steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the s
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from .. import arguments
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, _ridge_cg, log_posterior
-from .updates import exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
+from .em import EMState, Priors, _mu_mode, _ridge_cg
+from .updates import exposure_posterior, label_statistics, log_likelihood, mean_omega, row_updates, solve_spd
 
 __all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
 
@@ -57,7 +58,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     rng = np.random.default_rng(seed)
     K = state.V.shape[0]
     stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
-    W, V, mu = state.W, state.V, state.mu
+    W, V, mu, cov = state.W, state.V, state.mu, state.covariates
     t, rows = 0, []
     loop = range(1, epochs + 1)
     for epoch in (progress(loop) if progress else loop):
@@ -68,40 +69,46 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             rho = step_size(t, kappa, tau)
             batch = np.sort(order[start:start + batch_size])
             scale = N / len(batch)
-            current = EMState(W, np.zeros((len(batch), k)), V, mu)
-            U_b, a_b, b_b, e_b = _local_step(X[batch], Y[batch], current, priors)
+            current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
+            U_b, a_b, b_b, e_b, gamma_b = _local_step(X[batch], Y[batch], current, priors, batch)
             stat_a = (1 - rho) * stat_a + rho * scale * a_b
             stat_b = (1 - rho) * stat_b + rho * scale * b_b
             V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
             if mu is not None:
                 exposed = (1 - rho) * exposed + rho * scale * e_b
                 mu = _mu_mode(exposed, N, priors)
+            if cov is not None:  # one Newton step on the minibatch's (scaled) objective, blended
+                grad, hess, _ = cov.statistics(batch, gamma_b)
+                grad = scale * grad - cov.lambda_coef * cov.coef
+                hess = scale * hess + cov.lambda_coef * np.eye(len(cov.coef))
+                cov = replace(cov, coef=cov.coef + rho * np.linalg.solve(hess, grad))
             W_b = _ridge_cg(X[batch], U_b, W, Priors(priors.lambda_u * scale, priors.lambda_v, priors.lambda_w,
                                                       priors.alpha, priors.beta), cg_iterations)
             W = (1 - rho) * W + rho * W_b
         seconds = time.perf_counter() - t0
-        current = EMState(W, None, V, mu)
+        current = EMState(W, None, V, mu, cov)
         row = dict(epoch=epoch, steps=t, objective=streamed_objective(X, Y, current, priors), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
-    return EMState(W, None, V, mu), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "objective",
+    return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "objective",
                                                                                      "seconds"])
 
 
-def _local_step(X_b, Y_b, state: EMState, priors: Priors):
-    """A minibatch's u_n at their conditional mode given (W, V, μ), with the E-step iterated once at
-    them, and its statistics: (U_b, Σ a u uᵀ, Σ b u, Σ γ)."""
+def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows):
+    """A minibatch's (rows ``rows``) u_n at their conditional mode given (W, V, μ), with the E-step
+    iterated once at them, and its statistics: (U_b, Σ a u uᵀ, Σ b u, Σ γ, γ)."""
     Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
     prior_mean = np.asarray(X_b @ state.W)
+    mu_b = state.exposure(rows)
     U_b = prior_mean
     for _ in range(2):  # E-step at the prior mean, then at the first mode
         psi = U_b @ state.V.T
-        gamma = exposure_posterior(psi, Y_b, state.mu)
+        gamma = exposure_posterior(psi, Y_b, mu_b)
         a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
         U_b = solve_spd(*row_updates(state.V, a, b, prior_mean, priors.lambda_u))
     stat_a, stat_b = label_statistics(U_b, a, b)
-    return U_b, stat_a, stat_b, gamma.sum(axis=0)
+    return U_b, stat_a, stat_b, gamma.sum(axis=0), gamma
 
 
 def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000) -> float:
@@ -109,12 +116,15 @@ def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1
     given (W, V, μ), one block of rows at a time (U is never held whole)."""
     total = 0.0
     for s in range(0, X.shape[0], block_rows):
-        X_b, Y_b = X[s:s + block_rows], Y[s:s + block_rows]
-        U_b = _local_step(X_b, Y_b, state, priors)[0]
-        block = EMState(state.W, U_b, state.V, state.mu)
-        total += log_posterior(X_b, Y_b, block, Priors(priors.lambda_u, 0.0, 0.0, 1.0, 1.0))  # the block's own terms only
+        rows = slice(s, s + block_rows)
+        X_b, Y_b = X[rows], Y[rows]
+        U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
+        total += log_likelihood(U_b @ state.V.T, np.asarray(Y_b.todense()), state.exposure(rows))
+        total -= 0.5 * priors.lambda_u * float(np.sum((U_b - np.asarray(X_b @ state.W)) ** 2))
     # the global parameters' prior terms, once
     total -= 0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) + 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
     if state.mu is not None:
         total += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
+    if state.covariates is not None:
+        total += state.covariates.log_prior()
     return total

@@ -92,7 +92,7 @@ def test_online_em_step_sizes_and_its_memory_bound(data):
     X, Y, _ = data
     state, trace = online_em(X, Y, _start(), PRIORS, 2, 100)
     assert state.U is None and len(trace) == 2 and trace["steps"].tolist() == [4, 8]
-    U = _local_step(X, Y, state, PRIORS)[0]
+    U = _local_step(X, Y, state, PRIORS, slice(None))[0]
     full = EMState(state.W, U, state.V, state.mu)
     np.testing.assert_allclose(streamed_objective(X, Y, state, PRIORS, block_rows=N), log_posterior(X, Y, full, PRIORS),
                                rtol=1e-12)

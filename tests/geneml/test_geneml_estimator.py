@@ -121,3 +121,42 @@ def test_the_gibbs_sampler_ranks_better_than_label_frequency(drawn, tmp_path):
     assert est.samples_["mu"].shape == (30, 1, Ytr.shape[1]) and np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
     loaded = GenEML.load(est.save(tmp_path / "gibbs"))
     np.testing.assert_array_equal(loaded.decision_function(Xte), est.decision_function(Xte))
+
+
+@pytest.fixture(scope="module")
+def drawn_with_covariates():
+    """Data drawn from GenEML with covariate exposure: η_nl = 1.5 − 2 f_l (one label feature)."""
+    from mlgp.geneml import geneml_joint
+    from mlgp.geneml.exposure import default_covariates
+
+    N, D, K = 700, 40, 25
+    rng = np.random.default_rng(8)
+    X = sp.random(N, D, density=0.25, random_state=8, format="csr")
+    X = sp.csr_matrix(X.multiply(1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)) + 1e-12)))
+    feature = rng.standard_normal(K)
+    cov = np.stack([np.ones((N, K)), np.broadcast_to(feature, (N, K))], axis=2)
+    joint = geneml_joint(X, K, 4, exposure="covariates", covariates=cov, lambda_v=0.2, lambda_w=0.1)
+    values = joint.sample(value=dict(coef=np.array([1.5, -2.0])), seed=(8, 9))
+    return X, sp.csr_matrix(values["Y"].numpy().astype(np.float64)), feature, values
+
+
+@pytest.mark.parametrize("inference", ["em", "online-em", "gibbs"])
+def test_covariate_exposure_finds_the_label_feature_that_hides_labels(drawn_with_covariates, inference):
+    X, Y, feature, values = drawn_with_covariates
+    kw = dict(max_iter=8, batch_size=100) if inference == "online-em" else dict(num_results=15, num_burnin_steps=15) \
+        if inference == "gibbs" else dict(max_iter=25)
+    est = GenEML(n_components=4, exposure="covariates", inference=inference, lambda_v=0.2, lambda_w=0.1,
+                 **kw).fit(X, Y, label_features=feature[:, None])
+    # coefficients: intercept, standardised log frequency, the given feature, the point's label count
+    assert est.exposure_coef_.shape == (4,) and est.exposure_coef_[2] < -0.5  # the feature hides labels
+    assert est.exposure_.shape == (Y.shape[1],) and np.corrcoef(est.exposure_, -feature)[0, 1] > 0.5
+    if inference == "em":
+        assert np.all(np.diff(est.trace_["objective"]) >= -1e-8 * np.abs(est.trace_["objective"][1:]))
+
+
+def test_label_features_need_covariate_exposure(drawn):
+    Xtr, Ytr, _, _, _ = drawn
+    with pytest.raises(ArgumentError, match="label_features are exposure covariates"):
+        GenEML(max_iter=1).fit(Xtr, Ytr, label_features=np.zeros((Ytr.shape[1], 1)))
+    with pytest.raises(ShapeError, match=r"label_features must be a finite \(K, C\) array"):
+        GenEML(max_iter=1, exposure="covariates").fit(Xtr, Ytr, label_features=np.zeros((3, 1)))
