@@ -162,6 +162,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="train each variant with each of these q(u) families (default: --q-family's)")
     parser.add_argument("--dataset-epochs", default=None, metavar="NAME=E,…",
                         help="epochs per dataset, over --epochs and the paper's (e.g. bibtex=50,delicious=20)")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the runs already in the results folder (table2_runs.csv, elbo_traces.csv) and "
+                        "train only the others")
     parser.add_argument("--latent", type=int, default=SIZES["num_latent_gps"], metavar="P")
     parser.add_argument("--inducing", type=int, default=SIZES["num_inducing"], metavar="M")
     add_training_args(parser, epochs=OTHER_EPOCHS)  # without --epochs: the paper's per dataset (PAPER_EPOCHS)
@@ -201,6 +204,11 @@ def train_all(args: argparse.Namespace) -> None:
                     checkpoint_dir=args.checkpoint_dir)
     with Experiment("table2_subspace", quick=args.quick, settings=settings, seeds=seeds, out=args.out) as exp:
         rows, traces = [], []
+        if args.resume and (exp.folder / "table2_runs.csv").is_file():
+            rows = pd.read_csv(exp.folder / "table2_runs.csv").to_dict("records")
+            traces = [pd.read_csv(exp.folder / "elbo_traces.csv")]
+            print(f"[table2_subspace] resuming: {len(rows)} finished runs kept", flush=True)
+        done = {(r["dataset"], r["variant"], r["q_family"], int(r["seed"])) for r in rows}
         for name in args.datasets.split(","):
             ds = mlgp.data.load(name)
             rank = given.get("subspace_rank") or RANKS.get(name, ds.train.X.shape[1] // 2)
@@ -212,6 +220,8 @@ def train_all(args: argparse.Namespace) -> None:
                 kernel, subspace, fixed = VARIANTS[variant]
                 for family in families:
                     for seed in seeds:
+                        if (name, variant, family, seed) in done:
+                            continue
                         options = dict(train, kernel=kernel, fixed_inducing=fixed, q_family=family, epochs=epochs,
                                        subspace_rank=rank if subspace else None)
                         if not subspace:

@@ -51,14 +51,41 @@ def kmeans_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, iterations: 
 
 
 def random_inducing(X: sp.spmatrix | np.ndarray, num_inducing: int, seed: int = 0, *,
-                    input_map: InputMap | None = None) -> np.ndarray:
-    """``num_inducing`` distinct training rows of ``X`` (N, D) chosen at random; dense (M, d)."""
+                    input_map: InputMap | None = None, nonzero: bool = False) -> np.ndarray:
+    """``num_inducing`` distinct training rows of ``X`` (N, D) chosen at random; dense (M, d).
+
+    ``nonzero``: rows that are zero (after ``input_map``) are replaced by other rows drawn at
+    random (unit-sphere inducing inputs cannot start at 0); a :class:`~mlgp.errors.ShapeError`
+    when fewer than M rows are non-zero.
+    """
     N = X.shape[0]
     M = int(num_inducing)
     if not 1 <= M <= N:
         raise ShapeError(f"num_inducing must be in [1, N={N}], got {num_inducing}")
-    rows = np.sort(np.random.default_rng(seed).choice(N, size=M, replace=False))
-    return np.asarray(take_rows(X, rows, input_map=input_map), dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    rows = np.sort(rng.choice(N, size=M, replace=False))
+    Z = np.asarray(take_rows(X, rows, input_map=input_map), dtype=np.float64)
+    if nonzero:
+        spare = rng.permutation(np.setdiff1d(np.arange(N), rows))
+        while True:
+            zero = np.flatnonzero(~np.any(Z[:, : _span(Z, input_map)] != 0, axis=1))
+            if zero.size == 0:
+                break
+            if spare.size < zero.size:
+                raise ShapeError(f"fewer than M = {M} training rows are non-zero: unit-sphere inducing inputs need "
+                                 "M non-zero rows to start from")
+            rows[zero], spare = spare[: zero.size], spare[zero.size:]
+            Z[zero] = np.asarray(take_rows(X, rows[zero], input_map=input_map), dtype=np.float64)
+        Z = Z[np.argsort(rows)]
+    return Z
+
+
+def _span(Z: np.ndarray, input_map: InputMap | None) -> int:
+    """The columns of a mapped row that place it: all of them, except a subspace projection's
+    residual norm (an inducing input in the subspace has residual 0 whatever the data's)."""
+    from ..data.subspace import SubspaceProjection
+
+    return Z.shape[1] - 1 if isinstance(input_map, SubspaceProjection) else Z.shape[1]
 
 
 def _kmeans(X, M, iterations, seed, input_map) -> InducingVariables:
@@ -76,7 +103,7 @@ def _fixed(X, M, iterations, seed, input_map) -> InducingVariables:
 
 
 def _fixed_unit_sphere(X, M, iterations, seed, input_map) -> InducingVariables:
-    Z = UnitSphereInducingPoints(random_inducing(X, M, seed, input_map=input_map))
+    Z = UnitSphereInducingPoints(random_inducing(X, M, seed, input_map=input_map, nonzero=True))
     set_trainable(Z, False)
     return Z
 

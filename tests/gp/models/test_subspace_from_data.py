@@ -103,3 +103,22 @@ def test_subspace_training_with_sampled_negative_labels(data, no_wide_dense):
     trace = fit(model, (X, Y), epochs=2, batch_size=40, negatives=2, progress=False)
     assert np.isfinite(trace["elbo"]).all() and not np.allclose(model.inducing_variable.inducing_variable.A.numpy(), A0)
     assert model.predict_topk(X[:5], 2).indices.shape == (5, 2)
+
+
+@pytest.mark.parametrize("subspace_rank", [R, None])
+def test_fixed_unit_sphere_inducing_inputs_skip_points_at_zero(subspace_rank):
+    """A fixed inducing input on the unit sphere cannot start at a point whose (projected) features
+    are 0: such points are replaced by others; with fewer than M usable points it is refused."""
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix(rng.random((30, 40)) * (rng.random((30, 40)) < 0.3))
+    X[7] = 0.0  # an empty row: its coordinates in any subspace are 0
+    X.eliminate_zeros()
+    Y = sp.csr_matrix((rng.random((30, 4)) < 0.4).astype(np.float64))
+    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=29, fixed_inducing=True,
+                            unit_sphere_inducing=True, subspace_rank=subspace_rank)
+    iv = model.inducing_variable.inducing_variable
+    Z = iv.A.numpy() if subspace_rank else iv.Z.numpy()
+    np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-12)
+    with pytest.raises(ShapeError, match="fewer than M = 30 training rows are non-zero"):
+        MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=30, fixed_inducing=True,
+                        unit_sphere_inducing=True, subspace_rank=subspace_rank)
