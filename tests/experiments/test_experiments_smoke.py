@@ -47,6 +47,11 @@ EXPECTED: dict[str, dict] = {
                 "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
         figures=[],
     ),
+    "geneml_synthetic": dict(
+        tables={"precision": (["method", "seed", "P@1", "P@3", "P@5", "corr(μ, true μ)", "train s"],
+                              {"corr(μ, true μ)", "train s"})},
+        figures=["exposure"],
+    ),
     "table2_subspace": dict(
         tables={"table2_runs": (["dataset", "variant", "q_family", "seed", "R", "epochs", "P@1", "P@3", "P@5",
                                  "min/epoch", "bound+grad s", "KL+grad s", "train s"], {"R"}),
@@ -208,6 +213,10 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
                                    tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
         assert list(tables["table4_fixed"]["paper P@1"]) == [36.43]
+    elif name == "geneml_synthetic":
+        df = tables["precision"]
+        assert len(df) == 5 and df["method"].iloc[-1] == "LabelFrequency"
+        assert df["corr(μ, true μ)"].notna().sum() == 3  # the three inferences with exposure
     elif name == "amazoncat_scale":
         phases = tables["phases"]["phase"].tolist()
         assert phases[0] == "generate" and sum(p.startswith("svd (") for p in phases) == 2
