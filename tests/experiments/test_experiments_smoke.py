@@ -47,6 +47,11 @@ EXPECTED: dict[str, dict] = {
                 "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
         figures=[],
     ),
+    "geneml_missing_labels": dict(
+        tables={"missing_labels": (["dataset", "hiding", "fraction", "method", "seed", "P@1", "P@3", "P@5", "PSP@1",
+                                    "PSP@3", "PSP@5", "train s"], set())},
+        figures=["missing_labels"],
+    ),
     "geneml_synthetic": dict(
         tables={"precision": (["method", "seed", "P@1", "P@3", "P@5", "corr(μ, true μ)", "train s"],
                               {"corr(μ, true μ)", "train s"})},
@@ -213,6 +218,10 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
                                    tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
         assert list(tables["table4_fixed"]["paper P@1"]) == [36.43]
+    elif name == "geneml_missing_labels":
+        df = tables["missing_labels"]
+        assert set(zip(df["hiding"], df["fraction"])) == {("none", 0.0), ("uniform", 0.4), ("propensity", 0.4)}
+        assert df.groupby(["hiding", "fraction"]).size().tolist() == [5, 5, 5]  # 3 inferences, no exposure, frequency
     elif name == "geneml_synthetic":
         df = tables["precision"]
         assert len(df) == 5 and df["method"].iloc[-1] == "LabelFrequency"
