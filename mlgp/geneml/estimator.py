@@ -30,6 +30,12 @@ from .online_em import online_em
 __all__ = ["GenEML"]
 
 
+def _progress_bar(description: str):
+    from tqdm.auto import tqdm
+
+    return lambda iterable: tqdm(iterable, desc=description)
+
+
 class GenEML(MultiLabelEstimator):
     """GenEML (Jain, Modhe & Rai, 2017): low-rank logistic labels with per-label exposure.
 
@@ -67,6 +73,8 @@ class GenEML(MultiLabelEstimator):
         Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
     num_results, num_burnin_steps, num_chains : int, default=100, 50, 1
         The Gibbs sampler's kept draws per chain, discarded sweeps, and chains.
+    progress : bool, default=False
+        Show a tqdm progress bar over the iterations, epochs or sweeps.
     n_jobs : int or None, default=None
         joblib workers over the blocks (the fit is the same for any value).
     random_state : int, default=0
@@ -120,6 +128,7 @@ class GenEML(MultiLabelEstimator):
         "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
         "num_chains": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
+        "progress": ["boolean"],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
@@ -130,7 +139,7 @@ class GenEML(MultiLabelEstimator):
                  block_rows: int = 1000,
                  batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, num_results: int = 100,
                  num_burnin_steps: int = 50, num_chains: int = 1, n_jobs: int | None = None, random_state: int = 0,
-                 threshold: float = 0.5) -> None:
+                 threshold: float = 0.5, progress: bool = False) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -152,21 +161,25 @@ class GenEML(MultiLabelEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.threshold = threshold
+        self.progress = progress
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
                       float(self.beta))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, label_features=None) -> "GenEML":
+    def fit(self, X, Y, label_features=None, validation=None) -> "GenEML":
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
         ``label_features`` (K, C), finite: extra per-label exposure covariates
-        (``exposure="covariates"`` only).
+        (``exposure="covariates"`` only). ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent)
+        the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``).
         """
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
         covariates = self._covariates(Y, label_features)
+        callback = self._validation_callback(validation, D, K)
+        progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
         rng = np.random.default_rng(self.random_state)
         mu = np.full(K, 0.9) if self.exposure == "global" else None
         if self.inference == "em":
@@ -174,7 +187,7 @@ class GenEML(MultiLabelEstimator):
                             covariates)
             state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
                                           cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
-                                          n_jobs=self.n_jobs)
+                                          n_jobs=self.n_jobs, progress=progress, callback=callback)
         elif self.inference == "gibbs":
             from .gibbs import gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
 
@@ -182,7 +195,7 @@ class GenEML(MultiLabelEstimator):
                             covariates)
             self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
                                                       int(self.num_burnin_steps), num_chains=int(self.num_chains),
-                                                      seed=int(self.random_state))
+                                                      seed=int(self.random_state), progress=progress)
             self.coef_ = self.samples_["coef"].mean(axis=0)
             if mu is not None:
                 state = EMState(state.W, None, state.V, self.samples_["mu"].mean(axis=(0, 1)))
@@ -193,7 +206,8 @@ class GenEML(MultiLabelEstimator):
             start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu, covariates)
             state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
                                            kappa=float(self.kappa), tau=float(self.tau),
-                                           cg_iterations=int(self.cg_iterations), seed=int(self.random_state))
+                                           cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
+                                           progress=progress, callback=callback)
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
@@ -201,6 +215,25 @@ class GenEML(MultiLabelEstimator):
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
+
+    def _validation_callback(self, validation, D: int, K: int):
+        """A trace callback adding validation P@1/3/5 at the current W, V (None without data)."""
+        if validation is None:
+            return None
+        from ..metrics import evaluate
+        from ..scores import topk
+        from ..validation import check_features, check_labels
+
+        X_val, Y_val = validation
+        X_val = check_features(X_val, "validation X", num_features=D)
+        Y_val = check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
+
+        def record(step, state, row):
+            scores = np.asarray(X_val @ state.W) @ state.V.T
+            p = evaluate(Y_val, topk(scores, min(5, K)), ks=[k for k in (1, 3, 5) if k <= K])
+            row.update({f"P@{k}": float(p.loc["P", k]) for k in p.columns})
+
+        return record
 
     def _covariates(self, Y, label_features):
         """The exposure covariates (``exposure="covariates"``), β starting at logit(0.9) for the

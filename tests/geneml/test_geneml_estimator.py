@@ -160,3 +160,16 @@ def test_label_features_need_covariate_exposure(drawn):
         GenEML(max_iter=1).fit(Xtr, Ytr, label_features=np.zeros((Ytr.shape[1], 1)))
     with pytest.raises(ShapeError, match=r"label_features must be a finite \(K, C\) array"):
         GenEML(max_iter=1, exposure="covariates").fit(Xtr, Ytr, label_features=np.zeros((3, 1)))
+
+
+@pytest.mark.parametrize("inference", ["em", "online-em"])
+def test_the_trace_records_validation_precision(drawn, inference, capsys):
+    Xtr, Ytr, Xte, Yte, _ = drawn
+    est = GenEML(n_components=3, max_iter=3, inference=inference, batch_size=250, progress=True)
+    est.fit(Xtr, Ytr, validation=(Xte, Yte))
+    assert {"P@1", "P@3", "P@5"} <= set(est.trace_.columns) and len(est.trace_) == 3
+    last = est.trace_.iloc[-1]
+    assert last["P@3"] == pytest.approx(100 * precision_at_k(Yte, est.predict_topk(Xte, 3), 3))
+    assert "GenEML" in capsys.readouterr().err  # the progress bar
+    with pytest.raises(ShapeError, match="validation Y"):
+        GenEML(max_iter=1).fit(Xtr, Ytr, validation=(Xte, Yte[:, :3]))
