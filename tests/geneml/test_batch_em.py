@@ -96,3 +96,23 @@ def test_online_em_step_sizes_and_its_memory_bound(data):
     full = EMState(state.W, U, state.V, state.mu)
     np.testing.assert_allclose(streamed_objective(X, Y, state, PRIORS, block_rows=N), log_posterior(X, Y, full, PRIORS),
                                rtol=1e-12)
+
+
+def test_online_em_with_one_batch_and_unit_step_is_a_batch_em_step(data):
+    """One online-EM step over all rows with ρ_1 = 1 (τ = 0) is one batch-EM step from the u_n the
+    online step's E-step starts from (their first conditional modes)."""
+    from mlgp.geneml.online_em import online_em
+    from mlgp.geneml.updates import row_updates, solve_spd
+
+    X, Y, _ = data
+    start = _start()
+    Yd = np.asarray(Y.todense())
+    prior_mean = np.asarray(X @ start.W)
+    psi = prior_mean @ start.V.T
+    gamma = exposure_posterior(psi, Yd, start.mu)
+    U1 = solve_spd(*row_updates(start.V, gamma * mean_omega(psi), gamma * (Yd - 0.5), prior_mean, PRIORS.lambda_u))
+    batch, _ = batch_em(X, Y, EMState(start.W, U1, start.V, start.mu), PRIORS, 1, cg_iterations=3, block_rows=N)
+    online, trace = online_em(X, Y, EMState(start.W, None, start.V, start.mu), PRIORS, 1, N, tau=0.0, cg_iterations=3)
+    assert trace["steps"].tolist() == [1]
+    for name in ("W", "V", "mu"):
+        np.testing.assert_allclose(getattr(online, name), getattr(batch, name), rtol=1e-9, atol=1e-12)

@@ -173,3 +173,34 @@ def test_the_trace_records_validation_precision(drawn, inference, capsys):
     assert "GenEML" in capsys.readouterr().err  # the progress bar
     with pytest.raises(ShapeError, match="validation Y"):
         GenEML(max_iter=1).fit(Xtr, Ytr, validation=(Xte, Yte[:, :3]))
+
+
+@pytest.mark.parametrize("inference", ["em", "online-em", "gibbs"])
+def test_a_fixed_seed_reproduces_the_fit_exactly(drawn, inference):
+    Xtr, Ytr, _, _, _ = drawn
+    kw = dict(n_components=3, inference=inference, max_iter=3, batch_size=200, num_results=3, num_burnin_steps=2)
+    one, two = GenEML(random_state=4, **kw).fit(Xtr, Ytr), GenEML(random_state=4, **kw).fit(Xtr, Ytr)
+    other = GenEML(random_state=5, **kw).fit(Xtr, Ytr)
+    np.testing.assert_array_equal(one.V_, two.V_)
+    np.testing.assert_array_equal(one.exposure_, two.exposure_)
+    assert not np.array_equal(one.V_, other.V_)
+
+
+def test_exposure_gives_a_better_held_out_likelihood_when_labels_were_hidden(drawn):
+    """On held-out points of data drawn with exposure, p(y = 1) = μ σ(ψ) of the exposure model
+    explains the observed labels better than σ(ψ) of the model without it."""
+    from scipy.special import expit
+
+    Xtr, Ytr, Xte, Yte, _ = drawn
+    kw = dict(n_components=4, max_iter=30, lambda_v=0.2, lambda_w=0.1)
+    with_exposure = GenEML(alpha=2.0, beta=2.0, **kw).fit(Xtr, Ytr)
+    without = GenEML(exposure=None, **kw).fit(Xtr, Ytr)
+    y = Yte.toarray()
+
+    def mean_log_likelihood(p):
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        return np.mean(y * np.log(p) + (1 - y) * np.log1p(-p))
+
+    on = mean_log_likelihood(with_exposure.exposure_ * expit(with_exposure.decision_function(Xte)))
+    off = mean_log_likelihood(expit(without.decision_function(Xte)))
+    assert on > off + 0.004, (on, off)  # measured: −0.4797 against −0.4876 nats per entry
