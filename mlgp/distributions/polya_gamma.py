@@ -73,7 +73,8 @@ class PolyaGamma(tfd.Distribution):
     @classmethod
     def _parameter_properties(cls, dtype, num_classes=None):
         return dict(b=tfp.util.ParameterProperties(
-                        default_constraining_bijector_fn=lambda: tfp.bijectors.Softplus(low=np.finfo(dtype).eps)),
+                        default_constraining_bijector_fn=lambda: tfp.bijectors.Softplus(
+                            low=np.finfo(tf.as_dtype(dtype).as_numpy_dtype).eps)),
                     c=tfp.util.ParameterProperties())
 
     @property
@@ -126,7 +127,8 @@ class PolyaGamma(tfd.Distribution):
         c64 = tf.abs(tf.cast(c, tf.float64))
         small = c64 < 1e-2
         safe = tf.where(small, tf.ones_like(c64), c64)
-        closed = (tf.math.sinh(safe) - safe) / (4.0 * safe ** 3 * tf.math.cosh(safe / 2.0) ** 2)
+        # (sinh c − c) / (4 c³ cosh²(c/2)) written without sinh / cosh, which overflow past |c| ≈ 710
+        closed = (2.0 * tf.math.tanh(safe / 2.0) - safe / tf.math.cosh(tf.minimum(safe / 2.0, 350.0)) ** 2) / (4.0 * safe ** 3)
         series = 1.0 / 24.0 - c64 ** 2 / 120.0 + 17.0 * c64 ** 4 / 13440.0  # Taylor series of the closed form
         return tf.cast(tf.cast(b, tf.float64) * tf.where(small, series, closed), self.dtype)
 

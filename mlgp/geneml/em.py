@@ -74,7 +74,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
-        results = Parallel(n_jobs=n_jobs)(delayed(_em_block)(X[s], Y[s], state.U[s], state.exposure(s), state, priors)
+        results = Parallel(n_jobs=n_jobs)(delayed(_em_block)(X[s], Y[s], state.U[s], state.W, state.V,
+                                                              state.exposure(s), state.covariates is not None, priors)
                                           for s in blocks)
         U = np.vstack([r[0] for r in results])
         stat_a = sum(r[1] for r in results)
@@ -94,17 +95,17 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "objective", "seconds"])
 
 
-def _em_block(X_b, Y_b, U_b, mu_b, state: EMState, priors: Priors):
-    """The E-step on one block at ``state`` (its exposure ``mu_b``), its new u_n, its v / μ
-    statistics at them, and its E[ξ] (for the covariates' step)."""
+def _em_block(X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors):
+    """The E-step on one block at (U_b, W, V, its exposure ``mu_b``), its new u_n, its v / μ
+    statistics at them, and its E[ξ] when ``keep_gamma`` (for the covariates' step)."""
     Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
-    psi = U_b @ state.V.T
+    psi = U_b @ V.T
     gamma = exposure_posterior(psi, Y_b, mu_b)
     a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
-    precision, shift = row_updates(state.V, a, b, np.asarray(X_b @ state.W), priors.lambda_u)
+    precision, shift = row_updates(V, a, b, np.asarray(X_b @ W), priors.lambda_u)
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)
-    return U_new, stat_a, stat_b, gamma.sum(axis=0), (gamma if state.covariates is not None else None)
+    return U_new, stat_a, stat_b, gamma.sum(axis=0), (gamma if keep_gamma else None)
 
 
 def _ridge_cg(X, U, W0, priors: Priors, iterations: int) -> np.ndarray:

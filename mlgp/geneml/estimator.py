@@ -176,6 +176,8 @@ class GenEML(MultiLabelEstimator):
         the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``).
         """
         X, Y = self._validate_fit_data(X, Y)
+        for stale in ("coef_", "samples_", "exposure_coef_"):  # from an earlier fit with other settings
+            self.__dict__.pop(stale, None)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
         covariates = self._covariates(Y, label_features)
         callback = self._validation_callback(validation, D, K)
@@ -198,7 +200,7 @@ class GenEML(MultiLabelEstimator):
                                                       seed=int(self.random_state), progress=progress)
             self.coef_ = self.samples_["coef"].mean(axis=0)
             if mu is not None:
-                state = EMState(state.W, None, state.V, self.samples_["mu"].mean(axis=(0, 1)))
+                state = EMState(state.W, None, state.V, np.clip(self.samples_["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
             if covariates is not None:
                 state = EMState(state.W, None, state.V, None,
                                 replace(covariates, coef=self.samples_["beta"].mean(axis=(0, 1))))
@@ -207,11 +209,12 @@ class GenEML(MultiLabelEstimator):
             state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
                                            kappa=float(self.kappa), tau=float(self.tau),
                                            cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
-                                           progress=progress, callback=callback)
+                                           block_rows=int(self.batch_size), progress=progress, callback=callback)
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
-            self.exposure_ = sum(state.covariates.probs(slice(s, s + 1000)).sum(axis=0) for s in range(0, N, 1000)) / N
+            rows = int(self.batch_size) if self.inference == "online-em" else int(self.block_rows)
+            self.exposure_ = sum(state.covariates.probs(slice(s, s + rows)).sum(axis=0) for s in range(0, N, rows)) / N
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
@@ -255,7 +258,7 @@ class GenEML(MultiLabelEstimator):
 
     def _decision_block(self, xb) -> np.ndarray:
         """ψ = (x W) Vᵀ (Gibbs: x coef_) for a CSR block (B, D): (B, K), the preferences' logits."""
-        if self.inference == "gibbs":
+        if getattr(self, "coef_", None) is not None:  # fitted by the Gibbs sampler
             return np.asarray(xb @ self.coef_)
         return np.asarray(xb @ self.W_) @ self.V_.T
 
@@ -271,7 +274,7 @@ class GenEML(MultiLabelEstimator):
         check_is_fitted(self)
         return geneml_joint(X, self.n_labels_, int(self.n_components), exposure=self.exposure,
                             covariates=covariates, lambda_u=self.lambda_u, lambda_v=self.lambda_v,
-                            lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta)
+                            lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef)
 
     def _fitted_arrays(self) -> dict:
         arrays = {"W_": self.W_, "V_": self.V_}
@@ -292,7 +295,7 @@ class GenEML(MultiLabelEstimator):
         k = int(self.n_components)
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
-        if self.inference == "gibbs":
+        if self.inference == "gibbs":  # a Gibbs fit saves coef_; loading checks it is there
             self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
         self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)
         if self.exposure == "covariates":

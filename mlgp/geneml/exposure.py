@@ -55,7 +55,8 @@ class CovariateExposure:
         return (self.F @ self.coef[: self.split])[None, :] + (self.G[rows] @ self.coef[self.split:])[:, None]
 
     def probs(self, rows: slice) -> np.ndarray:
-        return expit(self.logits(rows))
+        """μ of the rows ``rows`` (B, K), kept inside [1e-12, 1 − 1e-12] like the global μ."""
+        return np.clip(expit(self.logits(rows)), 1e-12, 1 - 1e-12)
 
     def log_prior(self) -> float:
         return -0.5 * self.lambda_coef * float(self.coef @ self.coef)

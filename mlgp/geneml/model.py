@@ -104,8 +104,10 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
             model["coef"] = normal(tf.zeros([int(c.shape[2])], dtype), p["lambda_coef"], 1)
             model["xi"] = lambda coef: tfd.Independent(
                 tfd.Bernoulli(logits=tf.linalg.matvec(c, coef), dtype=tf.int32), 2)
+        # an unexposed entry has logit −1e30 (probability 0 of a 1): logits, not ξ σ(ψ), so that a large
+        # ψ keeps log p(y = 0 | ξ = 1) = −softplus(ψ) instead of rounding σ(ψ) to 1
         model["Y"] = lambda U, V, xi: tfd.Independent(
-            tfd.Bernoulli(probs=tf.cast(xi, dtype) * tf.sigmoid(logits(U, V)), dtype=tf.int32), 2)
+            tfd.Bernoulli(logits=tf.where(xi > 0, logits(U, V), tf.constant(-1e30, dtype)), dtype=tf.int32), 2)
     return tfd.JointDistributionNamed(model, name="GenEML")
 
 

@@ -1,7 +1,8 @@
 """Online EM for GenEML (Cappé & Moulines): minibatches of rows, blended sufficient statistics.
 
-At step t a minibatch B of rows gets the E-step at the current (W, V, μ) and its u_n at their
-conditional mode (local variables: U is never held whole, so memory is bounded by the minibatch).
+At step t a minibatch B of rows gets its u_n from two E-step / mode updates started at the prior
+mean x_n W (local variables: U is never held whole, so memory is bounded by the minibatch), then
+the E-step at them.
 The global statistics — Σ_n a_nl u_n u_nᵀ and Σ_n b_nl u_n of each label, and Σ_n γ_nl — are blended
 with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.5, 1]:
 
@@ -9,8 +10,9 @@ with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.
 
 and V and μ are set from the blended statistics with the priors' precision λ_v I (and the Beta
 prior's pseudo-counts) added at every step, never decayed with them. W takes a few conjugate-gradient
-steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the same way. One
-``epoch`` is a shuffled pass over the rows.
+steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the same way — a
+stochastic approximation of W's M-step, not a blend of its sufficient statistics (XᵀX is D × D).
+One ``epoch`` is a shuffled pass over the rows.
 """
 
 from __future__ import annotations
@@ -45,14 +47,17 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 
 
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
-              tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, progress=None,
+              tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
               callback=None) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch).
 
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
-    log posterior at the epoch's end, computed outside the timed steps) and ``seconds``.
+    log posterior at the epoch's end, computed outside the timed steps in blocks of ``block_rows``,
+    default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
+    the empty ones); later steps follow the schedule.
     """
+    block_rows = batch_size if block_rows is None else block_rows
     kappa, tau = check_step_schedule(kappa, tau)
     N, k = X.shape[0], state.V.shape[1]
     rng = np.random.default_rng(seed)
@@ -66,7 +71,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
         order = rng.permutation(N)
         for start in range(0, N, batch_size):
             t += 1
-            rho = step_size(t, kappa, tau)
+            rho = 1.0 if t == 1 else step_size(t, kappa, tau)
             batch = np.sort(order[start:start + batch_size])
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
@@ -87,7 +92,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             W = (1 - rho) * W + rho * W_b
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
-        row = dict(epoch=epoch, steps=t, objective=streamed_objective(X, Y, current, priors), seconds=seconds)
+        row = dict(epoch=epoch, steps=t, objective=streamed_objective(X, Y, current, priors, block_rows), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
@@ -112,8 +117,8 @@ def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows):
 
 
 def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000) -> float:
-    """The log posterior (:func:`mlgp.geneml.em.log_posterior`) with every u_n at its conditional mode
-    given (W, V, μ), one block of rows at a time (U is never held whole)."""
+    """The log posterior (:func:`mlgp.geneml.em.log_posterior`) with every u_n from the local step
+    (:func:`_local_step`) given (W, V, μ), one block of rows at a time (U is never held whole)."""
     total = 0.0
     for s in range(0, X.shape[0], block_rows):
         rows = slice(s, s + block_rows)

@@ -120,3 +120,12 @@ def test_validate_args_refuses_non_positive_and_non_integer_b():
     np.testing.assert_allclose(dist.mean().numpy(), 1.5 * np.tanh(0.5) / 2, rtol=1e-6)  # moments for any b > 0
     with pytest.raises(tf.errors.InvalidArgumentError, match="PolyaGamma samples only integer b"):
         dist.sample(3, seed=(1, 1))
+
+
+def test_moments_stay_finite_for_very_large_c():
+    dist = PolyaGamma(tf.constant(1.0, tf.float64), tf.constant([700.0, 800.0, 1e4], tf.float64))
+    c = np.array([700.0, 800.0, 1e4])
+    np.testing.assert_allclose(dist.mean().numpy(), 1 / (2 * c), rtol=1e-12)  # tanh(c/2) = 1
+    np.testing.assert_allclose(dist.variance().numpy(), (2 - c / np.cosh(np.minimum(c / 2, 350)) ** 2) / (4 * c ** 3),
+                               rtol=1e-12)
+    assert np.all(np.isfinite(dist.variance().numpy()))

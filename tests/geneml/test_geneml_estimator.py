@@ -204,3 +204,12 @@ def test_exposure_gives_a_better_held_out_likelihood_when_labels_were_hidden(dra
     on = mean_log_likelihood(with_exposure.exposure_ * expit(with_exposure.decision_function(Xte)))
     off = mean_log_likelihood(expit(without.decision_function(Xte)))
     assert on > off + 0.004, (on, off)  # measured: −0.4797 against −0.4876 nats per entry
+
+
+def test_a_refit_with_other_settings_leaves_nothing_of_the_earlier_fit(drawn):
+    Xtr, Ytr, Xte, _, _ = drawn
+    est = GenEML(n_components=3, inference="gibbs", num_results=2, num_burnin_steps=1).fit(Xtr, Ytr)
+    assert hasattr(est, "coef_") and hasattr(est, "samples_")
+    est.set_params(inference="em", max_iter=2).fit(Xtr, Ytr)
+    assert not hasattr(est, "coef_") and not hasattr(est, "samples_")
+    np.testing.assert_allclose(est.decision_function(Xte), np.asarray(Xte @ est.W_) @ est.V_.T)

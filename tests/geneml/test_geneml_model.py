@@ -93,3 +93,13 @@ def test_bad_features_are_refused():
         geneml_joint(X, K, k)
     with pytest.raises(ArgumentError, match="n_components"):
         geneml_joint(np.ones((N, D)), K, 0)
+
+
+def test_a_large_preference_keeps_a_finite_log_probability(X):
+    """log p(y = 0 | ξ = 1, ψ) = −softplus(ψ), finite even where σ(ψ) rounds to 1."""
+    joint = geneml_joint(X, K, k, exposure="global", **PRIORS)
+    values = dict(joint.sample(seed=(1, 1)))
+    values["V"] = values["V"] * 0 + 30.0  # ψ of order 10³
+    values["xi"] = tf.ones_like(values["xi"])
+    values["Y"] = tf.zeros_like(values["Y"])
+    assert np.isfinite(joint.log_prob(values).numpy())
