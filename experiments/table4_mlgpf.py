@@ -41,10 +41,11 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--datasets", default="bibtex,delicious")
+    parser.add_argument("--datasets", default=None, help="comma-separated (default: bibtex,delicious; bibtex with --quick)")
     parser.add_argument("--kernels", default="se+linear,se")
     add_training_args(parser)
     args = parser.parse_args(argv)
+    args.datasets = args.datasets or ("bibtex" if args.quick else "bibtex,delicious")
     seeds = args.seeds or [0]
     train = training_options(args)
     settings = dict(datasets=args.datasets, kernels=args.kernels, **train, negatives=None, checkpoint_dir=args.checkpoint_dir)

@@ -100,11 +100,12 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    parser.add_argument("--datasets", default="bibtex,delicious")
+    parser.add_argument("--datasets", default=None, help="comma-separated (default: bibtex,delicious; bibtex with --quick)")
     parser.add_argument("--variants", default="LR,SE,SE-F")
     parser.add_argument("--collect", nargs="+", type=Path, metavar="DIR", help="merge finished run folders instead of training")
     add_training_args(parser)
     args = parser.parse_args(argv)
+    args.datasets = args.datasets or ("bibtex" if args.quick else "bibtex,delicious")
     if args.collect:
         collect(args.collect, args.out)
         return

@@ -180,14 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", default="bibtex", help="comma-separated (bibtex, delicious)")
     parser.add_argument("--combos", default=",".join(COMBOS), help=f"comma-separated from {', '.join(COMBOS)}")
-    parser.add_argument("--budget", type=float, default=None, help="training seconds per run (default 300; quick 5)")
+    parser.add_argument("--budget", type=float, default=None, help="training seconds per run (default 300; quick 2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="CI smoke test: tiny sizes, the default recipe only, one epoch")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--one", nargs=2, metavar=("DATASET", "COMBO"), help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    budget = args.budget if args.budget is not None else (5.0 if args.quick else 300.0)
+    budget = args.budget if args.budget is not None else (2.0 if args.quick else 300.0)
     if args.one:
         run_one(args.one[0], args.one[1], budget, args.folder, args.seed, args.quick)
         return 0

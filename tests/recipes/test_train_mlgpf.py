@@ -255,10 +255,10 @@ def test_checkpoint_folder_refuses_another_q_family_or_precision(problem, tmp_pa
 
 
 def test_the_default_recipe_trains_on_bibtex_without_nan(data_home):
-    """The recipe's defaults (the benchmark's recommendation) at Bibtex's full P and M, on 600 points."""
+    """The recipe's defaults (the benchmark's recommendation) at Bibtex's full P and M, on 450 points."""
     from mlgp.data import load
 
-    run = train_mlgpf(load("bibtex", data_home), epochs=1, max_train=600, progress=False)
+    run = train_mlgpf(load("bibtex", data_home), epochs=1, max_train=450, progress=False)
     assert run.settings["num_latent_gps"] == 159 and run.settings["num_inducing"] == 400
     assert np.all(np.isfinite(run.trace[["elbo", "kl"]].to_numpy()))
     assert np.all(np.isfinite(run.metrics.to_numpy()))
