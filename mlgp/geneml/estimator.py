@@ -89,7 +89,7 @@ class GenEML(MultiLabelEstimator):
     V_ : np.ndarray (K, k)
         Likewise.
     coef_ : np.ndarray (D, K)
-        Gibbs only: the posterior mean of W Vᵀ over the kept draws and chains; ψ = x coef_.
+        Gibbs only: the posterior mean of W Vᵀ over the kept draws and chains; ψ = x ``coef_``.
     exposure_ : np.ndarray (K,) or None
         Inferred μ_l (the posterior mean with Gibbs; with covariates, each label's μ_nl averaged
         over the training points; ``None`` without exposure).
