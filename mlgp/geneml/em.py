@@ -132,7 +132,13 @@ def log_posterior(X, Y, state: EMState, priors: Priors, block_rows: int = 1000, 
                                     for s in _blocks(N, block_rows))
     value = float(sum(parts))
     value -= 0.5 * priors.lambda_u * float(np.sum((state.U - np.asarray(X @ state.W)) ** 2))
-    value -= 0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) + 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
+    return value + global_log_prior(state, priors)
+
+
+def global_log_prior(state: EMState, priors: Priors) -> float:
+    """log p(V) + log p(W) + log p(μ) (or log p(β)), up to a constant: the prior terms of the
+    parameters shared by every row."""
+    value = -0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) - 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
     if state.mu is not None:
         value += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
     if state.covariates is not None:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import arguments
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, _ridge_cg
+from .em import EMState, Priors, _mu_mode, _ridge_cg, global_log_prior
 from .updates import exposure_posterior, label_statistics, log_likelihood, mean_omega, row_updates, solve_spd
 
 __all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
@@ -126,10 +126,4 @@ def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1
         U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
         total += log_likelihood(U_b @ state.V.T, np.asarray(Y_b.todense()), state.exposure(rows))
         total -= 0.5 * priors.lambda_u * float(np.sum((U_b - np.asarray(X_b @ state.W)) ** 2))
-    # the global parameters' prior terms, once
-    total -= 0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) + 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
-    if state.mu is not None:
-        total += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
-    if state.covariates is not None:
-        total += state.covariates.log_prior()
-    return total
+    return total + global_log_prior(state, priors)  # the shared parameters' prior terms, once
