@@ -2,9 +2,12 @@
 
 Training labels come from GenEML's own generative model (:func:`mlgp.geneml.geneml_joint`) with
 per-label exposures μ_l chosen to vary widely: a third of the labels are rarely exposed (μ = 0.15),
-a third half the time (0.5), a third almost always (0.95). Test labels are drawn from the same
-preferences σ(u_nᵀ v_l) with every label exposed — the labels a point would have if nothing were
-missing. Methods: GenEML with global exposure by each inference (batch EM, online EM, Gibbs),
+a third half the time (0.5), a third almost always (0.95). Labels are made sparse, as real ones
+are, inside the model: X gains a constant feature whose row of W is (s, 0, …, 0), and every v_l's
+first coordinate is −b/s, so each ψ_nl carries a shift of about −b (``label_bias``); W's other rows,
+the rest of V, U, the exposures and Y are drawn from the joint distribution given those. Test labels
+are drawn from the same preferences σ(u_nᵀ v_l) with every label exposed — the labels a point would
+have if nothing were missing. Methods: GenEML with global exposure by each inference (batch EM, online EM, Gibbs),
 GenEML without exposure (the logistic low-rank, LEML-like model) and ``LabelFrequency``. Writes
 ``precision`` (P@1/3/5 on the full test labels, the correlation of the true and inferred μ_l,
 training seconds) and ``exposure.png`` (inferred against true μ_l).
@@ -23,11 +26,12 @@ import pandas as pd
 import scipy.sparse as sp
 
 FULL = dict(num_train=3000, num_test=1000, num_features=300, num_labels=90, n_components=8, iterations=40,
-            epochs=10, num_results=60, num_burnin_steps=60, batch_size=300)
+            epochs=10, num_results=60, num_burnin_steps=60, batch_size=300, label_bias=6.0)
 QUICK = dict(num_train=300, num_test=100, num_features=40, num_labels=12, n_components=3, iterations=3, epochs=2,
-             num_results=3, num_burnin_steps=3, batch_size=100)
+             num_results=3, num_burnin_steps=3, batch_size=100, label_bias=3.0)
 EXPOSURES = (0.15, 0.5, 0.95)
-PRIORS = dict(lambda_u=1.0, lambda_v=0.2, lambda_w=0.1)
+PRIORS = dict(lambda_u=1.0, lambda_v=1.0, lambda_w=1.0)
+SHIFT = 3.0  # s: the constant feature's weight on u's first coordinate
 
 
 def draw(sizes: dict, seed: int):
@@ -41,9 +45,15 @@ def draw(sizes: dict, seed: int):
     rng = np.random.default_rng(seed)
     X = sp.random(N, sizes["num_features"], density=0.1, random_state=seed, format="csr")
     X = sp.csr_matrix(X.multiply(1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)) + 1e-12)))
+    X = sp.hstack([X, np.ones((N, 1))], format="csr")  # the constant feature
     mu = np.array([EXPOSURES[l % 3] for l in range(K)])
     joint = geneml_joint(X, K, sizes["n_components"], **PRIORS)
-    values = joint.sample(value=dict(mu=tf.constant(mu)), seed=(seed, 1))
+    prior_draw = joint.sample(value=dict(mu=tf.constant(mu)), seed=(seed, 1))
+    W, V = prior_draw["W"].numpy(), prior_draw["V"].numpy()
+    W[-1] = 0.0
+    W[-1, 0] = SHIFT
+    V[:, 0] = -sizes["label_bias"] / SHIFT
+    values = joint.sample(value=dict(mu=tf.constant(mu), W=tf.constant(W), V=tf.constant(V)), seed=(seed, 2))
     preference = 1 / (1 + np.exp(-(values["U"].numpy() @ values["V"].numpy().T)))
     everything = (rng.random(preference.shape) < preference).astype(np.float64)  # every label exposed
     n = sizes["num_train"]

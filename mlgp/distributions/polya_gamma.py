@@ -221,37 +221,42 @@ def _normal_cdf(x):
 
 
 def _sample_j_star(shape, z, seed):
-    """Draws of J*(1, z) (float64, ``shape``) by Devroye's method; ``z`` ≥ 0 broadcast to ``shape``."""
+    """Draws of J*(1, z) (float64, ``shape``) by Devroye's method; ``z`` ≥ 0 broadcast to ``shape``.
+
+    Each pass of the loop works on the draws not yet accepted only (gathered, then scattered back),
+    so the work is proportional to the proposals made, not to the passes times the draws."""
     t = tf.constant(TRUNCATION, tf.float64)
+    z = tf.reshape(tf.broadcast_to(z, shape), [-1])
     K = np.pi ** 2 / 8.0 + z ** 2 / 2.0
     p = np.pi / (2.0 * K) * tf.exp(-K * t)
     rt = tf.sqrt(1.0 / t)
     q = 2.0 * (tf.exp(-z) * _normal_cdf(rt * (t * z - 1.0)) + tf.exp(z) * _normal_cdf(-rt * (t * z + 1.0)))
     right_prob = p / (p + q)
     mu = tf.where(z > 0, 1.0 / tf.maximum(z, 1e-300), tf.fill(tf.shape(z), tf.constant(np.inf, tf.float64)))
-    terms = tf.range(SERIES_TERMS, dtype=tf.float64)
-    terms = tf.reshape(terms, tf.concat([[SERIES_TERMS], tf.ones_like(shape)], axis=0))
+    terms = tf.range(SERIES_TERMS, dtype=tf.float64)[:, tf.newaxis]
+    signs = tf.where(tf.math.floormod(terms, 2.0) == 0.0, tf.constant(1.0, tf.float64), -1.0)
     seed = tfp.random.sanitize_seed(seed, salt="PolyaGamma")
 
-    def attempt(state):
-        value, done, branch, seed = state  # branch: 0 none chosen, 1 right (exponential), 2 left (IG)
+    def attempt(value, done, branch, seed):  # branch: 0 none chosen, 1 right (exponential), 2 left (IG)
         seed, s_branch, s_exp, s_u, s_v, s_e1, s_e2, s_n = tfp.random.split_seed(seed, n=8)
-        now = tf.shape(value)  # the loop's own shape: static where the state's is
+        open_ = tf.where(~done)  # (m, 1): the draws still to accept
+        zo, Ko, mo = tf.gather_nd(z, open_), tf.gather_nd(K, open_), tf.gather_nd(mu, open_)
+        now = tf.shape(zo)
         uniform = lambda s: tf.random.stateless_uniform(now, s, dtype=tf.float64)  # noqa: E731
-        chosen = tf.where(branch == 0, tf.where(uniform(s_branch) < right_prob, 1, 2), branch)
+        previous = tf.gather_nd(branch, open_)
+        chosen = tf.where(previous == 0, tf.where(uniform(s_branch) < tf.gather_nd(right_prob, open_), 1, 2), previous)
         # right of t: t + Exp(1)/K
-        right = t - tf.math.log1p(-uniform(s_exp)) / K
+        right = t - tf.math.log1p(-uniform(s_exp)) / Ko
         # left of t: IG(mu, 1) truncated to (0, t), one attempt of its own rejection step
         e1 = -tf.math.log1p(-uniform(s_e1))
         e2 = -tf.math.log1p(-uniform(s_e2))
         chi = t / (1.0 + t * e1) ** 2  # mu > t: the Lévy proposal, accepted with exp(−z²x/2)
-        chi_ok = (e1 ** 2 <= 2.0 * e2 / t) & (uniform(s_u) <= tf.exp(-(z ** 2) * chi / 2.0))
-        normal = tf.random.stateless_normal(now, s_n, dtype=tf.float64)
-        y = normal ** 2
-        mu_f = tf.where(tf.math.is_finite(mu), mu, tf.ones_like(mu))
+        chi_ok = (e1 ** 2 <= 2.0 * e2 / t) & (uniform(s_u) <= tf.exp(-(zo ** 2) * chi / 2.0))
+        y = tf.random.stateless_normal(now, s_n, dtype=tf.float64) ** 2
+        mu_f = tf.where(tf.math.is_finite(mo), mo, tf.ones_like(mo))
         ig = mu_f + 0.5 * mu_f ** 2 * y - 0.5 * mu_f * tf.sqrt(4.0 * mu_f * y + (mu_f * y) ** 2)
         ig = tf.where(uniform(s_v) > mu_f / (mu_f + ig), mu_f ** 2 / ig, ig)  # mu ≤ t: IG draw, kept below t
-        use_chi = mu > t
+        use_chi = mo > t
         left = tf.where(use_chi, chi, ig)
         left_ok = tf.where(use_chi, chi_ok, ig < t)
         proposal = tf.where(chosen == 1, right, left)
@@ -259,15 +264,16 @@ def _sample_j_star(shape, z, seed):
         # Devroye's test: accept with probability Σ (−1)^n a_n(x) / a_0(x)
         x = tf.where(proposed, proposal, tf.ones_like(proposal))
         coefficients = _a_n(terms, x[tf.newaxis])
-        signs = tf.where(tf.math.floormod(terms, 2.0) == 0.0, tf.constant(1.0, tf.float64), -1.0)
         series = tf.reduce_sum(signs * coefficients, axis=0)
         v = uniform(tfp.random.split_seed(s_v, n=2)[1])
-        accept = proposed & (v * coefficients[0] <= series) & ~done
-        value = tf.where(accept, x, value)
+        accept = proposed & (v * coefficients[0] <= series)
+        value = tf.tensor_scatter_nd_update(value, open_, tf.where(accept, x, tf.gather_nd(value, open_)))
+        done = tf.tensor_scatter_nd_update(done, open_, accept)
         # a proposal that was drawn but rejected starts over with a new branch; a failed inner step keeps it
-        branch = tf.where(done | accept, 0, tf.where(proposed, 0, chosen))
-        return value, done | accept, branch, seed
+        branch = tf.tensor_scatter_nd_update(branch, open_, tf.where(accept | proposed, 0, chosen))
+        return value, done, branch, seed
 
-    state = (tf.zeros(shape, tf.float64), tf.zeros(shape, tf.bool), tf.zeros(shape, tf.int32), seed)
-    value, _, _, _ = tf.while_loop(lambda v, done, br, s: ~tf.reduce_all(done), lambda *s: attempt(s), state)
-    return value
+    size = tf.shape(z)
+    state = (tf.zeros(size, tf.float64), tf.zeros(size, tf.bool), tf.zeros(size, tf.int32), seed)
+    value, _, _, _ = tf.while_loop(lambda v, done, br, s: ~tf.reduce_all(done), attempt, state)
+    return tf.reshape(value, shape)

@@ -197,7 +197,8 @@ class GenEML(MultiLabelEstimator):
                             covariates)
             self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
                                                       int(self.num_burnin_steps), num_chains=int(self.num_chains),
-                                                      seed=int(self.random_state), progress=progress)
+                                                      seed=int(self.random_state), block_rows=int(self.block_rows),
+                                                      progress=progress)
             self.coef_ = self.samples_["coef"].mean(axis=0)
             if mu is not None:
                 state = EMState(state.W, None, state.V, np.clip(self.samples_["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))

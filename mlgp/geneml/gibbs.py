@@ -28,7 +28,7 @@ import tensorflow as tf
 from scipy.sparse.linalg import LinearOperator, cg
 
 from ..distributions import PolyaGamma
-from .em import EMState, Priors, log_posterior
+from .em import EMState, Priors, _blocks, log_posterior
 from .exposure import draw_coefficients
 from .updates import exposure_posterior, label_statistics, row_updates
 
@@ -44,11 +44,11 @@ def _pg_draws(psi, seed):
 
 
 def _draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k)."""
+    """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k): Λ⁻¹ (h + L ε) with Λ = L Lᵀ and
+    ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (one factorisation and one solve)."""
     L = np.linalg.cholesky(precision)
-    mean = np.linalg.solve(np.swapaxes(L, -1, -2), np.linalg.solve(L, shift[..., None]))[..., 0]
-    noise = np.linalg.solve(np.swapaxes(L, -1, -2), rng.standard_normal(shift.shape)[..., None])[..., 0]
-    return mean + noise
+    noise = np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0]
+    return np.linalg.solve(precision, (shift + noise)[..., None])[..., 0]
 
 
 class _WSampler:
@@ -79,9 +79,10 @@ class _WSampler:
 
 
 def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_steps: int = 0, *, num_chains: int = 1,
-          seed: int = 0, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
+          seed: int = 0, block_rows: int = 1000, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
     """Run ``num_chains`` chains from ``state`` (the first exactly there, the others with U and V
-    jittered by their own seeds).
+    jittered by their own seeds). The u_n are drawn ``block_rows`` rows at a time (their precisions
+    take block_rows · k² floats).
 
     Returns ``samples`` — ``W`` (R, C, D, k), ``V`` (R, C, K, k), ``mu`` (R, C, K) with exposure,
     ``coef`` (C, D, K): each chain's mean of W Vᵀ over its draws (rotation-invariant, the
@@ -111,8 +112,12 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
             omega = _pg_draws(tf.constant(psi.ravel()), tf.constant(rng.integers(0, 2**31 - 1, 2), tf.int32))
             omega = omega.numpy().reshape(psi.shape)
             a, b = xi * omega, xi * kappa
-            U = _draw_gaussians(*row_updates(V, a, b, np.asarray(X @ W), priors.lambda_u), rng)
-            stat_a, stat_b = label_statistics(U, a, b)
+            prior_mean = np.asarray(X @ W)
+            blocks = _blocks(X.shape[0], block_rows)
+            U = np.vstack([_draw_gaussians(*row_updates(V, a[r], b[r], prior_mean[r], priors.lambda_u), rng)
+                           for r in blocks])
+            stats = [label_statistics(U[r], a[r], b[r]) for r in blocks]
+            stat_a, stat_b = sum(st[0] for st in stats), sum(st[1] for st in stats)
             V = _draw_gaussians(stat_a + priors.lambda_v * np.eye(V.shape[1]), stat_b, rng)
             W = w_sampler.draw(U, W, rng)
             if mu is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, log_expit
 
-__all__ = ["exposure_posterior", "label_statistics", "log_likelihood", "mean_omega", "row_updates",
+__all__ = ["OUTER_CHUNK", "exposure_posterior", "label_statistics", "log_likelihood", "mean_omega", "row_updates",
            "solve_spd"]
 
 
@@ -39,28 +39,48 @@ def exposure_posterior(psi: np.ndarray, Y: np.ndarray, mu: np.ndarray | None) ->
     return np.where(Y > 0, 1.0, missed / np.maximum(missed + unexposed, 1e-300))
 
 
+#: Most float64 entries of the label outer products v_l v_lᵀ formed at once by :func:`row_updates`.
+OUTER_CHUNK = 2 ** 21
+
+
 def row_updates(V: np.ndarray, a: np.ndarray, b: np.ndarray, prior_mean: np.ndarray, lambda_u: float) -> tuple[np.ndarray, np.ndarray]:
     """Precisions Λ_n (B, k, k) and shifts h_n (B, k) of the rows' u_n (module docstring).
 
-    ``V`` (K, k); ``a``, ``b`` (B, K); ``prior_mean`` (B, k) = X_b W.
+    ``V`` (K, k); ``a``, ``b`` (B, K); ``prior_mean`` (B, k) = X_b W. Σ_l a_nl v_l v_lᵀ is one
+    matrix product a (B, K) · [v_l ⊗ v_l] (K, k²), taken over chunks of labels.
     """
-    k = V.shape[1]
-    precision = np.einsum("nl,lj,li->nji", a, V, V, optimize=True) + lambda_u * np.eye(k)
+    B, k = a.shape[0], V.shape[1]
+    precision = _weighted_outer_sum(a, V).reshape(B, k, k)
+    precision[:, np.arange(k), np.arange(k)] += lambda_u
     shift = b @ V + lambda_u * prior_mean
     return precision, shift
 
 
+def _weighted_outer_sum(weights: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """Σ_j weights_ij z_j z_jᵀ for every i, flattened: (I, k²) from ``weights`` (I, J) and
+    ``vectors`` (J, k), as matrix products with chunks of the outer products z_j ⊗ z_j."""
+    J, k = vectors.shape
+    step = max(1, OUTER_CHUNK // (k * k))
+    total = None
+    for s in range(0, J, step):
+        outer = (vectors[s:s + step, :, None] * vectors[s:s + step, None, :]).reshape(-1, k * k)
+        part = weights[:, s:s + step] @ outer
+        total = part if total is None else total + part  # no zero-filled start: a fresh buffer costs more than the product
+    return total if total is not None else np.zeros((weights.shape[0], k * k))
+
+
 def label_statistics(U: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Σ_n a_nl u_n u_nᵀ (K, k, k) and Σ_n b_nl u_n (K, k) over a block of rows ``U`` (B, k)."""
-    # a batched matrix product: (K, k, B) @ (B, k); einsum takes ~14× longer here
-    return np.matmul((a.T[:, :, None] * U[None]).transpose(0, 2, 1), U), b.T @ U
+    K, k = a.shape[1], U.shape[1]
+    return _weighted_outer_sum(np.ascontiguousarray(a.T), U).reshape(K, k, k), b.T @ U
 
 
 def solve_spd(precision: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """Λ⁻¹ h for a stack of symmetric positive-definite Λ (…, k, k) and h (…, k)."""
-    L = np.linalg.cholesky(precision)
-    y = np.linalg.solve(L, shift[..., None])
-    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+    """Λ⁻¹ h for a stack of symmetric positive-definite Λ (…, k, k) and h (…, k).
+
+    One batched LU solve: NumPy has no batched triangular solve, and a Cholesky factor followed by
+    two general solves costs about 2.5 times as much."""
+    return np.linalg.solve(precision, shift[..., None])[..., 0]
 
 
 def log_likelihood(psi: np.ndarray, Y: np.ndarray, mu: np.ndarray | None) -> float:

@@ -52,6 +52,12 @@ EXPECTED: dict[str, dict] = {
                                     "PSP@3", "PSP@5", "train s"], set())},
         figures=["missing_labels"],
     ),
+    "geneml_benchmarks": dict(
+        tables={"benchmarks": (["dataset", "name", "method", "seed", "P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5",
+                                "train s", "iterations", "s/iteration"], {"iterations", "s/iteration"}),
+                "convergence": (["dataset", "method", "seed", "iteration", "seconds", "P@1"], set())},
+        figures=["convergence", "exposure"],
+    ),
     "geneml_synthetic": dict(
         tables={"precision": (["method", "seed", "P@1", "P@3", "P@5", "corr(μ, true μ)", "train s"],
                               {"corr(μ, true μ)", "train s"})},
@@ -222,6 +228,13 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         df = tables["missing_labels"]
         assert set(zip(df["hiding"], df["fraction"])) == {("none", 0.0), ("uniform", 0.4), ("propensity", 0.4)}
         assert df.groupby(["hiding", "fraction"]).size().tolist() == [5, 5, 5]  # 3 inferences, no exposure, frequency
+    elif name == "geneml_benchmarks":
+        df = tables["benchmarks"]
+        assert df["method"].tolist() == ["em", "online-em", "gibbs", "no-exposure", "label-frequency"]
+        assert df["iterations"].tolist()[:4] == [2, 2, 4, 2]  # Gibbs: burn-in + kept sweeps
+        conv = tables["convergence"]
+        assert sorted(set(conv["method"])) == ["em", "no-exposure", "online-em"]
+        assert (conv.groupby("method")["seconds"].diff().dropna() > 0).all()  # cumulative seconds
     elif name == "geneml_synthetic":
         df = tables["precision"]
         assert len(df) == 5 and df["method"].iloc[-1] == "LabelFrequency"
