@@ -2,7 +2,8 @@
 
 Features are L2-normalised per row. The settings (``SETTINGS``) were chosen on a validation split
 of Bibtex's training set (the last fifth of a seeded permutation; results README) and are used
-unchanged on every dataset. Methods: GenEML with global exposure by batch EM, online EM and the
+unchanged on every dataset, except the Gibbs sampler's sweeps on Delicious (``GIBBS_SWEEPS``: a
+sweep there costs about 16 times Bibtex's). Methods: GenEML with global exposure by batch EM, online EM and the
 Gibbs sampler (started, like the EM fits, from random U and V); GenEML without exposure (the
 LEML-like logistic low-rank model, batch EM); ``LabelFrequency``. Writes
 
@@ -31,6 +32,8 @@ import pandas as pd
 
 SETTINGS = dict(n_components=100, lambda_u=1.0, lambda_v=1.0, lambda_w=1.0, max_iter=20, batch_size=1000,
                 num_results=50, num_burnin_steps=50)
+#: Gibbs sweeps (burn-in, kept) where a sweep costs too much for SETTINGS' 50 + 50 on 2 cores.
+GIBBS_SWEEPS = {"delicious": (15, 15)}
 QUICK = dict(n_components=3, max_iter=2, batch_size=100, num_results=2, num_burnin_steps=2, max_train=300)
 METHODS = {"em": dict(exposure="global", inference="em"), "online-em": dict(exposure="global", inference="online-em"),
            "gibbs": dict(exposure="global", inference="gibbs"), "no-exposure": dict(exposure=None, inference="em"),
@@ -59,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     run(args)
 
 
-def fit_one(method: str, settings: dict, seed: int, Xtr, Ytr, Xte, Yte):
+def fit_one(method: str, settings: dict, seed: int, Xtr, Ytr, Xte, Yte, sweeps: tuple[int, int] | None = None):
     """Fit ``method``; returns (the estimator, training seconds, its trace with test P@1 per
     iteration or None). Batch and online EM record test P@1 through ``validation=``; the trace's
     ``seconds`` exclude that evaluation."""
@@ -71,6 +74,8 @@ def fit_one(method: str, settings: dict, seed: int, Xtr, Ytr, Xte, Yte):
         return LabelFrequency().fit(Xtr, Ytr), time.perf_counter() - t, None
     params = {k: settings[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w", "max_iter", "batch_size",
                                       "num_results", "num_burnin_steps")}
+    if sweeps is not None:
+        params["num_burnin_steps"], params["num_results"] = sweeps
     est = GenEML(random_state=seed, n_jobs=2, **params, **METHODS[method])
     watch = (Xte, Yte) if est.inference != "gibbs" else None
     t = time.perf_counter()
@@ -97,7 +102,7 @@ def run(args: argparse.Namespace) -> None:
     methods = args.methods.split(",")
     with Experiment("geneml_benchmarks", quick=args.quick, settings=dict(s, features="rows L2-normalised"),
                     seeds=seeds, out=args.out) as exp:
-        settings = dict(s, max_train=max_train)
+        settings = dict(s, max_train=max_train, gibbs_sweeps=None if args.quick else GIBBS_SWEEPS)
         log = RunLog(exp.folder, "runs", RUN_COLUMNS, ["dataset", "method", "seed"], settings, args.fresh)
         traces = RunLog(exp.folder, "traces", TRACE_COLUMNS, ["dataset", "method", "seed", "iteration"], settings,
                         args.fresh)
@@ -110,7 +115,8 @@ def run(args: argparse.Namespace) -> None:
                 for seed in seeds:
                     if log.done(name, method, seed):
                         continue
-                    est, seconds, trace = fit_one(method, s, seed, Xtr, Ytr, Xte, Yte)
+                    sweeps = None if args.quick else GIBBS_SWEEPS.get(name)
+                    est, seconds, trace = fit_one(method, s, seed, Xtr, Ytr, Xte, Yte, sweeps)
                     metrics = evaluate(Yte, est.predict_topk(Xte, 5), inv_propensity=w)
                     iterations = getattr(est, "n_iter_", np.nan)
                     log.append(dict(dataset=name, method=method, seed=seed,

@@ -61,6 +61,10 @@ class GenEML(MultiLabelEstimator):
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
         Beta prior of each μ_l (≥ 1 keeps its mode inside [0, 1]).
+    exposure_init : float, default=0.9
+        Every μ_l (or, with covariates, σ of the intercept) at the start, in (0, 1). Where most
+        labels are zeros, the data pin μ down weakly (a zero the model predicts as negative is
+        explained as well by either cause), so the start acts much like a prior choice.
     lambda_coef : float, default=1.0
         Prior precision of the exposure coefficients β (``exposure="covariates"``).
     cg_iterations : int, default=5
@@ -118,6 +122,7 @@ class GenEML(MultiLabelEstimator):
         "lambda_w": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 1, None, closed="left")],
         "beta": [Interval(Real, 1, None, closed="left")],
+        "exposure_init": [Interval(Real, 0, 1, closed="neither")],
         "lambda_coef": [Interval(Real, 0, None, closed="neither")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
@@ -135,7 +140,7 @@ class GenEML(MultiLabelEstimator):
 
     def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
-                 alpha: float = 1.0, beta: float = 1.0, lambda_coef: float = 1.0, cg_iterations: int = 5,
+                 alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0, cg_iterations: int = 5,
                  block_rows: int = 1000,
                  batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, num_results: int = 100,
                  num_burnin_steps: int = 50, num_chains: int = 1, n_jobs: int | None = None, random_state: int = 0,
@@ -149,6 +154,7 @@ class GenEML(MultiLabelEstimator):
         self.lambda_w = lambda_w
         self.alpha = alpha
         self.beta = beta
+        self.exposure_init = exposure_init
         self.lambda_coef = lambda_coef
         self.cg_iterations = cg_iterations
         self.block_rows = block_rows
@@ -183,7 +189,7 @@ class GenEML(MultiLabelEstimator):
         callback = self._validation_callback(validation, D, K)
         progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
         rng = np.random.default_rng(self.random_state)
-        mu = np.full(K, 0.9) if self.exposure == "global" else None
+        mu = np.full(K, float(self.exposure_init)) if self.exposure == "global" else None
         if self.inference == "em":
             start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
                             covariates)
@@ -240,7 +246,7 @@ class GenEML(MultiLabelEstimator):
         return record
 
     def _covariates(self, Y, label_features):
-        """The exposure covariates (``exposure="covariates"``), β starting at logit(0.9) for the
+        """The exposure covariates (``exposure="covariates"``), β starting at logit(exposure_init) for the
         intercept; ``label_features`` refused otherwise."""
         if self.exposure != "covariates":
             if label_features is not None:
@@ -254,7 +260,7 @@ class GenEML(MultiLabelEstimator):
                                  f"{label_features.shape}")
         F, G = default_covariates(Y, label_features)
         coef = np.zeros(F.shape[1] + G.shape[1])
-        coef[0] = np.log(9.0)  # σ(log 9) = 0.9: every label mostly exposed at the start
+        coef[0] = np.log(self.exposure_init / (1.0 - self.exposure_init))  # the intercept: μ = exposure_init
         return CovariateExposure(F, G, coef, float(self.lambda_coef))
 
     def _decision_block(self, xb) -> np.ndarray:
