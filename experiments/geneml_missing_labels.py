@@ -1,18 +1,22 @@
 """GenEML's purpose, measured: training labels with positives hidden, test labels whole.
 
 For each dataset (Bibtex, Delicious, Enron by default) and each fraction ρ of the training
-positives hidden (0, 0.2, 0.4, 0.6), two ways of hiding: ``uniform`` (every positive hidden with
-probability ρ) and ``propensity`` (tail labels hidden more: positive (n, l) hidden with probability
-proportional to 1 − p_l, p_l = 1 / w_l the label's propensity by Jain et al.'s model
-(:func:`mlgp.metrics.inverse_propensity`), scaled so that a fraction ρ of all positives is hidden).
-Methods: GenEML with global exposure by each inference of ``--inferences``, GenEML without
-exposure, and ``LabelFrequency``, all trained on what remains and scored on the full test labels:
-P@1/3/5 and PSP@1/3/5 (propensities from the full training labels). Writes ``missing_labels`` and
-``missing_labels.png`` (P@1 and PSP@3 against ρ, one panel pair per dataset and hiding). The table
-is rewritten after every run.
+positives hidden (``--fractions``, default 0, 0.2, 0.4, 0.6), two ways of hiding: ``uniform`` (every
+positive hidden with probability ρ) and ``propensity`` (tail labels hidden more: positive (n, l)
+hidden with probability proportional to 1 − p_l, p_l = 1 / w_l the label's propensity by Jain et
+al.'s model (:func:`mlgp.metrics.inverse_propensity`), scaled so that a fraction ρ of all positives
+is hidden). The hiding depends on the seed, as does the model's start. Methods (``--methods``):
+GenEML with global exposure, written ``inference:μ₀`` (the inference and ``exposure_init``, the
+exposures' start; default ``em:0.9,em:0.5,online-em:0.5,gibbs:0.5``), GenEML without exposure
+(batch EM), and ``LabelFrequency``, all trained on what remains (features L2-normalised per row;
+``SETTINGS``, as in ``geneml_benchmarks.py``) and scored on the full test labels: P@1/3/5 and
+PSP@1/3/5 (propensities from the full training labels). Writes ``runs`` (every fit), ``summary``
+(means over seeds, and each mean's P@1 drop from ρ = 0) and ``missing_labels.png`` (P@1 and PSP@3
+against ρ, one panel pair per dataset and hiding). Each fit is appended to ``runs.csv`` as it
+finishes; a rerun with the same options resumes, ``--fresh`` starts over.
 
     python experiments/geneml_missing_labels.py
-    python experiments/geneml_missing_labels.py --datasets enron --inferences em,online-em
+    python experiments/geneml_missing_labels.py --datasets enron --methods em:0.9,online-em:0.9
     python experiments/geneml_missing_labels.py --quick
 """
 
@@ -26,10 +30,13 @@ import pandas as pd
 import scipy.sparse as sp
 
 FRACTIONS = (0.0, 0.2, 0.4, 0.6)
-SETTINGS = dict(n_components=30, max_iter=20, batch_size=500, num_results=20, num_burnin_steps=20,
+SETTINGS = dict(n_components=100, max_iter=20, batch_size=1000, num_results=30, num_burnin_steps=30,
                 lambda_u=1.0, lambda_v=1.0, lambda_w=1.0)
 QUICK = dict(n_components=3, max_iter=2, batch_size=100, num_results=2, num_burnin_steps=2, max_train=300,
              fractions=(0.0, 0.4))
+METHODS = "em:0.9,em:0.5,online-em:0.5,gibbs:0.5"
+RUN_COLUMNS = ["dataset", "hiding", "fraction", "method", "seed", "P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5",
+               "train s"]
 
 
 def hide(Y: sp.csr_matrix, fraction: float, scheme: str, inv_propensity: np.ndarray, seed: int) -> sp.csr_matrix:
@@ -54,11 +61,25 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
     parser.add_argument("--datasets", default=None, help="default bibtex,delicious,enron (enron with --quick)")
-    parser.add_argument("--inferences", default="em,online-em,gibbs", help="GenEML inferences with exposure")
+    parser.add_argument("--methods", default=METHODS,
+                        help=f"GenEML with exposure as inference:exposure_init, comma-separated (default {METHODS})")
     parser.add_argument("--schemes", default="uniform,propensity")
+    parser.add_argument("--fractions", type=lambda t: tuple(float(v) for v in t.split(",")), default=None,
+                        help="fractions of the training positives to hide (default 0,0.2,0.4,0.6)")
+    parser.add_argument("--fresh", action="store_true", help="discard the stored fits and start over")
     args = parser.parse_args(argv)
     args.datasets = args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")
+    try:
+        args.exposure_methods = [(inf, float(init)) for inf, init in (m.split(":") for m in args.methods.split(","))]
+    except ValueError:
+        parser.error(f"--methods takes inference:exposure_init pairs such as em:0.9; got {args.methods!r}")
+    if any(inf not in ("em", "online-em", "gibbs") for inf, _ in args.exposure_methods):
+        parser.error(f"inferences are em, online-em and gibbs; got {args.methods!r}")
     run(args)
+
+
+def method_name(inference: str, init: float) -> str:
+    return f"GenEML exposure μ₀={init:g} ({inference})"
 
 
 def run(args: argparse.Namespace) -> None:
@@ -66,52 +87,72 @@ def run(args: argparse.Namespace) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from sklearn.preprocessing import normalize
 
     import mlgp.data
     from mlgp.baselines import LabelFrequency
-    from mlgp.experiment import Experiment
+    from mlgp.experiment import Experiment, RunLog
     from mlgp.geneml import GenEML
     from mlgp.metrics import evaluate, inverse_propensity, propensity_params
 
     s = dict(SETTINGS, **(QUICK if args.quick else {}))
-    fractions = s.pop("fractions", FRACTIONS)
+    fractions = args.fractions or s.pop("fractions", FRACTIONS)
+    s.pop("fractions", None)
     max_train = s.pop("max_train", None)
     seeds = args.seeds or [0]
     common = {k: s[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w")}
     per_inference = {"em": dict(max_iter=s["max_iter"]), "online-em": dict(max_iter=s["max_iter"], batch_size=s["batch_size"]),
                      "gibbs": dict(num_results=s["num_results"], num_burnin_steps=s["num_burnin_steps"])}
-    methods = {f"GenEML exposure ({inf})": dict(exposure="global", inference=inf, **per_inference[inf])
-               for inf in args.inferences.split(",")}
-    methods["GenEML no exposure"] = dict(exposure=None, inference="em", **per_inference["em"])
-    with Experiment("geneml_missing_labels", quick=args.quick, settings=dict(fractions=fractions, **s), seeds=seeds,
-                    out=args.out) as exp:
-        rows = []
+    methods = {method_name(inf, init): dict(exposure="global", inference=inf, exposure_init=init, **per_inference[inf])
+               for inf, init in args.exposure_methods}
+    methods["GenEML no exposure (em)"] = dict(exposure=None, inference="em", **per_inference["em"])
+    schemes = args.schemes.split(",")
+    with Experiment("geneml_missing_labels", quick=args.quick, settings=dict(s, features="rows L2-normalised"),
+                    seeds=seeds, out=args.out) as exp:
+        log = RunLog(exp.folder, "runs", RUN_COLUMNS, ["dataset", "hiding", "fraction", "method", "seed"],
+                     dict(s, max_train=max_train), args.fresh)
         for name in args.datasets.split(","):
             ds = mlgp.data.load(name)
-            Xtr, Ytr = ds.train.X[:max_train], ds.train.Y[:max_train]
+            Xtr, Ytr = normalize(ds.train.X[:max_train], "l2"), ds.train.Y[:max_train]
+            Xte = normalize(ds.test.X, "l2")
             w = inverse_propensity(Ytr, *propensity_params(name))
-            for scheme in args.schemes.split(","):
+            for scheme in schemes:
                 for fraction in fractions:
-                    if fraction == 0 and scheme != args.schemes.split(",")[0]:
+                    if fraction == 0 and scheme != schemes[0]:
                         continue  # nothing hidden: the same run for every scheme
+                    hiding = scheme if fraction else "none"
                     for seed in seeds:
                         seen = hide(Ytr, fraction, scheme, w, seed)
-                        models = {m: GenEML(random_state=seed, **common, **p) for m, p in methods.items()}
+                        models = {m: GenEML(random_state=seed, n_jobs=2, **common, **p) for m, p in methods.items()}
                         models["LabelFrequency"] = LabelFrequency()
                         for method, est in models.items():
+                            if log.done(name, hiding, fraction, method, seed):
+                                continue
                             t = time.perf_counter()
                             est.fit(Xtr, seen)
                             seconds = time.perf_counter() - t
-                            metrics = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), inv_propensity=w)
-                            rows.append(dict(dataset=name, hiding=scheme if fraction else "none", fraction=fraction,
-                                             method=method, seed=seed,
-                                             **{f"{m}@{k}": float(metrics.loc[m, k]) for m in ("P", "PSP") for k in (1, 3, 5)},
-                                             **{"train s": seconds}))
-                            print(rows[-1], flush=True)
-                            exp.table("missing_labels", pd.DataFrame(rows), show=False)
-        table = pd.DataFrame(rows)
-        exp.table("missing_labels", table)
+                            metrics = evaluate(ds.test.Y, est.predict_topk(Xte, 5), inv_propensity=w)
+                            log.append(dict(dataset=name, hiding=hiding, fraction=fraction, method=method, seed=seed,
+                                            **{f"{m}@{k}": float(metrics.loc[m, k]) for m in ("P", "PSP") for k in (1, 3, 5)},
+                                            **{"train s": seconds}))
+                            print(log.rows.iloc[-1].to_dict(), flush=True)
+        table = log.rows.copy()
+        exp.table("missing_labels", table, show=False)
+        exp.table("summary", summary(table))
         exp.figure("missing_labels", _figure(plt, table))
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Means over seeds per (dataset, hiding, fraction, method), the number of seeds, and the mean
+    P@1's drop from the same method's mean at ρ = 0."""
+    keys = ["dataset", "hiding", "fraction", "method"]
+    metrics = ["P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5", "train s"]
+    table = table.assign(fraction=table["fraction"].astype(float))
+    out = table.groupby(keys, sort=False)[metrics].mean().reset_index()
+    out.insert(4, "seeds", table.groupby(keys, sort=False).size().to_numpy())
+    base = out[out["fraction"] == 0].set_index(["dataset", "method"])["P@1"]
+    out["P@1 drop"] = [base.get((d, m), np.nan) - p for d, m, p in zip(out["dataset"], out["method"], out["P@1"])]
+    return out
 
 
 def _figure(plt, table: pd.DataFrame):

@@ -49,7 +49,8 @@ EXPECTED: dict[str, dict] = {
     ),
     "geneml_missing_labels": dict(
         tables={"missing_labels": (["dataset", "hiding", "fraction", "method", "seed", "P@1", "P@3", "P@5", "PSP@1",
-                                    "PSP@3", "PSP@5", "train s"], set())},
+                                    "PSP@3", "PSP@5", "train s"], set()),
+                "summary": (["dataset", "hiding", "fraction", "method", "seeds", "P@1", "PSP@3", "P@1 drop"], set())},
         figures=["missing_labels"],
     ),
     "geneml_benchmarks": dict(
@@ -227,7 +228,11 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
     elif name == "geneml_missing_labels":
         df = tables["missing_labels"]
         assert set(zip(df["hiding"], df["fraction"])) == {("none", 0.0), ("uniform", 0.4), ("propensity", 0.4)}
-        assert df.groupby(["hiding", "fraction"]).size().tolist() == [5, 5, 5]  # 3 inferences, no exposure, frequency
+        # em at two exposure starts, online EM, Gibbs, no exposure, label frequency
+        assert df.groupby(["hiding", "fraction"]).size().tolist() == [6, 6, 6]
+        summary = tables["summary"]
+        assert (summary["seeds"] == 1).all() and len(summary) == 18
+        assert (summary.loc[summary["fraction"] == 0, "P@1 drop"] == 0).all()
     elif name == "geneml_benchmarks":
         df = tables["benchmarks"]
         assert df["method"].tolist() == ["em", "online-em", "gibbs", "no-exposure", "label-frequency"]
