@@ -77,6 +77,10 @@ class GenEML(MultiLabelEstimator):
         Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
     num_results, num_burnin_steps, num_chains : int, default=100, 50, 1
         The Gibbs sampler's kept draws per chain, discarded sweeps, and chains.
+    gibbs_start : {"random", "em"}, default="random"
+        Where the chains start: the random U and V every inference starts from, or the MAP
+        estimate after ``max_iter`` batch-EM iterations from there (counted in the fit's time, not
+        in ``n_iter_`` or ``trace_``).
     progress : bool, default=False
         Show a tqdm progress bar over the iterations, epochs or sweeps.
     n_jobs : int or None, default=None
@@ -132,6 +136,7 @@ class GenEML(MultiLabelEstimator):
         "num_results": [Interval(Integral, 1, None, closed="left")],
         "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
         "num_chains": [Interval(Integral, 1, None, closed="left")],
+        "gibbs_start": [StrOptions({"random", "em"})],
         "n_jobs": [Integral, None],
         "progress": ["boolean"],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
@@ -140,10 +145,10 @@ class GenEML(MultiLabelEstimator):
 
     def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
-                 alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0, cg_iterations: int = 5,
-                 block_rows: int = 1000,
-                 batch_size: int = 1000, kappa: float = 0.7, tau: float = 1.0, num_results: int = 100,
-                 num_burnin_steps: int = 50, num_chains: int = 1, n_jobs: int | None = None, random_state: int = 0,
+                 alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0,
+                 cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
+                 tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 50, num_chains: int = 1,
+                 gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False) -> None:
         self.n_components = n_components
         self.exposure = exposure
@@ -164,6 +169,7 @@ class GenEML(MultiLabelEstimator):
         self.num_results = num_results
         self.num_burnin_steps = num_burnin_steps
         self.num_chains = num_chains
+        self.gibbs_start = gibbs_start
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.threshold = threshold
@@ -201,6 +207,10 @@ class GenEML(MultiLabelEstimator):
 
             start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
                             covariates)
+            if self.gibbs_start == "em":  # the chains start at the MAP estimate
+                start, _ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
+                                    cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
+                                    n_jobs=self.n_jobs)
             self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
                                                       int(self.num_burnin_steps), num_chains=int(self.num_chains),
                                                       seed=int(self.random_state), block_rows=int(self.block_rows),

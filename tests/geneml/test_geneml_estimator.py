@@ -73,7 +73,8 @@ def test_the_joint_distribution_has_the_fitted_shape(drawn):
 @pytest.mark.parametrize("params, message", [
     (dict(n_components=0), "n_components"), (dict(exposure="sometimes"), "exposure"),
     (dict(inference="variational"), "inference"), (dict(alpha=0.5), "alpha"), (dict(lambda_u=0.0), "lambda_u"),
-    (dict(tau=-1.0), "tau"), (dict(batch_size=0), "batch_size"),
+    (dict(tau=-1.0), "tau"), (dict(batch_size=0), "batch_size"), (dict(exposure_init=1.0), "exposure_init"),
+    (dict(exposure_init=0.0), "exposure_init"), (dict(gibbs_start="map"), "gibbs_start"),
 ])
 def test_bad_parameters_are_refused_before_any_work(drawn, params, message):
     Xtr, Ytr, _, _, _ = drawn
@@ -121,6 +122,23 @@ def test_the_gibbs_sampler_ranks_better_than_label_frequency(drawn, tmp_path):
     assert est.samples_["mu"].shape == (20, 1, Ytr.shape[1]) and np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
     loaded = GenEML.load(est.save(tmp_path / "gibbs"))
     np.testing.assert_array_equal(loaded.decision_function(Xte), est.decision_function(Xte))
+
+
+def test_gibbs_chains_start_where_batch_em_ends_with_gibbs_start_em(drawn, monkeypatch):
+    import mlgp.geneml.gibbs as gibbs_module
+
+    Xtr, Ytr, _, _, _ = drawn
+    starts = []
+    real = gibbs_module.gibbs
+    monkeypatch.setattr(gibbs_module, "gibbs", lambda X, Y, start, *a, **kw: starts.append(start) or real(X, Y, start, *a, **kw))
+    params = dict(n_components=3, max_iter=4, exposure_init=0.6, random_state=3)
+    em = GenEML(inference="em", **params).fit(Xtr, Ytr)
+    GenEML(inference="gibbs", gibbs_start="em", num_results=1, num_burnin_steps=0, **params).fit(Xtr, Ytr)
+    GenEML(inference="gibbs", num_results=1, num_burnin_steps=0, **params).fit(Xtr, Ytr)
+    np.testing.assert_array_equal(starts[0].W, em.W_)
+    np.testing.assert_array_equal(starts[0].V, em.V_)
+    np.testing.assert_array_equal(starts[0].mu, em.exposure_)
+    assert np.all(starts[1].W == 0) and np.all(starts[1].mu == 0.6)  # the random start: W = 0, μ = exposure_init
 
 
 @pytest.fixture(scope="module")
