@@ -7,7 +7,9 @@ hidden with probability proportional to 1 − p_l, p_l = 1 / w_l the label's pro
 al.'s model (:func:`mlgp.metrics.inverse_propensity`), scaled so that a fraction ρ of all positives
 is hidden). The hiding depends on the seed, as does the model's start. Methods (``--methods``):
 GenEML with global exposure, written ``inference:μ₀`` (the inference and ``exposure_init``, the
-exposures' start; default ``em:0.9,em:0.5,online-em:0.5,gibbs:0.5``), GenEML without exposure
+exposures' start; default ``em:0.9,em:0.5,online-em:0.5,gibbs:0.5``) or, written
+``inference:μ₀:covariates``, with covariate exposure (the label's log frequency and the point's
+number of labels, :mod:`mlgp.geneml.exposure`), GenEML without exposure
 (batch EM), and ``LabelFrequency``, all trained on what remains (features L2-normalised per row;
 ``SETTINGS``, as in ``geneml_benchmarks.py``) and scored on the full test labels: P@1/3/5 and
 PSP@1/3/5 (propensities from the full training labels). Writes ``runs`` (every fit), ``summary``
@@ -62,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     add_argparse_args(parser)
     parser.add_argument("--datasets", default=None, help="default bibtex,delicious,enron (enron with --quick)")
     parser.add_argument("--methods", default=METHODS,
-                        help=f"GenEML with exposure as inference:exposure_init, comma-separated (default {METHODS})")
+                        help=f"GenEML with exposure as inference:exposure_init[:covariates], comma-separated "
+                             f"(default {METHODS})")
     parser.add_argument("--schemes", default="uniform,propensity")
     parser.add_argument("--fractions", type=lambda t: tuple(float(v) for v in t.split(",")), default=None,
                         help="fractions of the training positives to hide (default 0,0.2,0.4,0.6)")
@@ -70,16 +73,24 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     args.datasets = args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")
     try:
-        args.exposure_methods = [(inf, float(init)) for inf, init in (m.split(":") for m in args.methods.split(","))]
-    except ValueError:
-        parser.error(f"--methods takes inference:exposure_init pairs such as em:0.9; got {args.methods!r}")
-    if any(inf not in ("em", "online-em", "gibbs") for inf, _ in args.exposure_methods):
-        parser.error(f"inferences are em, online-em and gibbs; got {args.methods!r}")
+        args.exposure_methods = [parse_method(m) for m in args.methods.split(",")]
+    except ValueError as err:
+        parser.error(f"--methods: {err}")
     run(args)
 
 
-def method_name(inference: str, init: float) -> str:
-    return f"GenEML exposure μ₀={init:g} ({inference})"
+def parse_method(text: str) -> tuple[str, float, str]:
+    """``inference:μ₀[:covariates]`` as (inference, exposure_init, exposure)."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or parts[0] not in ("em", "online-em", "gibbs") or parts[2:] not in ([], ["covariates"]):
+        raise ValueError(f"methods are inference:exposure_init[:covariates] with inference em, online-em or gibbs, "
+                         f"e.g. em:0.9; got {text!r}")
+    return parts[0], float(parts[1]), "covariates" if len(parts) == 3 else "global"
+
+
+def method_name(inference: str, init: float, exposure: str) -> str:
+    kind = "covariate exposure" if exposure == "covariates" else "exposure"
+    return f"GenEML {kind} μ₀={init:g} ({inference})"
 
 
 def run(args: argparse.Namespace) -> None:
@@ -103,8 +114,8 @@ def run(args: argparse.Namespace) -> None:
     common = {k: s[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w")}
     per_inference = {"em": dict(max_iter=s["max_iter"]), "online-em": dict(max_iter=s["max_iter"], batch_size=s["batch_size"]),
                      "gibbs": dict(num_results=s["num_results"], num_burnin_steps=s["num_burnin_steps"])}
-    methods = {method_name(inf, init): dict(exposure="global", inference=inf, exposure_init=init, **per_inference[inf])
-               for inf, init in args.exposure_methods}
+    methods = {method_name(inf, init, kind): dict(exposure=kind, inference=inf, exposure_init=init, **per_inference[inf])
+               for inf, init, kind in args.exposure_methods}
     methods["GenEML no exposure (em)"] = dict(exposure=None, inference="em", **per_inference["em"])
     schemes = args.schemes.split(",")
     with Experiment("geneml_missing_labels", quick=args.quick, settings=dict(s, features="rows L2-normalised"),
