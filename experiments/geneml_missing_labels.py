@@ -12,7 +12,8 @@ exposures' start; default ``em:0.9,em:0.5,online-em:0.5,gibbs:0.5``) or, written
 number of labels, :mod:`mlgp.geneml.exposure`), GenEML without exposure
 (batch EM), and ``LabelFrequency``, all trained on what remains (features L2-normalised per row;
 ``SETTINGS``, as in ``geneml_benchmarks.py``) and scored on the full test labels: P@1/3/5 and
-PSP@1/3/5 (propensities from the full training labels). Writes ``runs`` (every fit), ``summary``
+PSP@1/3/5 (propensities from the full training labels). Writes ``missing_labels`` (every fit; the
+same rows as the resumable log ``runs.csv``), ``summary``
 (means over seeds, and each mean's P@1 drop from ρ = 0) and ``missing_labels.png`` (P@1 and PSP@3
 against ρ, one panel pair per dataset and hiding). Each fit is appended to ``runs.csv`` as it
 finishes; a rerun with the same options resumes, ``--fresh`` starts over.

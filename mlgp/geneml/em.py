@@ -65,7 +65,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K).
 
     Returns the final state and a trace (``iteration``, ``objective`` — the log posterior at the
-    end of the iteration — and ``seconds``). ``progress(iterable)`` wraps the iteration loop;
+    end of the iteration — and ``seconds``, the iteration's E- and M-steps without the objective's
+    evaluation). ``progress(iterable)`` wraps the iteration loop;
     ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
     """
     N = X.shape[0]
@@ -87,8 +88,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
         covariates = None if state.covariates is None else state.covariates.newton(blocks, [r[4] for r in results])
         state = EMState(W, U, V, mu, covariates)
-        row = dict(iteration=it, objective=log_posterior(X, Y, state, priors, block_rows, n_jobs),
-                   seconds=time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0  # the iteration's steps, not the objective's evaluation
+        row = dict(iteration=it, objective=log_posterior(X, Y, state, priors, block_rows, n_jobs), seconds=seconds)
         if callback is not None:
             callback(it, state, row)
         rows.append(row)

@@ -45,7 +45,8 @@ def _pg_draws(psi, seed):
 
 def _draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k): Λ⁻¹ (h + L ε) with Λ = L Lᵀ and
-    ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (one factorisation and one solve)."""
+    ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (a Cholesky factor and one batched LU solve;
+    NumPy has no batched triangular solve)."""
     L = np.linalg.cholesky(precision)
     noise = np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0]
     return np.linalg.solve(precision, (shift + noise)[..., None])[..., 0]
@@ -116,8 +117,10 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
             blocks = _blocks(X.shape[0], block_rows)
             U = np.vstack([_draw_gaussians(*row_updates(V, a[r], b[r], prior_mean[r], priors.lambda_u), rng)
                            for r in blocks])
-            stats = [label_statistics(U[r], a[r], b[r]) for r in blocks]
-            stat_a, stat_b = sum(st[0] for st in stats), sum(st[1] for st in stats)
+            stat_a, stat_b = 0.0, 0.0
+            for r in blocks:  # a running sum: one block's K·k² statistics at a time
+                part_a, part_b = label_statistics(U[r], a[r], b[r])
+                stat_a, stat_b = stat_a + part_a, stat_b + part_b
             V = _draw_gaussians(stat_a + priors.lambda_v * np.eye(V.shape[1]), stat_b, rng)
             W = w_sampler.draw(U, W, rng)
             if mu is not None:

@@ -39,7 +39,8 @@ def exposure_posterior(psi: np.ndarray, Y: np.ndarray, mu: np.ndarray | None) ->
     return np.where(Y > 0, 1.0, missed / np.maximum(missed + unexposed, 1e-300))
 
 
-#: Most float64 entries of the label outer products v_l v_lᵀ formed at once by :func:`row_updates`.
+#: Most float64 entries of outer products (v_l v_lᵀ in :func:`row_updates`, u_n u_nᵀ in
+#: :func:`label_statistics`) formed at once.
 OUTER_CHUNK = 2 ** 21
 
 
