@@ -156,14 +156,17 @@ def run(args: argparse.Namespace) -> None:
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Means over seeds per (dataset, hiding, fraction, method), the number of seeds, and the mean
-    P@1's drop from the same method's mean at ρ = 0."""
+    over seeds of each fit's P@1 drop from the same method and seed at ρ = 0 (NaN where that fit
+    is missing)."""
     keys = ["dataset", "hiding", "fraction", "method"]
     metrics = ["P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5", "train s"]
     table = table.assign(fraction=table["fraction"].astype(float))
-    out = table.groupby(keys, sort=False)[metrics].mean().reset_index()
+    base = table[table["fraction"] == 0].set_index(["dataset", "method", "seed"])["P@1"]
+    drop = [base.get((d, m, s), np.nan) - p for d, m, s, p in zip(table["dataset"], table["method"], table["seed"],
+                                                                   table["P@1"])]
+    table = table.assign(**{"P@1 drop": drop})
+    out = table.groupby(keys, sort=False)[metrics + ["P@1 drop"]].mean().reset_index()
     out.insert(4, "seeds", table.groupby(keys, sort=False).size().to_numpy())
-    base = out[out["fraction"] == 0].set_index(["dataset", "method"])["P@1"]
-    out["P@1 drop"] = [base.get((d, m), np.nan) - p for d, m, p in zip(out["dataset"], out["method"], out["P@1"])]
     return out
 
 
