@@ -135,7 +135,8 @@ def run(args: argparse.Namespace) -> None:
                     hiding = scheme if fraction else "none"
                     for seed in seeds:
                         seen = hide(Ytr, fraction, scheme, w, seed)
-                        models = {m: GenEML(random_state=seed, n_jobs=2, **common, **p) for m, p in methods.items()}
+                        n_jobs = 1 if args.quick else 2  # the fit is the same for any n_jobs
+                        models = {m: GenEML(random_state=seed, n_jobs=n_jobs, **common, **p) for m, p in methods.items()}
                         models["LabelFrequency"] = LabelFrequency()
                         for method, est in models.items():
                             if log.done(name, hiding, fraction, method, seed):
