@@ -1,0 +1,50 @@
+"""``geneml_missing_labels.summary``: means over seeds, and each fit's P@1 drop paired with the
+same method and seed at ρ = 0."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "geneml_missing_labels.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("_geneml_missing_labels", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(fraction, seed, p1, hiding="uniform", method="m"):
+    return dict(dataset="d", hiding=hiding if fraction else "none", fraction=fraction, method=method, seed=seed,
+                **{"P@1": p1, "P@3": 0.0, "P@5": 0.0, "PSP@1": 0.0, "PSP@3": 0.0, "PSP@5": 0.0, "train s": 1.0})
+
+
+def test_the_drop_pairs_each_fit_with_its_own_seed_at_rho_zero(script):
+    table = pd.DataFrame([_row(0.0, 0, 60.0), _row(0.0, 1, 62.0), _row(0.4, 1, 59.0)])
+    out = script.summary(table).set_index("fraction")
+    assert out.loc[0.0, "seeds"] == 2 and out.loc[0.0, "P@1"] == 61.0 and out.loc[0.0, "P@1 drop"] == 0.0
+    assert out.loc[0.4, "P@1 drop"] == 3.0  # 62 − 59 for seed 1, not the unpaired 61 − 59
+
+
+def test_a_fit_without_its_rho_zero_partner_has_no_drop(script):
+    out = script.summary(pd.DataFrame([_row(0.0, 0, 60.0), _row(0.4, 5, 59.0)])).set_index("fraction")
+    assert np.isnan(out.loc[0.4, "P@1 drop"])
+
+
+@pytest.mark.parametrize("text, parsed", [("em:0.9", ("em", 0.9, "global")),
+                                          ("gibbs:0.5:covariates", ("gibbs", 0.5, "covariates"))])
+def test_methods_parse(script, text, parsed):
+    assert script.parse_method(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["em", "vb:0.5", "em:0.5:cov", "em:x"])
+def test_bad_methods_are_refused(script, text):
+    with pytest.raises(ValueError, match="inference:exposure_init|could not convert"):
+        script.parse_method(text)
