@@ -172,21 +172,28 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _figure(plt, table: pd.DataFrame):
-    """P@1 and PSP@3 against the hidden fraction, per dataset and hiding scheme."""
-    panels = [(d, h) for d in table["dataset"].unique() for h in table["hiding"].unique() if h != "none"]
-    fig, axes = plt.subplots(len(panels), 2, figsize=(9, 3 * len(panels)), squeeze=False)
+    """P@1 and PSP@3 against the hidden fraction, per dataset and hiding scheme that was run (means
+    over seeds); each method keeps one colour in every panel, named in one legend below."""
+    hidings = [h for h in table["hiding"].unique() if h != "none"]
+    panels = [(d, h) for d in table["dataset"].unique() for h in hidings
+              if ((table["dataset"] == d) & (table["hiding"] == h)).any()]
+    methods = list(dict.fromkeys(table["method"]))
+    colours = {m: f"C{i % 10}" for i, m in enumerate(methods)}
+    markers = {m: "os^vD<>ph*"[i // 10 % 10] for i, m in enumerate(methods)}
+    fig, axes = plt.subplots(max(len(panels), 1), 2, figsize=(9, 3 * max(len(panels), 1)), squeeze=False)
     for row, (dataset, hiding) in enumerate(panels):
         part = table[(table["dataset"] == dataset) & table["hiding"].isin([hiding, "none"])]
         for col, metric in enumerate(("P@1", "PSP@3")):
             ax = axes[row, col]
-            for method, g in part.groupby("method"):
+            for method, g in part.groupby("method", sort=False):
                 mean = g.groupby("fraction")[metric].mean()
-                ax.plot(mean.index, mean.values, marker="o", label=method)
+                ax.plot(mean.index, mean.values, marker=markers[method], color=colours[method], label=method)
             ax.set_title(f"{dataset}, {hiding} hiding", fontsize="small")
             ax.set_xlabel("fraction of training positives hidden")
             ax.set_ylabel(f"test {metric} (%)")
-    axes[0, 0].legend(fontsize="x-small")
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=colours[m], marker=markers[m], label=m) for m in methods]
+    fig.tight_layout(rect=(0, 0.06 + 0.012 * len(methods) / max(len(panels), 1), 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize="x-small", frameon=False)
     return fig
 
 
