@@ -159,36 +159,38 @@ def run(args: argparse.Namespace) -> None:
             exp.figure("exposure", _exposure_figure(plt, exposures))
 
 
-def _convergence_figure(plt, traces: pd.DataFrame):
-    """Test P@1 against training seconds, batch against online EM, one panel per dataset."""
-    datasets = list(traces["dataset"].unique())
+def _dataset_panels(plt, datasets: list[str], draw, xlabel: str, ylabel: str, xscale: str = "linear"):
+    """One panel per dataset, side by side; ``draw(ax, dataset)`` plots into each."""
     fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.4), squeeze=False)
     for ax, dataset in zip(axes[0], datasets):
-        for (method, seed), g in traces[traces["dataset"] == dataset].groupby(["method", "seed"]):
-            ax.plot(g["seconds"], g["P@1"], marker=".", label=f"{NAMES[method]} (seed {seed})")
+        draw(ax, dataset)
+        ax.set_xscale(xscale)
         ax.set_title(dataset, fontsize="small")
-        ax.set_xlabel("training seconds")
-        ax.set_ylabel("test P@1 (%)")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
     axes[0, 0].legend(fontsize="x-small")
     fig.tight_layout()
     return fig
+
+
+def _convergence_figure(plt, traces: pd.DataFrame):
+    """Test P@1 against training seconds, batch against online EM, one panel per dataset."""
+    def draw(ax, dataset):
+        for (method, seed), g in traces[traces["dataset"] == dataset].groupby(["method", "seed"]):
+            ax.plot(g["seconds"], g["P@1"], marker=".", label=f"{NAMES[method]} (seed {seed})")
+
+    return _dataset_panels(plt, list(traces["dataset"].unique()), draw, "training seconds", "test P@1 (%)")
 
 
 def _exposure_figure(plt, exposures: dict):
     """Inferred μ_l against the label's training frequency, one panel per dataset (log x)."""
-    datasets = list(dict.fromkeys(k[0] for k in exposures))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(4.2 * len(datasets), 3.4), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    def draw(ax, dataset):
         for (name, method, seed), frame in exposures.items():
             if name == dataset:
                 ax.scatter(np.maximum(frame["frequency"], 1e-5), frame["exposure"], s=6, alpha=0.6, label=NAMES[method])
-        ax.set_xscale("log")
-        ax.set_title(dataset, fontsize="small")
-        ax.set_xlabel("label frequency in training")
-        ax.set_ylabel("inferred exposure μ_l")
-    axes[0, 0].legend(fontsize="x-small")
-    fig.tight_layout()
-    return fig
+
+    return _dataset_panels(plt, list(dict.fromkeys(k[0] for k in exposures)), draw, "label frequency in training",
+                           "inferred exposure μ_l", xscale="log")
 
 
 if __name__ == "__main__":
