@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fresh", action="store_true", help="discard the stored fits and start over")
     args = parser.parse_args(argv)
     args.datasets = args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")
+    if args.fractions is not None and not all(0 <= f < 1 for f in args.fractions):
+        parser.error(f"--fractions must lie in [0, 1); got {args.fractions}")
     try:
         args.exposure_methods = [parse_method(m) for m in args.methods.split(",")]
     except ValueError as err:

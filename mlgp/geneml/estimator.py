@@ -191,11 +191,12 @@ class GenEML(MultiLabelEstimator):
         for stale in ("coef_", "samples_", "exposure_coef_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
-        covariates = self._covariates(Y, label_features)
+        init = float(self.exposure_init)
+        covariates = self._covariates(Y, label_features, init)
         callback = self._validation_callback(validation, D, K)
         progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
         rng = np.random.default_rng(self.random_state)
-        mu = np.full(K, float(self.exposure_init)) if self.exposure == "global" else None
+        mu = np.full(K, init) if self.exposure == "global" else None
         if self.inference == "em":
             start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
                             covariates)
@@ -255,8 +256,8 @@ class GenEML(MultiLabelEstimator):
 
         return record
 
-    def _covariates(self, Y, label_features):
-        """The exposure covariates (``exposure="covariates"``), β starting at logit(exposure_init) for the
+    def _covariates(self, Y, label_features, init: float):
+        """The exposure covariates (``exposure="covariates"``), β starting at logit(``init``) for the
         intercept; ``label_features`` refused otherwise."""
         if self.exposure != "covariates":
             if label_features is not None:
@@ -270,7 +271,7 @@ class GenEML(MultiLabelEstimator):
                                  f"{label_features.shape}")
         F, G = default_covariates(Y, label_features)
         coef = np.zeros(F.shape[1] + G.shape[1])
-        coef[0] = np.log(self.exposure_init / (1.0 - self.exposure_init))  # the intercept: μ = exposure_init
+        coef[0] = np.log(init / (1.0 - init))  # the intercept: μ = exposure_init
         return CovariateExposure(F, G, coef, float(self.lambda_coef))
 
     def _decision_block(self, xb) -> np.ndarray:

@@ -30,7 +30,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 from ..distributions import PolyaGamma
 from .em import EMState, Priors, _blocks, log_posterior
 from .exposure import draw_coefficients
-from .updates import exposure_posterior, label_statistics, row_updates
+from .updates import exposure_posterior, label_statistics, row_updates, solve_spd
 
 __all__ = ["DENSE_W_LIMIT", "gibbs"]
 
@@ -48,8 +48,7 @@ def _draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Gen
     ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (a Cholesky factor and one batched LU solve;
     NumPy has no batched triangular solve)."""
     L = np.linalg.cholesky(precision)
-    noise = np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0]
-    return np.linalg.solve(precision, (shift + noise)[..., None])[..., 0]
+    return solve_spd(precision, shift + np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0])
 
 
 class _WSampler:
@@ -94,6 +93,7 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
     Yd = np.asarray(Y.todense(), dtype=np.float64)
     kappa = Yd - 0.5
     w_sampler = _WSampler(X, priors)
+    blocks = _blocks(X.shape[0], block_rows)
     draws = {"W": [], "V": [], "mu": [], "coef": []}
     coef, rows = [], []
     total = num_burnin_steps + num_results
@@ -114,11 +114,10 @@ def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_ste
             omega = omega.numpy().reshape(psi.shape)
             a, b = xi * omega, xi * kappa
             prior_mean = np.asarray(X @ W)
-            blocks = _blocks(X.shape[0], block_rows)
-            U = np.vstack([_draw_gaussians(*row_updates(V, a[r], b[r], prior_mean[r], priors.lambda_u), rng)
-                           for r in blocks])
+            U = np.empty_like(U)
             stat_a, stat_b = 0.0, 0.0
-            for r in blocks:  # a running sum: one block's K·k² statistics at a time
+            for r in blocks:  # each block's new u_n, and its statistics added to a running sum
+                U[r] = _draw_gaussians(*row_updates(V, a[r], b[r], prior_mean[r], priors.lambda_u), rng)
                 part_a, part_b = label_statistics(U[r], a[r], b[r])
                 stat_a, stat_b = stat_a + part_a, stat_b + part_b
             V = _draw_gaussians(stat_a + priors.lambda_v * np.eye(V.shape[1]), stat_b, rng)

@@ -48,3 +48,10 @@ def test_methods_parse(script, text, parsed):
 def test_bad_methods_are_refused(script, text):
     with pytest.raises(ValueError, match="inference:exposure_init|could not convert"):
         script.parse_method(text)
+
+
+@pytest.mark.parametrize("fractions", ["1.5", "0,-0.2", "1"])
+def test_fractions_outside_zero_one_are_refused(script, fractions, capsys):
+    with pytest.raises(SystemExit, match="2"):
+        script.main(["--fractions", fractions])
+    assert "--fractions must lie in [0, 1)" in capsys.readouterr().err
