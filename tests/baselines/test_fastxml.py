@@ -148,15 +148,14 @@ def test_predict_marks_scores_at_or_above_the_threshold(rng, threshold, expected
                                          ("ndcg", None, 10.0)])
 def test_leaves_are_the_training_points_routed_to_them(rng, monkeypatch, loss, loss_k, c) -> None:
     unsplit = []  # sizes of the nodes whose split failed (they become leaves)
-    original = tree_module.split_node
+    original = tree_module.split_level
 
-    def recording(X, G, *args, **kwargs):
-        res = original(X, G, *args, **kwargs)
-        if res is None:
-            unsplit.append(X.shape[0])
+    def recording(X, G, ptr, *args, **kwargs):
+        res = original(X, G, ptr, *args, **kwargs)
+        unsplit.extend(np.diff(ptr)[~res.split].tolist())
         return res
 
-    monkeypatch.setattr(tree_module, "split_node", recording)
+    monkeypatch.setattr(tree_module, "split_level", recording)
     X, Y = _data(rng, N=120, D=15, K=8)
     max_leaf, max_labels, T = 6, 3, 3
     est = FastXML(n_estimators=T, max_leaf=max_leaf, max_leaf_labels=max_labels, split_loss=loss,

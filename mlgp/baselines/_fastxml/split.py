@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["SplitOptions", "SplitResult", "rankings", "side_costs", "update_sides", "node_objective",
-           "fit_separator", "split_node"]
+__all__ = ["SplitOptions", "SplitResult", "Separator", "rankings", "side_costs", "update_sides", "node_objective",
+           "fit_separator", "fit_separator_arrays", "split_node"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,47 @@ def node_objective(G: sp.csr_matrix, wx: np.ndarray, w_l1: float, delta: np.ndar
     return float(w_l1 + np.where(delta > 0, v_pos, v_neg).sum())
 
 
+class _CSRView:
+    """The attributes scikit-learn's liblinear entry point reads from a CSR matrix (``data``,
+    ``indices``, ``indptr`` (int32), ``shape``, ``nnz``, ``dtype``), over slices of another
+    matrix's arrays: no ``csr_matrix`` (and its format checks) per node."""
+
+    __slots__ = ("data", "indices", "indptr", "shape", "nnz", "dtype")
+
+    def __init__(self, data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, num_cols: int) -> None:
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape, self.nnz, self.dtype = (indptr.size - 1, int(num_cols)), int(data.size), data.dtype
+
+
+def _liblinear_fit(X, delta: np.ndarray, opts: SplitOptions, seed: int) -> tuple[np.ndarray, float, int]:
+    """(coef (D,), intercept, Newton iterations) of the w step on CSR-like ``X`` (see
+    :func:`fit_separator`)."""
+    fit_bias = opts.bias > 0
+    if _LIBLINEAR is not None:
+        train, solver, verbosity = _LIBLINEAR
+        verbosity(0)  # liblinear prints its progress unless told not to (a per-process setting)
+        y = (delta > 0).astype(np.float64)  # liblinear's class 0 is δ = −1, class 1 is δ = +1
+        with _LIBLINEAR_LOCK:
+            raw, n_iter = train(X, y, True, solver, opts.tol, opts.bias if fit_bias else -1.0, 1.0,
+                                np.array([opts.c_neg, opts.c_pos], dtype=np.float64), opts.max_iter, int(seed), 0.1, np.ones(X.shape[0]))
+        raw = np.asarray(raw).ravel()
+        coef, intercept = (raw[:-1], raw[-1] * opts.bias) if fit_bias else (raw, 0.0)
+    else:  # pragma: no cover - only when scikit-learn's compiled entry point changes
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression
+
+        if not sp.issparse(X):
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=X.shape)
+        with warnings.catch_warnings(), _LIBLINEAR_LOCK:
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = LogisticRegression(**_l1_argument(), solver="liblinear", C=1.0, tol=opts.tol,
+                                     max_iter=opts.max_iter, class_weight={1: opts.c_pos, -1: opts.c_neg},
+                                     fit_intercept=fit_bias, intercept_scaling=opts.bias if fit_bias else 1.0,
+                                     random_state=seed).fit(X, delta)
+        coef, intercept, n_iter = clf.coef_.ravel(), float(clf.intercept_[0]) if fit_bias else 0.0, clf.n_iter_
+    return np.asarray(coef), float(intercept), int(np.max(n_iter))
+
+
 def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed: int
                   ) -> tuple[sp.csr_matrix, float, int]:
     """The w step: L1-regularised logistic regression of δ on ``X`` with C = C_δ(δ_i), by
@@ -150,30 +191,43 @@ def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed:
     ``delta`` must hold both classes. Returns the separator as a (1, D) CSR row, the bias and
     liblinear's number of Newton iterations.
     """
-    fit_bias = opts.bias > 0
-    if _LIBLINEAR is not None:
-        train, solver, verbosity = _LIBLINEAR
-        verbosity(0)  # liblinear prints its progress unless told not to (a per-process setting)
-        y = (delta > 0).astype(np.float64)  # liblinear's class 0 is δ = −1, class 1 is δ = +1
-        with _LIBLINEAR_LOCK:
-            raw, n_iter = train(X, y, True, solver, opts.tol, opts.bias if fit_bias else -1.0, 1.0,
-                           np.array([opts.c_neg, opts.c_pos]), opts.max_iter, int(seed), 0.1, np.ones(X.shape[0]))
-        raw = np.asarray(raw).ravel()
-        coef, intercept = (raw[:-1], raw[-1] * opts.bias) if fit_bias else (raw, 0.0)
-    else:  # pragma: no cover - only when scikit-learn's compiled entry point changes
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.linear_model import LogisticRegression
-
-        with warnings.catch_warnings(), _LIBLINEAR_LOCK:
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            clf = LogisticRegression(**_l1_argument(), solver="liblinear", C=1.0, tol=opts.tol,
-                                     max_iter=opts.max_iter, class_weight={1: opts.c_pos, -1: opts.c_neg},
-                                     fit_intercept=fit_bias, intercept_scaling=opts.bias if fit_bias else 1.0,
-                                     random_state=seed).fit(X, delta)
-        coef, intercept, n_iter = clf.coef_.ravel(), float(clf.intercept_[0]) if fit_bias else 0.0, clf.n_iter_
-    w = sp.csr_matrix(np.asarray(coef).reshape(1, -1))
+    coef, intercept, n_iter = _liblinear_fit(X, delta, opts, seed)
+    w = sp.csr_matrix(coef.reshape(1, -1))
     w.eliminate_zeros()
-    return w, float(intercept), int(np.max(n_iter))
+    return w, intercept, n_iter
+
+
+@dataclass
+class Separator:
+    """A node's fitted separator: its non-zero columns ``indices`` (int64, increasing) and
+    ``values``, the bias ``b``, liblinear's iterations, and ``coef_nz`` (the weight of the column of
+    each non-zero of the node's rows, for wᵀx)."""
+
+    indices: np.ndarray
+    values: np.ndarray
+    b: float
+    n_iter: int
+    coef_nz: np.ndarray
+
+
+def fit_separator_arrays(X: sp.csr_matrix, lo: int, hi: int, delta: np.ndarray, opts: SplitOptions, seed: int,
+                         node_features: bool = False) -> Separator:
+    """:func:`fit_separator` on rows ``lo:hi`` of ``X`` (CSR, int32 indices), read in place. With
+    ``node_features`` liblinear sees only the columns those rows use, renumbered (its cost then
+    does not grow with D; its random coordinate order, so its solution, differs from the all-column
+    call's)."""
+    a, z = int(X.indptr[lo]), int(X.indptr[hi])
+    indptr = (X.indptr[lo:hi + 1] - X.indptr[lo]).astype(np.int32)
+    data, cols = X.data[a:z], X.indices[a:z]
+    if node_features:
+        used, local = np.unique(cols, return_inverse=True)
+        coef, b, n_iter = _liblinear_fit(_CSRView(data, local.astype(np.int32).ravel(), indptr, used.size), delta,
+                                         opts, seed)
+        nz = np.flatnonzero(coef)
+        return Separator(used[nz].astype(np.int64), coef[nz], b, n_iter, coef[local.ravel()])
+    coef, b, n_iter = _liblinear_fit(_CSRView(data, cols, indptr, X.shape[1]), delta, opts, seed)
+    nz = np.flatnonzero(coef)
+    return Separator(nz, coef[nz], b, n_iter, coef[cols])
 
 
 def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: SplitOptions,

@@ -10,13 +10,13 @@ and in any order are identical.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .split import SplitOptions, split_node
+from .level import split_level
+from .split import _INT_MAX, SplitOptions
 
 __all__ = ["Tree", "grow_tree", "leaf_distribution"]
 
@@ -65,21 +65,38 @@ def leaf_distribution(Y: sp.csr_matrix, top_k: int) -> tuple[np.ndarray, np.ndar
     return labels[order], counts[order] / max(Y.shape[0], 1), int(labels.size)
 
 
-def _compress_labels(G: sp.csr_matrix) -> sp.csr_matrix:
-    """``G`` (n, K) restricted to its active columns, in increasing label order: (n, m)."""
-    active = np.unique(G.indices)
-    cols = np.searchsorted(active, G.indices)
-    return sp.csr_matrix((G.data, cols, G.indptr), shape=(G.shape[0], active.size))
+def _leaf_distributions(Y: sp.csr_matrix, ptr: np.ndarray, top_k: int) -> tuple[sp.csr_matrix, np.ndarray]:
+    """:func:`leaf_distribution` of each leaf at once: leaf j holds rows ``ptr[j]:ptr[j + 1]`` of
+    ``Y`` (R, K). Returns the (n_leaves, K) CSR of top-k frequencies (labels most frequent first)
+    and the distinct label counts (n_leaves,)."""
+    n_leaves, K = ptr.size - 1, Y.shape[1]
+    row_leaf = np.repeat(np.arange(n_leaves), np.diff(ptr))
+    key = row_leaf[np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))].astype(np.int64) * K + Y.indices
+    pair, counts = np.unique(key, return_counts=True)
+    pair_leaf, labels = pair // K, (pair % K).astype(Y.indices.dtype)
+    order = np.lexsort((-counts, pair_leaf))  # stable: pairs are sorted by (leaf, label)
+    first = np.searchsorted(pair_leaf, np.arange(n_leaves))
+    rank = np.arange(pair.size) - first[pair_leaf]
+    keep = order[rank < top_k]
+    kept_leaf = pair_leaf[keep]
+    sizes = np.maximum(np.diff(ptr), 1)
+    distinct = np.bincount(pair_leaf, minlength=n_leaves).astype(np.int64)
+    lengths = np.bincount(kept_leaf, minlength=n_leaves)
+    freq = counts[keep] / sizes[kept_leaf]
+    leaf_labels = sp.csr_matrix((freq, labels[keep].astype(np.int64), np.concatenate([[0], np.cumsum(lengths)])),
+                                shape=(n_leaves, K))
+    return leaf_labels, distinct
 
 
 def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray,
-              opts: SplitOptions, max_leaf: int, top_k: int, seed: int) -> Tree:
-    """Grow one tree.
+              opts: SplitOptions, max_leaf: int, top_k: int, seed: int, node_features: bool = False) -> Tree:
+    """Grow one tree, a depth level at a time (:func:`~.level.split_level` splits a level's nodes
+    together).
 
     Parameters
     ----------
     X : CSR (N, D)
-        Training features.
+        Training features (canonical, int32 indices).
     Y : CSR (N, K)
         0/1 labels (leaf distributions).
     G : CSR (N, K)
@@ -90,66 +107,91 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         A node with at most ``max_leaf`` points is a leaf; a leaf keeps ``top_k`` labels.
     seed : int
         Seeds the tree's random state (δ starts and liblinear).
+    node_features : bool
+        Fit each separator on its node's feature columns only (:mod:`.level`).
     """
     rng = np.random.RandomState(seed)
     N, K = Y.shape
-    children: list = []
-    depth: list = []
-    leaf: list = []
-    bias: list = []
-    n_iter: list = []
-    w_rows: list = []
-    leaf_idx: list = []
-    leaf_val: list = []
-    leaf_size: list = []
-    leaf_count: list = []
+    g_count = np.diff(G.indptr)
+    node_depth: list = [0]
+    children: list = [[-1, -1]]
+    w_parts: list = [None]
+    bias, n_iter = [0.0], [0]
+    leaf_nodes: list = []  # leaf nodes, in leaf order
+    leaf_rows: list = []  # their training rows
+    level_nodes, rows, ptr = np.array([0]), np.arange(N), np.array([0, N])
+    d = 0
+    while level_nodes.size:
+        sizes = np.diff(ptr)
+        label_count = np.add.reduceat(g_count[rows], ptr[:-1]) if rows.size else np.zeros(sizes.size, np.int64)
+        eligible = (sizes > max_leaf) & (label_count > 0)
+        # the random draws in breadth-first order: each node's δ start, then its liblinear seed
+        e_nodes = np.flatnonzero(eligible)
+        starts, seeds = [], np.zeros(e_nodes.size, np.int64)
+        for j, k in enumerate(e_nodes):
+            starts.append(np.where(rng.randint(0, 2, size=int(sizes[k])) == 1, 1, -1).astype(np.int8))
+            seeds[j] = rng.randint(0, _INT_MAX)
+        e_row = np.repeat(eligible, sizes)
+        e_rows = rows[e_row]
+        e_ptr = np.concatenate([[0], np.cumsum(sizes[e_nodes])])
+        if e_nodes.size:
+            res = split_level(X[e_rows], G[e_rows], e_ptr, np.concatenate(starts), seeds, discount, opts,
+                              node_features)
+            did_split = np.zeros(sizes.size, bool)
+            did_split[e_nodes] = res.split
+        else:
+            did_split = np.zeros(sizes.size, bool)
+        # children (positive, then negative) numbered in level order; the rest become leaves
+        child_key = np.full(rows.size, -1, np.int64)
+        if e_nodes.size:
+            split_rank = np.cumsum(did_split) - 1
+            e_row_node = np.repeat(e_nodes, sizes[e_nodes])
+            on = did_split[e_row_node]
+            child_key[np.flatnonzero(e_row)[on]] = 2 * split_rank[e_row_node[on]] + (~res.positive[on])
+        for k in np.flatnonzero(~did_split):
+            leaf_nodes.append(int(level_nodes[k]))
+            leaf_rows.append(rows[ptr[k]:ptr[k + 1]])
+        for j, k in enumerate(e_nodes):
+            if not did_split[k]:
+                continue
+            node = int(level_nodes[k])
+            w_parts[node] = (res.w_indices[j], res.w_data[j])
+            bias[node], n_iter[node] = float(res.bias[j]), int(res.n_iter[j])
+            for slot in range(2):
+                children[node][slot] = len(node_depth)
+                node_depth.append(d + 1)
+                children.append([-1, -1])
+                w_parts.append(None)
+                bias.append(0.0)
+                n_iter.append(0)
+        n_children = 2 * int(did_split.sum())
+        level_nodes = np.arange(len(node_depth) - n_children, len(node_depth))
+        take = np.flatnonzero(child_key >= 0)
+        take = take[np.argsort(child_key[take], kind="stable")]
+        rows = rows[take]
+        ptr = np.concatenate([[0], np.cumsum(np.bincount(child_key[take], minlength=n_children))])
+        d += 1
+    return _assemble(X.shape[1], K, node_depth, children, w_parts, bias, n_iter, leaf_nodes, leaf_rows, Y, top_k)
+
+
+def _assemble(D: int, K: int, node_depth: list, children: list, w_parts: list, bias: list, n_iter: list,
+              leaf_nodes: list, leaf_rows: list, Y: sp.csr_matrix, top_k: int) -> Tree:
+    """The :class:`Tree` of the grown nodes (leaf numbers in breadth-first order)."""
+    n_nodes = len(node_depth)
     empty = (np.zeros(0, np.int64), np.zeros(0))
-
-    def new_node(d: int) -> int:
-        children.append([-1, -1])
-        depth.append(d)
-        leaf.append(-1)
-        bias.append(0.0)
-        n_iter.append(0)
-        w_rows.append(empty)
-        return len(depth) - 1
-
-    def make_leaf(node: int, rows: np.ndarray) -> None:
-        labels, freq, count = leaf_distribution(Y[rows], top_k)
-        leaf[node] = len(leaf_idx)
-        leaf_idx.append(labels)
-        leaf_val.append(freq)
-        leaf_size.append(rows.size)
-        leaf_count.append(count)
-
-    queue = deque([(new_node(0), np.arange(N))])
-    while queue:
-        node, rows = queue.popleft()
-        Gn = G[rows] if rows.size > max_leaf else None
-        if Gn is None or Gn.nnz == 0:
-            make_leaf(node, rows)
-            continue
-        Gc = _compress_labels(Gn)
-        split = split_node(X[rows], Gc, discount[:Gc.shape[1]], opts, rng)
-        if split is None:
-            make_leaf(node, rows)
-            continue
-        w_rows[node] = (split.w.indices.astype(np.int64), split.w.data)
-        bias[node] = split.b
-        n_iter[node] = split.n_iter
-        for slot, mask in enumerate((split.positive, ~split.positive)):
-            child = new_node(depth[node] + 1)
-            children[node][slot] = child
-            queue.append((child, rows[mask]))
-
+    w_rows = [empty if p is None else p for p in w_parts]
     lengths = np.array([r[0].size for r in w_rows], dtype=np.int64)
     W = sp.csr_matrix((np.concatenate([r[1] for r in w_rows]), np.concatenate([r[0] for r in w_rows]),
-                       np.concatenate([[0], np.cumsum(lengths)])), shape=(len(depth), X.shape[1]))
-    sizes = np.array([a.size for a in leaf_idx], dtype=np.int64)
-    leaf_labels = sp.csr_matrix((np.concatenate(leaf_val), np.concatenate(leaf_idx).astype(np.int64),
-                                 np.concatenate([[0], np.cumsum(sizes)])), shape=(len(leaf_idx), K))
+                       np.concatenate([[0], np.cumsum(lengths)])), shape=(n_nodes, D))
+    order = np.argsort(np.asarray(leaf_nodes), kind="stable")  # leaves numbered in node (BFS) order
+    leaf = np.full(n_nodes, -1, np.int64)
+    leaf[np.asarray(leaf_nodes, dtype=np.int64)[order]] = np.arange(order.size)
+    rows_in_order = [leaf_rows[i] for i in order]
+    leaf_size = np.array([r.size for r in rows_in_order], dtype=np.int64)
+    ptr = np.concatenate([[0], np.cumsum(leaf_size)])
+    all_rows = np.concatenate(rows_in_order) if rows_in_order else np.zeros(0, np.int64)
+    leaf_labels, distinct = _leaf_distributions(Y[all_rows], ptr, top_k)
     return Tree(children=np.asarray(children, dtype=np.int64).reshape(-1, 2),
-                depth=np.asarray(depth, dtype=np.int32), leaf=np.asarray(leaf, dtype=np.int64),
-                bias=np.asarray(bias, dtype=np.float64), n_iter=np.asarray(n_iter, dtype=np.int32), W=W, leaf_labels=leaf_labels,
-                leaf_size=np.asarray(leaf_size, dtype=np.int64),
-                leaf_label_count=np.asarray(leaf_count, dtype=np.int64))
+                depth=np.asarray(node_depth, dtype=np.int32), leaf=leaf,
+                bias=np.asarray(bias, dtype=np.float64), n_iter=np.asarray(n_iter, dtype=np.int32), W=W,
+                leaf_labels=leaf_labels, leaf_size=leaf_size, leaf_label_count=distinct)

@@ -1,0 +1,81 @@
+"""The compiled inner loop of a FastXML split: the r± and δ steps of Prabhu & Varma's Algorithm 2
+for one node after another, with numba.
+
+Contract: :func:`alternate` runs, for each node k of ``nodes``, the alternation of
+:func:`~.split.split_node` (rankings r± from the summed weights of each side, ties to the lower
+label; then each point to its cheaper side, a tie keeping its side) until δ stops changing or the
+node's alternation count reaches ``max_alternations``; it changes ``delta``, ``alternations`` and
+``continued`` in place. Every sum is taken in the order the NumPy/SciPy code takes it (points in
+increasing order, a point's labels in increasing order) and each cost is formed by the same
+operations, so δ is bit for bit what :func:`~.split.split_node` computes. The logistic terms come
+in precomputed (``loss_pos[i] = log(1 + exp(−wᵀx_i − b))`` and ``loss_neg``) so that they are
+NumPy's values.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["alternate"]
+
+
+@numba.njit(cache=True, nogil=True)
+def alternate(nodes, row_ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_pos, loss_neg, discount,
+              c_pos, c_neg, c_rank, max_alternations, alternations, continued):  # pragma: no cover - compiled
+    """Alternate r± and δ for each node of ``nodes`` (int64) until δ is stable.
+
+    Node k owns rows ``row_ptr[k]:row_ptr[k + 1]``; row i's non-zeros of G are
+    ``nz_ptr[i]:nz_ptr[i + 1]`` with values ``nz_val`` and node-local labels ``nz_label`` (0-based,
+    numbered in increasing label order), and the node has ``pair_ptr[k + 1] − pair_ptr[k]`` labels.
+    ``continued[k]`` is set when at least one alternation changed δ and the loop went on (the
+    caller's ``just_updated`` flag is cleared by it)."""
+    width = 1
+    for k in nodes:
+        width = max(width, pair_ptr[k + 1] - pair_ptr[k])
+    s_pos = np.empty(width)
+    s_neg = np.empty(width)
+    d_pos = np.empty(width)
+    d_neg = np.empty(width)
+    for k in nodes:
+        lo, hi, m = row_ptr[k], row_ptr[k + 1], pair_ptr[k + 1] - pair_ptr[k]
+        went_on = False
+        while True:
+            alternations[k] += 1
+            s_pos[:m] = 0.0
+            s_neg[:m] = 0.0
+            for i in range(lo, hi):
+                if delta[i] == 1:
+                    for z in range(nz_ptr[i], nz_ptr[i + 1]):
+                        s_pos[nz_label[z]] += nz_val[z]
+                elif delta[i] == -1:
+                    for z in range(nz_ptr[i], nz_ptr[i + 1]):
+                        s_neg[nz_label[z]] += nz_val[z]
+            order = np.argsort(-s_pos[:m], kind="mergesort")
+            for p in range(m):
+                d_pos[order[p]] = discount[p]
+            order = np.argsort(-s_neg[:m], kind="mergesort")
+            for p in range(m):
+                d_neg[order[p]] = discount[p]
+            changed = False
+            for i in range(lo, hi):
+                g_pos = 0.0
+                g_neg = 0.0
+                for z in range(nz_ptr[i], nz_ptr[i + 1]):
+                    g_pos += nz_val[z] * d_pos[nz_label[z]]
+                    g_neg += nz_val[z] * d_neg[nz_label[z]]
+                v_pos = c_pos * loss_pos[i] - c_rank * g_pos
+                v_neg = c_neg * loss_neg[i] - c_rank * g_neg
+                new = delta[i]
+                if v_pos < v_neg:
+                    new = 1
+                elif v_neg < v_pos:
+                    new = -1
+                if new != delta[i]:
+                    changed = True
+                    delta[i] = new
+            if changed and alternations[k] < max_alternations:
+                went_on = True
+                continue
+            break
+        continued[k] = went_on
