@@ -1,7 +1,7 @@
 """The package's rooms: which parts may import which, and what importing the light parts costs.
 
 The model families (the GP modules, ``geneml``, ``baselines``) never import one another; they meet
-only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``files``, ``estimator``,
+only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``files``, ``fingerprint``, ``estimator``,
 ``data``, ``scores``, ``metrics``), which imports no family and no TensorFlow; ``recipes``, ``cli``
 and ``experiment`` may combine anything. No two modules import each other, directly or in a
 circle, counting imports inside functions.
@@ -20,7 +20,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
 
 GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
-FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "estimator", "__init__"}
+FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "fingerprint",
+         "estimator", "__init__"}
 COMBINERS = {"recipes", "cli", "experiment"}
 
 
@@ -109,7 +110,7 @@ def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation",
-                                    "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.files", "mlgp.arguments",
+                                    "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.files", "mlgp.fingerprint", "mlgp.arguments",
                                     "mlgp.data.minibatches"])
 def test_light_parts_do_not_import_tensorflow(module):
     code = (f"import sys, {module}; "

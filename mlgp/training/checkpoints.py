@@ -18,7 +18,6 @@ were. Every file here is written atomically (:func:`mlgp.files.atomic_write`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import warnings
@@ -32,6 +31,7 @@ import tensorflow as tf
 
 from ..errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError
 from ..files import as_path, atomic_write
+from ..fingerprint import data_fingerprint
 
 __all__ = ["FORMAT", "KEEP", "CheckpointFolder", "checked_folder", "mismatch", "run_record", "training_settings",
            "variable_names"]
@@ -43,7 +43,6 @@ KEEP = 3
 MANIFEST = "manifest.json"
 _CKPT = re.compile(r"ckpt-(\d+)\.index")
 _ADVICE = "use another checkpoint_dir or delete it"
-_ROWS = 4096  # rows hashed per block
 
 
 def checked_folder(checkpoint_dir) -> Path:
@@ -78,21 +77,6 @@ def variable_names(model) -> list[str]:
             if isinstance(v, tf.Variable):
                 paths.setdefault(v.ref(), path)
     return [paths.get(v.ref(), v.name) for v in model.trainable_variables]
-
-
-def _fingerprint(*arrays) -> str:
-    """A hash of (N, D) arrays, the same for a matrix given dense or sparse (zeros are not stored)."""
-    h = hashlib.blake2b(digest_size=16)
-    for A in arrays:
-        h.update(np.asarray(A.shape, np.int64).tobytes())
-        for a in range(0, A.shape[0], _ROWS):
-            block = sp.csr_matrix(A[a : a + _ROWS], dtype=np.float64)
-            block.sum_duplicates()
-            block.eliminate_zeros()
-            for part in (np.diff(block.indptr), block.indices):
-                h.update(part.astype(np.int64).tobytes())
-            h.update(block.data.tobytes())
-    return h.hexdigest()
 
 
 def _nnz(A) -> int:
@@ -167,7 +151,7 @@ def run_record(model, X, Y, settings: dict) -> dict:
             pass  # not JSON-able: the variables still describe the structure
     N, D = X.shape
     data = {"N": int(N), "D": int(D), "K": int(Y.shape[1]), "nnz_X": _nnz(X), "nnz_Y": _nnz(Y),
-            "fingerprint": _fingerprint(X, Y)}
+            "fingerprint": data_fingerprint(X, Y)}
     return {"format": FORMAT, "model": structure, "data": data, "settings": _jsonable(settings)}
 
 

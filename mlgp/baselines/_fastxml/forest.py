@@ -3,7 +3,8 @@ checks a loaded forest must pass.
 
 Contract: :class:`Forest` concatenates :class:`~.tree.Tree` s (node and leaf numbers made global;
 ``tree_root[t]`` is tree t's root). :meth:`Forest.leaves` routes a CSR block of points down every
-chosen tree at once, one vectorised step per depth level (``wᵀx + b > 0`` to the positive child);
+chosen tree, each tree walked once for the whole block by compiled code (``wᵀx + b > 0`` to the
+positive child);
 :meth:`Forest.scores` averages the reached leaves' label distributions over the chosen trees into
 a CSR (n, K) matrix (Algorithm 3 / eq. 6 of Prabhu & Varma). :meth:`Forest.to_arrays` gives
 every field as plain NumPy arrays (for comparing forests); :meth:`Forest.check` refuses arrays that
@@ -17,6 +18,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
+from .kernels import route
 from .tree import Tree
 
 __all__ = ["CSR_FIELDS", "Forest", "paired_row_dots"]
@@ -109,18 +111,18 @@ class Forest(Tree):
         return np.arange(self.n_trees) if trees is None else np.asarray(trees, dtype=np.int64).ravel()
 
     def leaves(self, X: sp.csr_matrix, trees=None) -> np.ndarray:
-        """The leaf each point of ``X`` (n, D) reaches in each chosen tree: int64 (n, T')."""
+        """The leaf each point of ``X`` (n, D) CSR reaches in each chosen tree: int64 (n, T').
+
+        Compiled (:func:`~.kernels.route`): each tree is walked once for the whole block, and a
+        training point reaches the leaf it was sent to while the tree grew."""
         trees = self._trees(trees)
-        n, T = X.shape[0], trees.size
-        node = np.tile(self.tree_root[trees], n)
-        point = np.repeat(np.arange(n), T)
-        active = np.flatnonzero(self.leaf[node] < 0)
-        while active.size:
-            nd = node[active]
-            s = paired_row_dots(X, point[active], self.W, nd) + self.bias[nd]
-            node[active] = np.where(s > 0, self.children[nd, 0], self.children[nd, 1])
-            active = active[self.leaf[node[active]] < 0]
-        return self.leaf[node].reshape(n, T)
+        X = sp.csr_matrix(X)
+        out = np.empty((X.shape[0], trees.size), np.int64)
+        route(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), self.W.indptr, self.W.indices,
+              np.asarray(self.W.data, dtype=np.float64), np.asarray(self.bias, dtype=np.float64),
+              np.asarray(self.children, dtype=np.int64), np.asarray(self.leaf, dtype=np.int64),
+              np.asarray(self.tree_root[trees], dtype=np.int64), int(self.W.shape[1]), out)
+        return out
 
     def scores(self, X: sp.csr_matrix, trees=None) -> sp.csr_matrix:
         """Leaf label distributions averaged over the chosen trees: CSR (n, K), canonical."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["alternate"]
+__all__ = ["alternate", "route"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -79,3 +79,65 @@ def alternate(nodes, row_ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_po
                 continue
             break
         continued[k] = went_on
+
+
+@numba.njit(cache=True, nogil=True)
+def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots, num_features,
+          out):  # pragma: no cover - compiled
+    """The leaf each point reaches in each tree: ``out[i, t]`` for CSR points (``x_ptr``, ``x_idx``,
+    ``x_val``) and trees rooted at ``roots``.
+
+    A tree is walked once per block: a node's separator (CSR row ``w_ptr[node]:w_ptr[node + 1]``)
+    is scattered into a dense scratch vector, each of the node's points takes wᵀx + b (summed over
+    the point's non-zeros in column order, as the training split sums it, so a training point
+    follows its training path exactly) and goes to the positive child when it is > 0; the
+    points are partitioned in place and the children visited depth first."""
+    B, T = x_ptr.size - 1, roots.size
+    dense = np.zeros(num_features)
+    perm = np.empty(B, np.int64)
+    spare = np.empty(B, np.int64)
+    side = np.empty(B, np.bool_)
+    capacity = children.shape[0] + 1
+    stack_node = np.empty(capacity, np.int64)
+    stack_lo = np.empty(capacity, np.int64)
+    stack_hi = np.empty(capacity, np.int64)
+    for t in range(T):
+        for i in range(B):
+            perm[i] = i
+        top = 1
+        stack_node[0], stack_lo[0], stack_hi[0] = roots[t], 0, B
+        while top > 0:
+            top -= 1
+            node, lo, hi = stack_node[top], stack_lo[top], stack_hi[top]
+            if lo == hi:
+                continue
+            if leaf[node] >= 0:
+                for q in range(lo, hi):
+                    out[perm[q], t] = leaf[node]
+                continue
+            for p in range(w_ptr[node], w_ptr[node + 1]):
+                dense[w_idx[p]] = w_val[p]
+            for q in range(lo, hi):
+                i = perm[q]
+                s = 0.0
+                for z in range(x_ptr[i], x_ptr[i + 1]):
+                    s += x_val[z] * dense[x_idx[z]]
+                s += bias[node]
+                side[q] = s > 0
+            for p in range(w_ptr[node], w_ptr[node + 1]):
+                dense[w_idx[p]] = 0.0
+            mid = lo
+            for q in range(lo, hi):
+                if side[q]:
+                    spare[mid] = perm[q]
+                    mid += 1
+            rest = mid
+            for q in range(lo, hi):
+                if not side[q]:
+                    spare[rest] = perm[q]
+                    rest += 1
+            for q in range(lo, hi):
+                perm[q] = spare[q]
+            stack_node[top], stack_lo[top], stack_hi[top] = children[node, 1], mid, hi
+            stack_node[top + 1], stack_lo[top + 1], stack_hi[top + 1] = children[node, 0], lo, mid
+            top += 2
