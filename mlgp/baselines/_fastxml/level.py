@@ -119,11 +119,12 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
             local = np.repeat(np.arange(hi - lo), np.diff(X.indptr[lo:hi + 1]))
             a, z = int(X.indptr[lo]), int(X.indptr[hi])
             wx[lo:hi] = np.bincount(local, weights=X.data[a:z] * sep.coef_nz, minlength=hi - lo) + sep.b
-            loss_pos[lo:hi], loss_neg[lo:hi] = _logloss(wx[lo:hi]), _logloss(-wx[lo:hi])
             w_indices[k], w_data[k], bias[k] = sep.indices, sep.values, sep.b
             fitted[k] = just_updated[k] = True
             w_updates[k] += 1
             n_iter[k] += sep.n_iter
+            if w_updates[k] < opts.n_w_updates:  # the node alternates again, with the new logistic terms
+                loss_pos[lo:hi], loss_neg[lo:hi] = _logloss(wx[lo:hi]), _logloss(-wx[lo:hi])
         fitted[nodes[one_sided]] = False
         done = stop | one_sided | (fit & (w_updates[nodes] >= opts.n_w_updates))
         nodes = nodes[~done]
