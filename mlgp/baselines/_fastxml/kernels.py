@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["alternate", "route"]
+__all__ = ["alternate", "label_pairs", "route"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -141,3 +141,34 @@ def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots,
             stack_node[top], stack_lo[top], stack_hi[top] = children[node, 1], mid, hi
             stack_node[top + 1], stack_lo[top + 1], stack_hi[top + 1] = children[node, 0], lo, mid
             top += 2
+
+
+@numba.njit(cache=True, nogil=True)
+def label_pairs(row_ptr, nz_ptr, labels, num_labels):  # pragma: no cover - compiled
+    """Each node's active labels, numbered in increasing label order: ``(pair_ptr, nz_label)``.
+
+    Node k owns rows ``row_ptr[k]:row_ptr[k + 1]``, row i the non-zeros ``nz_ptr[i]:nz_ptr[i + 1]``
+    of ``labels`` (< ``num_labels``). Node k has ``pair_ptr[k + 1] − pair_ptr[k]`` distinct labels;
+    ``nz_label[z]`` is the rank of ``labels[z]`` among them (int64)."""
+    M = row_ptr.size - 1
+    stamp = np.full(num_labels, -1, np.int64)
+    rank = np.empty(num_labels, np.int64)
+    found = np.empty(num_labels, np.int64)
+    pair_ptr = np.zeros(M + 1, np.int64)
+    nz_label = np.empty(labels.size, np.int64)
+    for k in range(M):
+        a, b = nz_ptr[row_ptr[k]], nz_ptr[row_ptr[k + 1]]
+        m = 0
+        for z in range(a, b):
+            lab = labels[z]
+            if stamp[lab] != k:
+                stamp[lab] = k
+                found[m] = lab
+                m += 1
+        ordered = np.sort(found[:m])
+        for p in range(m):
+            rank[ordered[p]] = p
+        for z in range(a, b):
+            nz_label[z] = rank[labels[z]]
+        pair_ptr[k + 1] = pair_ptr[k] + m
+    return pair_ptr, nz_label

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels import alternate
+from .kernels import alternate, label_pairs
 from .split import SplitOptions, fit_separator_arrays
 
 __all__ = ["LevelSplit", "split_level"]
@@ -59,14 +59,11 @@ def _logloss(z: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, -z)
 
 
-def _label_pairs(G: sp.csr_matrix, ptr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each node's active labels: ``pair_ptr`` (M + 1,), node k has ``pair_ptr[k + 1] − pair_ptr[k]``
-    of them, and each non-zero's node-local label number (labels numbered in increasing order)."""
-    M, R, K = ptr.size - 1, int(ptr[-1]), G.shape[1]
-    nz_node = np.repeat(np.repeat(np.arange(M), np.diff(ptr)), np.diff(G.indptr))
-    pair_key, nz_pair = np.unique(nz_node.astype(np.int64) * K + G.indices, return_inverse=True)
-    pair_ptr = np.searchsorted(pair_key // K, np.arange(M + 1))
-    return pair_ptr.astype(np.int64), (nz_pair.ravel() - pair_ptr[nz_node]).astype(np.int64)
+def fit_node_mask(nodes: np.ndarray, m: int) -> np.ndarray:
+    """(m,) bool, True at ``nodes``."""
+    mask = np.zeros(m, bool)
+    mask[nodes] = True
+    return mask
 
 
 def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.ndarray, seeds: np.ndarray,
@@ -100,9 +97,12 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
     bias = np.zeros(M)
     w_indices: list = [np.zeros(0, np.int64)] * M
     w_data: list = [np.zeros(0)] * M
-    pair_ptr, nz_label = _label_pairs(G, ptr)
+    pair_ptr, nz_label = label_pairs(ptr, G.indptr.astype(np.int64), G.indices.astype(np.int64), int(G.shape[1]))
     nz_ptr, nz_val = G.indptr.astype(np.int64), np.asarray(G.data, dtype=np.float64)
     discount = np.asarray(discount, dtype=np.float64)
+    row_node = np.repeat(np.arange(M), sizes)
+    x_row = np.repeat(np.arange(R), np.diff(X.indptr))
+    coef_nz = np.zeros(X.indptr[-1])  # the weight of each non-zero's column in its node's separator
     nodes = np.arange(M, dtype=np.int64)
     while nodes.size:
         alternate(nodes, ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_pos, loss_neg, discount,
@@ -116,15 +116,17 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         for k in nodes[fit]:
             lo, hi = int(ptr[k]), int(ptr[k + 1])
             sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), node_features)
-            local = np.repeat(np.arange(hi - lo), np.diff(X.indptr[lo:hi + 1]))
-            a, z = int(X.indptr[lo]), int(X.indptr[hi])
-            wx[lo:hi] = np.bincount(local, weights=X.data[a:z] * sep.coef_nz, minlength=hi - lo) + sep.b
+            coef_nz[X.indptr[lo]:X.indptr[hi]] = sep.coef_nz
             w_indices[k], w_data[k], bias[k] = sep.indices, sep.values, sep.b
             fitted[k] = just_updated[k] = True
             w_updates[k] += 1
             n_iter[k] += sep.n_iter
-            if w_updates[k] < opts.n_w_updates:  # the node alternates again, with the new logistic terms
-                loss_pos[lo:hi], loss_neg[lo:hi] = _logloss(wx[lo:hi]), _logloss(-wx[lo:hi])
+        if fit.any():  # wᵀx + b of the rows of the nodes just fitted, each row summed in column order
+            rows = np.repeat(fit_node_mask(nodes[fit], M), sizes)
+            new_wx = np.bincount(x_row, weights=X.data * coef_nz, minlength=R) + bias[row_node]
+            wx[rows] = new_wx[rows]
+            again = rows & (w_updates[row_node] < opts.n_w_updates)  # these alternate again
+            loss_pos[again], loss_neg[again] = _logloss(wx[again]), _logloss(-wx[again])
         fitted[nodes[one_sided]] = False
         done = stop | one_sided | (fit & (w_updates[nodes] >= opts.n_w_updates))
         nodes = nodes[~done]
