@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["alternate", "label_pairs", "route"]
+__all__ = ["alternate", "compact_columns", "label_pairs", "route"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -172,3 +172,28 @@ def label_pairs(row_ptr, nz_ptr, labels, num_labels):  # pragma: no cover - comp
             nz_label[z] = rank[labels[z]]
         pair_ptr[k + 1] = pair_ptr[k] + m
     return pair_ptr, nz_label
+
+
+@numba.njit(cache=True, nogil=True)
+def compact_columns(cols, scratch):  # pragma: no cover - compiled
+    """The distinct columns of ``cols`` in increasing order (int64) and each entry's rank among
+    them (int32): a node's columns renumbered 0..D_node − 1 in O(len(cols) + D_node log D_node).
+
+    ``scratch`` (D,) int64 must hold −1 everywhere; it is used and left as it was found."""
+    found = np.empty(cols.size, np.int64)
+    m = 0
+    for z in range(cols.size):
+        c = cols[z]
+        if scratch[c] < 0:
+            scratch[c] = 0
+            found[m] = c
+            m += 1
+    used = np.sort(found[:m])
+    for p in range(m):
+        scratch[used[p]] = p
+    local = np.empty(cols.size, np.int32)
+    for z in range(cols.size):
+        local[z] = scratch[cols[z]]
+    for p in range(m):
+        scratch[used[p]] = -1
+    return used, local

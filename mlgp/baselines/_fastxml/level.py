@@ -103,6 +103,7 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
     row_node = np.repeat(np.arange(M), sizes)
     x_row = np.repeat(np.arange(R), np.diff(X.indptr))
     coef_nz = np.zeros(X.indptr[-1])  # the weight of each non-zero's column in its node's separator
+    scratch = np.full(X.shape[1], -1, np.int64) if node_features else None
     nodes = np.arange(M, dtype=np.int64)
     while nodes.size:
         alternate(nodes, ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_pos, loss_neg, discount,
@@ -115,7 +116,7 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         fit = ~stop & ~one_sided
         for k in nodes[fit]:
             lo, hi = int(ptr[k]), int(ptr[k + 1])
-            sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), node_features)
+            sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), scratch)
             coef_nz[X.indptr[lo]:X.indptr[hi]] = sep.coef_nz
             w_indices[k], w_data[k], bias[k] = sep.indices, sep.values, sep.b
             fitted[k] = just_updated[k] = True

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .kernels import compact_columns
+
 __all__ = ["SplitOptions", "SplitResult", "Separator", "rankings", "side_costs", "update_sides", "node_objective",
            "fit_separator", "fit_separator_arrays", "split_node"]
 
@@ -211,20 +213,19 @@ class Separator:
 
 
 def fit_separator_arrays(X: sp.csr_matrix, lo: int, hi: int, delta: np.ndarray, opts: SplitOptions, seed: int,
-                         node_features: bool = False) -> Separator:
+                         node_features: np.ndarray | None = None) -> Separator:
     """:func:`fit_separator` on rows ``lo:hi`` of ``X`` (CSR, int32 indices), read in place. With
-    ``node_features`` liblinear sees only the columns those rows use, renumbered (its cost then
-    does not grow with D; its random coordinate order, so its solution, differs from the all-column
-    call's)."""
+    ``node_features`` (a (D,) int64 scratch array holding −1) liblinear sees only the columns those
+    rows use, renumbered: its cost then does not grow with D, but its random coordinate order, so
+    its solution, differs from the all-column call's."""
     a, z = int(X.indptr[lo]), int(X.indptr[hi])
     indptr = (X.indptr[lo:hi + 1] - X.indptr[lo]).astype(np.int32)
     data, cols = X.data[a:z], X.indices[a:z]
-    if node_features:
-        used, local = np.unique(cols, return_inverse=True)
-        coef, b, n_iter = _liblinear_fit(_CSRView(data, local.astype(np.int32).ravel(), indptr, used.size), delta,
-                                         opts, seed)
+    if node_features is not None:
+        used, local = compact_columns(cols, node_features)
+        coef, b, n_iter = _liblinear_fit(_CSRView(data, local, indptr, used.size), delta, opts, seed)
         nz = np.flatnonzero(coef)
-        return Separator(used[nz].astype(np.int64), coef[nz], b, n_iter, coef[local.ravel()])
+        return Separator(used[nz], coef[nz], b, n_iter, coef[local])
     coef, b, n_iter = _liblinear_fit(_CSRView(data, cols, indptr, X.shape[1]), delta, opts, seed)
     nz = np.flatnonzero(coef)
     return Separator(nz, coef[nz], b, n_iter, coef[cols])
