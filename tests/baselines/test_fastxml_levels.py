@@ -106,3 +106,18 @@ def test_node_features_grows_trees_of_the_same_objective(rng) -> None:
     # the root's separator has the same support either way: only columns some point uses
     used = np.unique(X.indices)
     assert set(a.W[0].indices) <= set(used) and a.W[0].nnz > 0
+
+
+def test_separator_features_is_checked_and_saved(rng, tmp_path) -> None:
+    X, Y = _data(rng, N=150)
+    with pytest.raises(ValueError, match="separator_features"):
+        FastXML(separator_features="some").fit(X, Y)
+    est = FastXML(n_estimators=3, max_leaf=6, separator_features="node", random_state=1).fit(X, Y)
+    again = FastXML.load(est.save(tmp_path / "node.npz"))
+    assert again.separator_features == "node"
+    np.testing.assert_array_equal(again.decision_function(X), est.decision_function(X))
+    # the training points reach the leaves they were sent to while the trees grew
+    leaves = est.forest_.leaves(sp.csr_matrix(X))
+    for t in range(3):
+        counts = np.bincount(leaves[:, t], minlength=est.forest_.leaf_size.size)
+        np.testing.assert_array_equal(counts[est.forest_.leaf_tree == t], est.forest_.leaf_size[est.forest_.leaf_tree == t])

@@ -24,8 +24,13 @@ EXPECTED: dict[str, dict] = {
     ),
     "bench_fastxml": dict(
         # omikuji and napkinXC are in the bench extra, not the test extra: their rows may be empty
-        tables={"bench_fastxml": (["dataset", "tool", "threads", *BENCH_FASTXML_NUMBERS, "status"],
-                                  set(BENCH_FASTXML_NUMBERS))},
+        tables={"bench_fastxml": (["dataset", "tool", "threads", "seed", *BENCH_FASTXML_NUMBERS, "status"],
+                                  {"seed", *BENCH_FASTXML_NUMBERS})},
+        figures=[],
+    ),
+    "fastxml_scale": dict(
+        tables={"phases": (["phase", "seconds", "peak_GB", "detail"], set()),
+                "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
         figures=[],
     ),
     "amazoncat_scale": dict(
