@@ -18,8 +18,9 @@ point; :func:`mlgp.data.extreme_like`, seed ``--seeds``) it runs, in one invocat
 4. prediction at scale: top-5 of ``--scale-points`` further points of the same generator (10⁶ by
    default), in the same blocks, timed.
 
-The peak resident memory of this process and of its worker processes together is sampled every
-0.2 s (psutil) through each phase. Tables ``phases`` and ``accuracy`` go to
+The peak memory of this process and of its worker processes together is sampled every 0.2 s
+(psutil) through each phase, as summed resident sets (RSS; pages shared between processes counted
+once per process) and as summed proportional sets (PSS; shared pages counted once). Tables ``phases`` and ``accuracy`` go to
 ``results/fastxml_scale/``.
 
     python experiments/fastxml_scale.py --trees 50          # the full run (hours: see the README)
@@ -42,14 +43,17 @@ QUICK_SHAPE = dict(num_train=3_000, num_test=500, num_features=20_000, num_label
 
 
 class MemoryWatch:
-    """Peak summed resident memory (bytes) of this process and its descendants, sampled in a thread."""
+    """Peak summed memory (bytes) of this process and its descendants, sampled in a thread: ``peak``
+    sums their resident sets (RSS: a page shared by processes, such as the training data joblib
+    memory-maps into its workers, counts once per process) and ``peak_pss`` their proportional
+    shares (PSS: a shared page is split between the processes sharing it, so the sum counts it once)."""
 
     def __init__(self, interval: float = 0.2) -> None:
         import psutil
 
         self._me = psutil.Process(os.getpid())
         self._interval = interval
-        self.peak = 0
+        self.peak = self.peak_pss = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -57,8 +61,10 @@ class MemoryWatch:
         import psutil
 
         try:
-            procs = [self._me, *self._me.children(recursive=True)]
-            self.peak = max(self.peak, sum(p.memory_info().rss for p in procs if p.is_running()))
+            procs = [p for p in (self._me, *self._me.children(recursive=True)) if p.is_running()]
+            infos = [p.memory_full_info() for p in procs]
+            self.peak = max(self.peak, sum(i.rss for i in infos))
+            self.peak_pss = max(self.peak_pss, sum(getattr(i, "pss", i.rss) for i in infos))
         except psutil.Error:
             pass
 
@@ -115,8 +121,10 @@ def run(args: argparse.Namespace, o: dict) -> None:
 
     def phase(name: str, seconds: float, watch: MemoryWatch, **extra) -> None:
         detail = ", ".join(f"{k} {v}" for k, v in extra.items())
-        phases.append(dict(phase=name, seconds=round(seconds, 2), peak_GB=round(watch.peak / 1e9, 3), detail=detail))
-        print(f"[fastxml_scale] {name}: {seconds:.1f} s, peak {watch.peak / 1e9:.2f} GB; {detail}", flush=True)
+        phases.append(dict(phase=name, seconds=round(seconds, 2), peak_GB=round(watch.peak / 1e9, 3),
+                           peak_PSS_GB=round(watch.peak_pss / 1e9, 3), detail=detail))
+        print(f"[fastxml_scale] {name}: {seconds:.1f} s, peak {watch.peak / 1e9:.2f} GB (RSS), "
+              f"{watch.peak_pss / 1e9:.2f} GB (PSS); {detail}", flush=True)
 
     with exp:
         with MemoryWatch() as watch:

@@ -121,3 +121,24 @@ def test_separator_features_is_checked_and_saved(rng, tmp_path) -> None:
     for t in range(3):
         counts = np.bincount(leaves[:, t], minlength=est.forest_.leaf_size.size)
         np.testing.assert_array_equal(counts[est.forest_.leaf_tree == t], est.forest_.leaf_size[est.forest_.leaf_tree == t])
+
+
+def test_predict_topk_never_forms_dense_scores(rng) -> None:
+    """With K = 200,000 labels one block of dense scores would be 500 × 200,000 × 8 B = 800 MB and all
+    of them 4.8 GB; top-k over the sparse leaf scores stays far below either."""
+    import tracemalloc
+
+    X, Y = _data(rng, N=300, D=12, K=7)
+    K = 200_000
+    Y = sp.csr_matrix((np.ones(int(Y.sum())), np.nonzero(Y)[1] * 1000, np.concatenate([[0], np.cumsum(Y.sum(1))])),
+                      shape=(300, K))
+    est = FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(X, Y)
+    Xt = sp.csr_matrix(np.tile(X, (10, 1)))  # 3,000 points
+    tracemalloc.start()
+    try:
+        top = est.predict_topk(Xt, 5, batch_size=500)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert top.indices.shape == (3000, 5) and set(np.unique(top.indices[:, 0])) <= set(range(0, 7000, 1000))
+    assert peak < 50e6, peak

@@ -29,7 +29,7 @@ EXPECTED: dict[str, dict] = {
         figures=[],
     ),
     "fastxml_scale": dict(
-        tables={"phases": (["phase", "seconds", "peak_GB", "detail"], set()),
+        tables={"phases": (["phase", "seconds", "peak_GB", "peak_PSS_GB", "detail"], set()),
                 "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
         figures=[],
     ),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["alternate", "compact_columns", "label_pairs", "route"]
+__all__ = ["alternate", "compact_columns", "label_pairs", "route", "row_dots"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -180,7 +180,7 @@ def compact_columns(cols, scratch):  # pragma: no cover - compiled
     them (int32): a node's columns renumbered 0..D_node − 1 in O(len(cols) + D_node log D_node).
 
     ``scratch`` (D,) int64 must hold −1 everywhere; it is used and left as it was found."""
-    found = np.empty(cols.size, np.int64)
+    found = np.empty(min(cols.size, scratch.size), np.int64)
     m = 0
     for z in range(cols.size):
         c = cols[z]
@@ -197,3 +197,15 @@ def compact_columns(cols, scratch):  # pragma: no cover - compiled
     for p in range(m):
         scratch[used[p]] = -1
     return used, local
+
+
+@numba.njit(cache=True, nogil=True)
+def row_dots(indptr, data, coef_nz, lo, hi, b, out):  # pragma: no cover - compiled
+    """``out[i] = (Σ_z data[z] · coef_nz[z − indptr[lo]]) + b`` for rows i in ``lo:hi`` of a CSR
+    matrix, each row summed over its non-zeros in order (as ``np.bincount`` sums them)."""
+    a = indptr[lo]
+    for i in range(lo, hi):
+        s = 0.0
+        for z in range(indptr[i], indptr[i + 1]):
+            s += data[z] * coef_nz[z - a]
+        out[i] = s + b

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels import alternate, label_pairs
+from .kernels import alternate, label_pairs, row_dots
 from .split import SplitOptions, fit_separator_arrays
 
 __all__ = ["LevelSplit", "split_level"]
@@ -57,13 +57,6 @@ class LevelSplit:
 
 def _logloss(z: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, -z)
-
-
-def fit_node_mask(nodes: np.ndarray, m: int) -> np.ndarray:
-    """(m,) bool, True at ``nodes``."""
-    mask = np.zeros(m, bool)
-    mask[nodes] = True
-    return mask
 
 
 def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.ndarray, seeds: np.ndarray,
@@ -100,9 +93,6 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
     pair_ptr, nz_label = label_pairs(ptr, G.indptr.astype(np.int64), G.indices.astype(np.int64), int(G.shape[1]))
     nz_ptr, nz_val = G.indptr.astype(np.int64), np.asarray(G.data, dtype=np.float64)
     discount = np.asarray(discount, dtype=np.float64)
-    row_node = np.repeat(np.arange(M), sizes)
-    x_row = np.repeat(np.arange(R), np.diff(X.indptr))
-    coef_nz = np.zeros(X.indptr[-1])  # the weight of each non-zero's column in its node's separator
     scratch = np.full(X.shape[1], -1, np.int64) if node_features else None
     nodes = np.arange(M, dtype=np.int64)
     while nodes.size:
@@ -117,17 +107,13 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         for k in nodes[fit]:
             lo, hi = int(ptr[k]), int(ptr[k + 1])
             sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), scratch)
-            coef_nz[X.indptr[lo]:X.indptr[hi]] = sep.coef_nz
+            row_dots(X.indptr, X.data, sep.coef_nz, lo, hi, sep.b, wx)
             w_indices[k], w_data[k], bias[k] = sep.indices, sep.values, sep.b
             fitted[k] = just_updated[k] = True
             w_updates[k] += 1
             n_iter[k] += sep.n_iter
-        if fit.any():  # wᵀx + b of the rows of the nodes just fitted, each row summed in column order
-            rows = np.repeat(fit_node_mask(nodes[fit], M), sizes)
-            new_wx = np.bincount(x_row, weights=X.data * coef_nz, minlength=R) + bias[row_node]
-            wx[rows] = new_wx[rows]
-            again = rows & (w_updates[row_node] < opts.n_w_updates)  # these alternate again
-            loss_pos[again], loss_neg[again] = _logloss(wx[again]), _logloss(-wx[again])
+            if w_updates[k] < opts.n_w_updates:  # the node alternates again, with the new logistic terms
+                loss_pos[lo:hi], loss_neg[lo:hi] = _logloss(wx[lo:hi]), _logloss(-wx[lo:hi])
         fitted[nodes[one_sided]] = False
         done = stop | one_sided | (fit & (w_updates[nodes] >= opts.n_w_updates))
         nodes = nodes[~done]

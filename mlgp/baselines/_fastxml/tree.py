@@ -135,8 +135,9 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         e_rows = rows[e_row]
         e_ptr = np.concatenate([[0], np.cumsum(sizes[e_nodes])])
         if e_nodes.size:
-            res = split_level(X[e_rows], G[e_rows], e_ptr, np.concatenate(starts), seeds, discount, opts,
-                              node_features)
+            every_row = e_rows.size == N and d == 0  # the root: X itself, not a copy
+            res = split_level(X if every_row else X[e_rows], G if every_row else G[e_rows], e_ptr,
+                              np.concatenate(starts), seeds, discount, opts, node_features)
             did_split = np.zeros(sizes.size, bool)
             did_split[e_nodes] = res.split
         else:
