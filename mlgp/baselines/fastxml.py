@@ -42,6 +42,16 @@ from ._fastxml.tree import grow_tree
 __all__ = ["FastXML"]
 
 
+def _grow_indexed(t: int, *args) -> tuple[int, object, float]:
+    """``(t, grow_tree(*args), seconds it took)``: a tree with its number, for results that arrive
+    in any order."""
+    import time
+
+    start = time.perf_counter()
+    tree = grow_tree(*args)
+    return t, tree, time.perf_counter() - start
+
+
 class FastXML(MultiLabelEstimator):
     """FastXML tree ensemble for extreme multi-label ranking.
 
@@ -189,9 +199,10 @@ class FastXML(MultiLabelEstimator):
         tree_dir : str or os.PathLike, optional
             Keep each tree in this folder as soon as it is grown, beside the settings it belongs to
             (:class:`~mlgp.baselines._fastxml.store.TreeStore`): a fit that is killed and run again
-            with the same folder, data and tree parameters grows only the missing trees. A folder
-            of another run (other data, parameters or seed) raises
-            :class:`~mlgp.errors.CheckpointMismatchError` before any work.
+            with the same folder, data, tree parameters and (integer) ``random_state`` grows only
+            the missing trees, and a fit with more trees grows only the new ones. A folder of
+            another run raises :class:`~mlgp.errors.CheckpointMismatchError`, and a ``random_state``
+            that is not an integer :class:`~mlgp.errors.ArgumentError`, before any work.
         progress : bool, default=False
             Show a progress bar that advances per tree (tqdm).
         """
@@ -203,18 +214,19 @@ class FastXML(MultiLabelEstimator):
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=self.n_estimators)
-        store = None if tree_dir is None else TreeStore(tree_dir, self._tree_settings(X, Y, seeds))
-        trees: dict = {t: store.load(t) for t in store.grown()} if store else {}
+        store = None if tree_dir is None else TreeStore(tree_dir, self._tree_settings(X, Y))
+        trees: dict = {t: store.load(t, seeds[t]) for t in store.grown(self.n_estimators)} if store else {}
         todo = [t for t in range(self.n_estimators) if t not in trees]
-        grown = Parallel(n_jobs=self.n_jobs, prefer="processes", verbose=self.verbose, return_as="generator")(
-            delayed(grow_tree)(X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
-                               int(seeds[t]), self.separator_features == "node")
+        grown = Parallel(n_jobs=self.n_jobs, prefer="processes", verbose=self.verbose,
+                         return_as="generator_unordered")(
+            delayed(_grow_indexed)(t, X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
+                                   int(seeds[t]), self.separator_features == "node")
             for t in todo)
         with tqdm(total=self.n_estimators, initial=len(trees), desc="trees", unit="tree",
                   disable=not progress) as bar:
-            for t, tree in zip(todo, grown):
+            for t, tree, seconds in grown:  # as each tree is done, in any order
                 if store:
-                    store.save(t, tree)
+                    store.save(t, tree, int(seeds[t]), seconds)
                 trees[t] = tree
                 bar.update()
         self.forest_ = Forest.from_trees([trees[t] for t in range(self.n_estimators)])
@@ -224,13 +236,20 @@ class FastXML(MultiLabelEstimator):
         self._fit_extra(X, Y)
         return self
 
-    def _tree_settings(self, X: sp.csr_matrix, Y: sp.csr_matrix, seeds: np.ndarray) -> dict:
-        """What stored trees must match: the class, the parameters that shape trees, the data and the
-        tree seeds."""
-        params = {f"parameter {k}": v for k, v in self.get_params().items() if k not in self._NOT_TREE_PARAMETERS}
-        return {"estimator": type(self).__name__, **params, "num_samples": int(X.shape[0]),
-                "num_features": int(X.shape[1]), "num_labels": int(Y.shape[1]),
-                "data": data_fingerprint(X, Y), "seeds": [int(s) for s in seeds]}
+    def _tree_settings(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> dict:
+        """What stored trees must match: the class, the parameters that shape trees (the number of
+        trees aside: tree t's seed does not depend on it), ``random_state``, the data and the
+        scikit-learn version (its liblinear fits the separators)."""
+        import sklearn
+
+        if not isinstance(self.random_state, Integral):
+            raise ArgumentError("tree_dir needs an integer random_state, so that a rerun draws the same tree seeds "
+                                f"(got {self.random_state!r})")
+        skip = self._NOT_TREE_PARAMETERS | {"n_estimators"}
+        params = {f"parameter {k}": v for k, v in self.get_params().items() if k not in skip}
+        return {"estimator": type(self).__name__, **params, "random_state": int(self.random_state),
+                "num_samples": int(X.shape[0]), "num_features": int(X.shape[1]), "num_labels": int(Y.shape[1]),
+                "data": data_fingerprint(X, Y), "scikit-learn": sklearn.__version__}
 
     def _fit_extra(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> None:
         """Anything a subclass learns besides the trees (PfastreXML: its tail classifier)."""

@@ -142,3 +142,24 @@ def test_predict_topk_never_forms_dense_scores(rng) -> None:
         tracemalloc.stop()
     assert top.indices.shape == (3000, 5) and set(np.unique(top.indices[:, 0])) <= set(range(0, 7000, 1000))
     assert peak < 50e6, peak
+
+
+def test_a_level_split_in_chunks_is_the_same_tree(rng, monkeypatch) -> None:
+    """Levels split a run of nodes at a time (bounded non-zeros of X) grow the same tree."""
+    import mlgp.baselines._fastxml.tree as tree_module
+
+    X, Y, G, discount = _problem(rng, N=300)
+    whole = grow_tree(X, Y, G, discount, SplitOptions(), 4, 4, 5)
+    monkeypatch.setattr(tree_module, "CHUNK_NNZ", 50)  # a few nodes per call, big nodes alone
+    _assert_same_tree(grow_tree(X, Y, G, discount, SplitOptions(), 4, 4, 5), whole)
+    _assert_same_tree(grow_tree_reference(X, Y, G, discount, SplitOptions(), 4, 4, 5), whole)
+
+
+def test_several_w_updates_with_few_alternations_is_the_reference_tree(rng) -> None:
+    """The alternation cap reached right after a separator update (``just_updated`` still set)."""
+    X, Y, G, discount = _problem(rng)
+    for opts in (SplitOptions(n_w_updates=3, max_alternations=2, c_pos=4.0, c_neg=4.0),
+                 SplitOptions(n_w_updates=2, max_alternations=3)):
+        for seed in (0, 7):
+            _assert_same_tree(grow_tree(X, Y, G, discount, opts, 5, 4, seed),
+                              grow_tree_reference(X, Y, G, discount, opts, 5, 4, seed))

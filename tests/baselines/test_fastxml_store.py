@@ -11,7 +11,7 @@ import pytest
 
 import mlgp.baselines.fastxml as fastxml_module
 from mlgp.baselines import FastXML, PfastreXML
-from mlgp.errors import CheckpointMismatchError, DataFormatError
+from mlgp.errors import ArgumentError, CheckpointMismatchError, DataFormatError
 
 from _fastxml_helpers import _assert_same_forest, _data
 
@@ -57,7 +57,7 @@ def test_a_killed_fit_resumes_from_its_trees(rng, tmp_path, counting) -> None:
 
 
 @pytest.mark.parametrize("change, named", [
-    (dict(random_state=3), "seeds"), (dict(max_leaf=7), "parameter max_leaf"),
+    (dict(random_state=3), "random_state"), (dict(max_leaf=7), "parameter max_leaf"),
     (dict(separator_features="node"), "parameter separator_features"), ("data", "data"),
     ("labels", "num_labels"), ("class", "estimator")])
 def test_a_folder_of_another_run_is_refused_before_any_work(rng, tmp_path, counting, change, named) -> None:
@@ -107,21 +107,55 @@ def test_a_damaged_or_altered_tree_file_is_refused(rng, tmp_path) -> None:
     with pytest.raises(DataFormatError, match="tree_0001.npz") as err:
         FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
     assert "unreadable stored FastXML tree" in str(err.value)
+    good = (tmp_path / "tree_0000.npz").read_bytes()
     arrays = dict(np.load(tmp_path / "tree_0000.npz"))
     arrays["leaf_size"] = arrays["leaf_size"] + 1  # leaves no longer hold the N training points
-    np.savez(tmp_path / "tree_0001.npz", **arrays)
+    np.savez(tmp_path / "tree_0000.npz", **arrays)
+    path.unlink()
     with pytest.raises(DataFormatError, match="damaged .*not the 120 training points"):
         FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
-    arrays = dict(np.load(tmp_path / "tree_0000.npz"))
-    np.savez(tmp_path / "tree_0001.npz", **arrays)  # tree 0 saved as tree 1: another seed
+    (tmp_path / "tree_0000.npz").write_bytes(good)
+    path.write_bytes(good)  # tree 0 saved as tree 1: another seed
     with pytest.raises(DataFormatError, match="damaged .*grown from seed"):
+        FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    # tree 1 of the same seed but grown with other settings (copied from another folder)
+    other = tmp_path / "other"
+    FastXML(n_estimators=2, max_leaf=7, random_state=2).fit(X, Y, tree_dir=other)
+    (tmp_path / "tree_0001.npz").write_bytes((other / "tree_0001.npz").read_bytes())
+    with pytest.raises(DataFormatError, match="damaged .*grown with other settings"):
         FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
 
 
 def test_settings_are_recorded_as_json(rng, tmp_path) -> None:
     X, Y = _data(rng, N=120)
-    est = FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path, progress=True)
+    FastXML(n_estimators=2, max_leaf=np.int64(6), random_state=np.int32(2)).fit(X, Y, tree_dir=tmp_path,
+                                                                               progress=True)
     settings = json.loads((tmp_path / "settings.json").read_text())
-    assert settings["seeds"] == est.tree_seeds_.tolist()
-    assert settings["parameter max_leaf"] == 6 and settings["num_samples"] == 120
-    assert "parameter n_jobs" not in settings and len(settings["data"]) == 32
+    assert settings["random_state"] == 2 and settings["parameter max_leaf"] == 6 and settings["num_samples"] == 120
+    assert "parameter n_jobs" not in settings and "parameter n_estimators" not in settings
+    assert len(settings["data"]) == 32 and settings["scikit-learn"]
+    tree = np.load(tmp_path / "tree_0001.npz")
+    assert tree["seconds"] > 0 and int(tree["seed"]) == FastXML(n_estimators=2, random_state=2).fit(X, Y).tree_seeds_[1]
+
+
+def test_a_folder_serves_fewer_and_more_trees(rng, tmp_path, counting) -> None:
+    """Tree t's seed does not depend on the number of trees: 3 stored trees give a 2-tree fit with
+    no growing, and a 5-tree fit grows the last 2."""
+    X, Y = _data(rng, N=150)
+    FastXML(n_estimators=3, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    counting.clear()
+    two = FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    assert counting == []
+    _assert_same_forest(two, FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y))
+    counting.clear()
+    five = FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    assert counting == list(five.tree_seeds_[3:])
+    _assert_same_forest(five, FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y))
+
+
+@pytest.mark.parametrize("random_state", [None, np.random.RandomState(0)])
+def test_tree_dir_needs_an_integer_random_state(rng, tmp_path, counting, random_state) -> None:
+    X, Y = _data(rng, N=120)
+    with pytest.raises(ArgumentError, match="tree_dir needs an integer random_state"):
+        FastXML(n_estimators=2, random_state=random_state).fit(X, Y, tree_dir=tmp_path)
+    assert counting == [] and not (tmp_path / "settings.json").exists()

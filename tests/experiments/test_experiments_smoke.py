@@ -86,6 +86,7 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         phases = tables["phases"]
         assert phases["phase"].tolist() == ["generate", "fit", "predict test", "predict at scale"]
         assert "grown_now 3, resumed_from 0" in phases["detail"][1] and (phases["peak_GB"] > 0.05).all()
+        assert "fifty_is extrapolated" in phases["detail"][1]
         assert "topk_shape (2000, 5)" in phases["detail"][3]
         acc = tables["accuracy"]
         assert acc["method"].tolist() == ["FastXML (3 trees)", "LabelFrequency"]

@@ -117,11 +117,16 @@ class Forest(Tree):
         training point reaches the leaf it was sent to while the tree grew."""
         trees = self._trees(trees)
         X = sp.csr_matrix(X)
+        if X.shape[1] != self.W.shape[1]:  # the compiled walk reads a dense (D,) vector at X's columns
+            raise ValueError(f"X has {X.shape[1]} features, the forest's separators {self.W.shape[1]}")
+        if trees.size and (trees.min() < 0 or trees.max() >= self.n_trees):
+            raise ValueError(f"tree numbers must lie in [0, {self.n_trees})")
         out = np.empty((X.shape[0], trees.size), np.int64)
         route(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), self.W.indptr, self.W.indices,
               np.asarray(self.W.data, dtype=np.float64), np.asarray(self.bias, dtype=np.float64),
               np.asarray(self.children, dtype=np.int64), np.asarray(self.leaf, dtype=np.int64),
-              np.asarray(self.tree_root[trees], dtype=np.int64), int(self.W.shape[1]), out)
+              np.asarray(self.tree_root[trees], dtype=np.int64), int(self.W.shape[1]),
+              int(self.depth.max(initial=0)) + 2, out)
         return out
 
     def scores(self, X: sp.csr_matrix, trees=None) -> sp.csr_matrix:

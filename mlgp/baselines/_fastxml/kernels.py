@@ -82,7 +82,7 @@ def alternate(nodes, row_ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_po
 
 
 @numba.njit(cache=True, nogil=True)
-def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots, num_features,
+def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots, num_features, capacity,
           out):  # pragma: no cover - compiled
     """The leaf each point reaches in each tree: ``out[i, t]`` for CSR points (``x_ptr``, ``x_idx``,
     ``x_val``) and trees rooted at ``roots``.
@@ -91,13 +91,14 @@ def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots,
     is scattered into a dense scratch vector, each of the node's points takes wᵀx + b (summed over
     the point's non-zeros in column order, as the training split sums it, so a training point
     follows its training path exactly) and goes to the positive child when it is > 0; the
-    points are partitioned in place and the children visited depth first."""
+    points are partitioned in place and the children visited depth first (``capacity``, at least
+    the deepest depth + 2, bounds the stack). ``x_idx`` must lie in [0, ``num_features``): nothing
+    here checks it."""
     B, T = x_ptr.size - 1, roots.size
     dense = np.zeros(num_features)
     perm = np.empty(B, np.int64)
     spare = np.empty(B, np.int64)
     side = np.empty(B, np.bool_)
-    capacity = children.shape[0] + 1
     stack_node = np.empty(capacity, np.int64)
     stack_lo = np.empty(capacity, np.int64)
     stack_hi = np.empty(capacity, np.int64)
@@ -200,12 +201,12 @@ def compact_columns(cols, scratch):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def row_dots(indptr, data, coef_nz, lo, hi, b, out):  # pragma: no cover - compiled
-    """``out[i] = (Σ_z data[z] · coef_nz[z − indptr[lo]]) + b`` for rows i in ``lo:hi`` of a CSR
-    matrix, each row summed over its non-zeros in order (as ``np.bincount`` sums them)."""
-    a = indptr[lo]
+def row_dots(indptr, data, columns, offset, coef, lo, hi, b, out):  # pragma: no cover - compiled
+    """``out[i] = (Σ_z data[z] · coef[columns[z − offset]]) + b`` for rows i in ``lo:hi`` of a CSR
+    matrix, each row summed over its non-zeros in order from 0 and the bias added last, as SciPy's
+    ``X @ w + b`` does it (no array of one weight per non-zero is formed)."""
     for i in range(lo, hi):
         s = 0.0
         for z in range(indptr[i], indptr[i + 1]):
-            s += data[z] * coef_nz[z - a]
+            s += data[z] * coef[columns[z - offset]]
         out[i] = s + b

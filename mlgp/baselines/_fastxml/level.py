@@ -6,10 +6,10 @@ k's rows ``ptr[k]:ptr[k + 1]``), their features ``X`` (R, D) and weighted labels
 CSR, each node's random start of δ and liblinear seed, and returns what :func:`~.split.split_node`
 returns for each node with those draws, bit for bit: the same r± (labels ranked by their summed
 weight on a side within the node, ties to the lower label), δ steps (sums taken in the same order),
-stopping rules, and liblinear calls. One alternation of all still-alternating nodes is a handful of
-vectorised NumPy operations over their (node, label) pairs and non-zeros; nodes leave the working
-set as they finish, so the work is Σ over nodes of alternations × size with no per-node Python
-overhead except the liblinear call, which stays one call per node (as in the paper).
+stopping rules, and liblinear calls. The alternation of all nodes runs in one compiled loop
+(:func:`~.kernels.alternate`) over the level's (node, label) pairs and non-zeros, so the work is
+Σ over nodes of alternations × size with no per-node Python overhead except the liblinear call,
+which stays one call per node (as in the paper).
 
 With ``node_features`` the separator of a node is fitted on the node's own feature columns
 (renumbered 0..D_node − 1) instead of all D: the same L1-logistic objective (a column with no
@@ -41,7 +41,8 @@ class LevelSplit:
     positive : np.ndarray (R,), bool
         Each row's side (``wᵀx + b > 0``); meaningful for the rows of split nodes.
     w_indices, w_data : list of np.ndarray
-        Node k's separator's non-zero columns (int64, increasing) and values (empty if not split).
+        Node k's separator's non-zero columns (int64, increasing) and values: empty if no
+        separator was fitted, the last one fitted if the node still did not split.
     bias : np.ndarray (M,), float64
     n_iter : np.ndarray (M,), int64
         liblinear's Newton iterations summed over the node's w-updates.
@@ -107,7 +108,7 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         for k in nodes[fit]:
             lo, hi = int(ptr[k]), int(ptr[k + 1])
             sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), scratch)
-            row_dots(X.indptr, X.data, sep.coef_nz, lo, hi, sep.b, wx)
+            row_dots(X.indptr, X.data, sep.columns, sep.offset, sep.coef, lo, hi, sep.b, wx)
             w_indices[k], w_data[k], bias[k] = sep.indices, sep.values, sep.b
             fitted[k] = just_updated[k] = True
             w_updates[k] += 1

@@ -202,14 +202,17 @@ def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed:
 @dataclass
 class Separator:
     """A node's fitted separator: its non-zero columns ``indices`` (int64, increasing) and
-    ``values``, the bias ``b``, liblinear's iterations, and ``coef_nz`` (the weight of the column of
-    each non-zero of the node's rows, for wᵀx)."""
+    ``values``, the bias ``b``, liblinear's iterations, and the weights as liblinear returned them:
+    ``coef`` over ``columns`` (the node's rows' non-zeros' column numbers in liblinear's numbering,
+    starting at non-zero ``offset`` of X), for wᵀx."""
 
     indices: np.ndarray
     values: np.ndarray
     b: float
     n_iter: int
-    coef_nz: np.ndarray
+    coef: np.ndarray
+    columns: np.ndarray
+    offset: int
 
 
 def fit_separator_arrays(X: sp.csr_matrix, lo: int, hi: int, delta: np.ndarray, opts: SplitOptions, seed: int,
@@ -225,10 +228,10 @@ def fit_separator_arrays(X: sp.csr_matrix, lo: int, hi: int, delta: np.ndarray, 
         used, local = compact_columns(cols, node_features)
         coef, b, n_iter = _liblinear_fit(_CSRView(data, local, indptr, used.size), delta, opts, seed)
         nz = np.flatnonzero(coef)
-        return Separator(used[nz], coef[nz], b, n_iter, coef[local])
+        return Separator(used[nz], coef[nz], b, n_iter, coef, local, a)
     coef, b, n_iter = _liblinear_fit(_CSRView(data, cols, indptr, X.shape[1]), delta, opts, seed)
     nz = np.flatnonzero(coef)
-    return Separator(nz, coef[nz], b, n_iter, coef[cols])
+    return Separator(nz, coef[nz], b, n_iter, coef, X.indices, 0)
 
 
 def split_node(X: sp.csr_matrix, G: sp.csr_matrix, discount: np.ndarray, opts: SplitOptions,

@@ -1,19 +1,28 @@
 """A folder of grown FastXML trees, so that a long fit that is killed resumes from the trees it has.
 
 Contract: :class:`TreeStore` holds ``settings.json`` (what the trees belong to: the estimator's
-class and tree-shaping parameters, the training data's shape and content hash, and every tree's
-seed) and one ``tree_NNNN.npz`` per grown tree, each written atomically once the tree is complete.
+class and tree-shaping parameters, its integer ``random_state``, the training data's shape and
+content hash, the scikit-learn version whose liblinear fits the separators) and one
+``tree_NNNN.npz`` per grown tree, written atomically once the tree is complete, holding the tree,
+its seed, the hash of the settings and the seconds it took to grow. Tree t's seed is the t-th draw
+from ``random_state`` whatever the number of trees, so a folder serves any number of trees: a run
+of 10 reads the first 10 trees of a run of 50, and a run of 50 grows the 40 missing ones.
+
 Opening a folder whose recorded settings differ from the run's raises
 :class:`~mlgp.errors.CheckpointMismatchError` naming the settings that differ, before any tree is
-grown; a folder with tree files but no readable settings is refused the same way (it is never
-mixed with this run's trees). A stored tree is read with :func:`mlgp.files.read_npz` and checked
-(:meth:`~.forest.Forest.check`, its leaves holding the N training points) before use; a damaged
-file raises :class:`~mlgp.errors.DataFormatError` naming it.
+grown; a folder with tree files but no readable settings is refused the same way, and
+``settings.json`` is created exclusively, so two runs started together on an empty folder cannot
+both claim it. A stored tree is read with :func:`mlgp.files.read_npz` and checked (its settings
+hash and seed, :meth:`~.forest.Forest.check`, its leaves holding the N training points) before use;
+a damaged or foreign file raises :class:`~mlgp.errors.DataFormatError` naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import secrets
 from dataclasses import fields
 from pathlib import Path
 
@@ -27,12 +36,12 @@ from .tree import Tree
 __all__ = ["TreeStore"]
 
 SETTINGS = "settings.json"
-FORMAT = "mlgp-fastxml-trees/1"
+FORMAT = "mlgp-fastxml-trees/2"
 
 
 def _plain(value):
     """``value`` as JSON would give it back (tuples as lists, NumPy scalars as numbers)."""
-    return json.loads(json.dumps(value))
+    return json.loads(json.dumps(value, default=lambda v: v.item() if isinstance(v, np.generic) else str(v)))
 
 
 class TreeStore:
@@ -43,25 +52,41 @@ class TreeStore:
     folder : str or os.PathLike
         Created if missing.
     settings : dict
-        JSON-able description of the run; ``num_samples``, ``num_features``, ``num_labels`` and
-        ``seeds`` (T,) are required.
+        JSON-able description of the run; ``num_samples``, ``num_features`` and ``num_labels`` are
+        required.
     """
 
     def __init__(self, folder, settings: dict) -> None:
         self.folder = as_path(folder)
         self.settings = _plain({"format": FORMAT, **settings})
+        text = json.dumps(self.settings, indent=1, sort_keys=True)
+        self.key = hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise FileAccessError(f"cannot create the tree folder {self.folder}: {err.strerror or err}") from err
         path = self.folder / SETTINGS
-        if path.exists():
+        if not path.exists() and any(self.folder.glob("tree_*.npz")):
+            raise CheckpointMismatchError(f"{self.folder} holds tree files but no {SETTINGS} saying which run they "
+                                          "belong to: use another folder or empty this one")
+        if not self._create(path, text):
             self._compare(path)
-        else:
-            if any(self.folder.glob("tree_*.npz")):
-                raise CheckpointMismatchError(f"{self.folder} holds tree files but no {SETTINGS} saying which run they "
-                                              "belong to: use another folder or empty this one")
-            atomic_write_text(path, json.dumps(self.settings, indent=1, sort_keys=True))
+
+    @staticmethod
+    def _create(path: Path, text: str) -> bool:
+        """Write ``path`` whole if it does not exist (a complete temporary file hard-linked to the
+        name, which fails if another run got there first); False if it exists."""
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            atomic_write_text(tmp, text)
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as err:
+            raise FileAccessError(f"cannot write {path}: {err.strerror or err}") from err
+        finally:
+            tmp.unlink(missing_ok=True)
 
     def _compare(self, path: Path) -> None:
         try:
@@ -81,22 +106,31 @@ class TreeStore:
     def path(self, t: int) -> Path:
         return self.folder / f"tree_{t:04d}.npz"
 
-    def grown(self) -> list[int]:
-        """The tree numbers stored, in increasing order."""
-        return [t for t in range(len(self.settings["seeds"])) if self.path(t).exists()]
+    def grown(self, count: int) -> list[int]:
+        """The numbers below ``count`` of the trees stored, in increasing order."""
+        return [t for t in range(count) if self.path(t).exists()]
 
-    def save(self, t: int, tree: Tree) -> None:
-        """Store tree ``t`` (atomically)."""
+    def save(self, t: int, tree: Tree, seed: int, seconds: float) -> None:
+        """Store tree ``t``, grown from ``seed`` in ``seconds`` (atomically)."""
         arrays = {k: v for k, v in Forest.from_trees([tree]).to_arrays().items()
                   if k not in ("tree_root", "node_tree", "leaf_tree")}
-        arrays["seed"] = np.asarray(self.settings["seeds"][t], np.int64)
+        arrays.update(seed=np.asarray(seed, np.int64), seconds=np.asarray(seconds, np.float64),
+                      settings=np.asarray(self.key))
         atomic_write(self.path(t), lambda f: np.savez(f, **arrays))
 
-    def load(self, t: int) -> Tree:
-        """Tree ``t``, checked."""
+    def seconds(self, t: int) -> float:
+        """The seconds tree ``t`` took to grow (as recorded)."""
+        return float(read_npz(self.path(t), "stored FastXML tree")["seconds"])
+
+    def load(self, t: int, seed: int) -> Tree:
+        """Tree ``t``, checked to belong to these settings and to have grown from ``seed``."""
         path = self.path(t)
         arrays = read_npz(path, "stored FastXML tree")
         try:
+            if str(arrays["settings"]) != self.key:
+                raise ValueError("it was grown with other settings (another folder's tree?)")
+            if int(arrays["seed"]) != int(seed):
+                raise ValueError(f"it was grown from seed {int(arrays['seed'])}, not {seed}")
             kw = {}
             for f in fields(Tree):
                 if f.name in CSR_FIELDS:
@@ -110,8 +144,6 @@ class TreeStore:
             if int(tree.leaf_size.sum()) != int(self.settings["num_samples"]):
                 raise ValueError(f"its leaves hold {int(tree.leaf_size.sum())} points, not the "
                                  f"{self.settings['num_samples']} training points")
-            if int(arrays["seed"]) != int(self.settings["seeds"][t]):
-                raise ValueError(f"it was grown from seed {int(arrays['seed'])}, not {self.settings['seeds'][t]}")
         except (KeyError, ValueError, TypeError, IndexError) as err:
             raise DataFormatError(f"stored FastXML tree is damaged ({err}); delete it to grow it again",
                                   path=path) from None

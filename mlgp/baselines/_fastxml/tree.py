@@ -1,7 +1,8 @@
 """Growing one FastXML tree (Algorithm 1 of Prabhu & Varma, 2014) into compact arrays.
 
-Contract: :func:`grow_tree` splits nodes breadth first with :func:`~.split.split_node` until a
-node holds at most ``max_leaf`` points, has no labels, or cannot be split; it returns a
+Contract: :func:`grow_tree` splits nodes a depth level at a time with :func:`~.level.split_level`
+(the tree :func:`~.split.split_node` would grow node by node, breadth first, from the same seed)
+until a node holds at most ``max_leaf`` points, has no labels, or cannot be split; it returns a
 :class:`Tree` whose separators are one sparse CSR row per node and whose leaves keep only their
 ``top_k`` labels, each with the fraction of the leaf's points that carry it (ties to the lower
 label index). A tree depends only on its data, options and ``seed``, so trees grown in any process
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .level import split_level
+from .level import LevelSplit, split_level
 from .split import _INT_MAX, SplitOptions
 
 __all__ = ["Tree", "grow_tree", "leaf_distribution"]
@@ -134,14 +135,11 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         e_row = np.repeat(eligible, sizes)
         e_rows = rows[e_row]
         e_ptr = np.concatenate([[0], np.cumsum(sizes[e_nodes])])
+        did_split = np.zeros(sizes.size, bool)
         if e_nodes.size:
-            every_row = e_rows.size == N and d == 0  # the root: X itself, not a copy
-            res = split_level(X if every_row else X[e_rows], G if every_row else G[e_rows], e_ptr,
-                              np.concatenate(starts), seeds, discount, opts, node_features)
-            did_split = np.zeros(sizes.size, bool)
+            res = _split_in_chunks(X, G, e_rows, e_ptr, np.concatenate(starts), seeds, discount, opts, node_features,
+                                   d == 0 and e_rows.size == N)
             did_split[e_nodes] = res.split
-        else:
-            did_split = np.zeros(sizes.size, bool)
         # children (positive, then negative) numbered in level order; the rest become leaves
         child_key = np.full(rows.size, -1, np.int64)
         if e_nodes.size:
@@ -151,7 +149,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
             child_key[np.flatnonzero(e_row)[on]] = 2 * split_rank[e_row_node[on]] + (~res.positive[on])
         for k in np.flatnonzero(~did_split):
             leaf_nodes.append(int(level_nodes[k]))
-            leaf_rows.append(rows[ptr[k]:ptr[k + 1]])
+            leaf_rows.append(rows[ptr[k]:ptr[k + 1]].copy())  # a view would keep the level's rows alive
         for j, k in enumerate(e_nodes):
             if not did_split[k]:
                 continue
@@ -173,6 +171,40 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         ptr = np.concatenate([[0], np.cumsum(np.bincount(child_key[take], minlength=n_children))])
         d += 1
     return _assemble(X.shape[1], K, node_depth, children, w_parts, bias, n_iter, leaf_nodes, leaf_rows, Y, top_k)
+
+
+#: Non-zeros of X a level is split with at a time (a node with more gets a call of its own): bounds
+#: the level's copy of X's rows, which liblinear reads as contiguous slices.
+CHUNK_NNZ = 1 << 24
+
+
+def _split_in_chunks(X: sp.csr_matrix, G: sp.csr_matrix, rows: np.ndarray, ptr: np.ndarray, delta: np.ndarray,
+                     seeds: np.ndarray, discount: np.ndarray, opts: SplitOptions, node_features: bool,
+                     every_row: bool) -> LevelSplit:
+    """:func:`~.level.split_level` of a level's nodes (``rows`` of X and G, node k's at
+    ``ptr[k]:ptr[k + 1]``) in runs of consecutive nodes holding at most :data:`CHUNK_NNZ` non-zeros
+    of X each (nodes are split independently, so the result is the same); ``every_row`` (the root
+    with all N rows, in order) splits X itself, not a copy."""
+    if every_row:
+        return split_level(X, G, ptr, delta, seeds, discount, opts, node_features)
+    node_nnz = np.add.reduceat(np.diff(X.indptr)[rows], ptr[:-1])
+    bounds, total = [0], 0
+    for k, n in enumerate(node_nnz.tolist()):
+        if total and total + n > CHUNK_NNZ:
+            bounds.append(k)
+            total = 0
+        total += n
+    bounds.append(node_nnz.size)
+    parts = []
+    for c0, c1 in zip(bounds[:-1], bounds[1:]):
+        r0, r1 = int(ptr[c0]), int(ptr[c1])
+        parts.append(split_level(X[rows[r0:r1]], G[rows[r0:r1]], ptr[c0:c1 + 1] - r0, delta[r0:r1], seeds[c0:c1],
+                                 discount, opts, node_features))
+    if len(parts) == 1:
+        return parts[0]
+    return LevelSplit(np.concatenate([p.split for p in parts]), np.concatenate([p.positive for p in parts]),
+                      [w for p in parts for w in p.w_indices], [w for p in parts for w in p.w_data],
+                      np.concatenate([p.bias for p in parts]), np.concatenate([p.n_iter for p in parts]))
 
 
 def _assemble(D: int, K: int, node_depth: list, children: list, w_parts: list, bias: list, n_iter: list,
