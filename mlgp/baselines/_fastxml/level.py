@@ -91,8 +91,8 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
     bias = np.zeros(M)
     w_indices: list = [np.zeros(0, np.int64)] * M
     w_data: list = [np.zeros(0)] * M
-    pair_ptr, nz_label = label_pairs(ptr, G.indptr.astype(np.int64), G.indices.astype(np.int64), int(G.shape[1]))
     nz_ptr, nz_val = G.indptr.astype(np.int64), np.asarray(G.data, dtype=np.float64)
+    pair_ptr, nz_label = label_pairs(ptr, nz_ptr, G.indices.astype(np.int64), int(G.shape[1]))
     discount = np.asarray(discount, dtype=np.float64)
     scratch = np.full(X.shape[1], -1, np.int64) if node_features else None
     nodes = np.arange(M, dtype=np.int64)

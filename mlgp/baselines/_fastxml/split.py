@@ -18,7 +18,9 @@ stops changing, w by L1-regularised logistic regression with class-dependent C t
 scikit-learn's liblinear solver. It stops after ``n_w_updates`` w-updates or when δ does not move
 after a w-update. No step increases the objective, except the w-step, whose liblinear solution
 is approximate (bounded iterations). The split sends ``wᵀx > 0`` to the positive child.
-Everything is vectorised over points and labels; only the alternation is a Python loop.
+Everything is vectorised over points and labels; only the alternation is a Python loop. This is
+the node-by-node definition; trees are grown a level at a time by :mod:`.level`, which gives the
+same result for every node.
 """
 
 from __future__ import annotations
