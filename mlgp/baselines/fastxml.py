@@ -42,6 +42,20 @@ from ._fastxml.tree import grow_tree
 __all__ = ["FastXML"]
 
 
+def _int32_indices(X: sp.csr_matrix) -> sp.csr_matrix:
+    """``X`` with int32 ``indices`` and ``indptr`` (a new matrix sharing ``data``) when they are
+    wider; ``ArgumentError`` when X has too many non-zeros or columns for int32."""
+    if X.indices.dtype == np.int32 and X.indptr.dtype == np.int32:
+        return X
+    limit = np.iinfo(np.int32).max
+    if X.nnz > limit or X.shape[1] > limit:
+        raise ArgumentError(f"FastXML's liblinear takes at most {limit} non-zeros and columns; X has {X.nnz} and "
+                            f"{X.shape[1]}")
+    out = sp.csr_matrix(X.shape)
+    out.data, out.indices, out.indptr = X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    return out
+
+
 def _grow_indexed(t: int, *args) -> tuple[int, object, float]:
     """``(t, grow_tree(*args), seconds it took)``: a tree with its number, for results that arrive
     in any order."""
@@ -210,6 +224,7 @@ class FastXML(MultiLabelEstimator):
         from tqdm.auto import tqdm
 
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
+        X = _int32_indices(X)  # liblinear reads int32 column indices and row pointers
         N, K = Y.shape
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()

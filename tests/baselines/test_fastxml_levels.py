@@ -163,3 +163,17 @@ def test_several_w_updates_with_few_alternations_is_the_reference_tree(rng) -> N
         for seed in (0, 7):
             _assert_same_tree(grow_tree(X, Y, G, discount, opts, 5, 4, seed),
                               grow_tree_reference(X, Y, G, discount, opts, 5, 4, seed))
+
+
+def test_int64_indices_grow_the_same_trees(rng) -> None:
+    """scipy keeps int64 indices when asked (sklearn's csr_64 / csc_64 checks); the root is split on
+    X itself, so they are narrowed to liblinear's int32 once, in fit."""
+    X, Y = _data(rng, N=150)
+    X64 = sp.csr_matrix(X)
+    X64.indices, X64.indptr = X64.indices.astype(np.int64), X64.indptr.astype(np.int64)
+    a = FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(X64, Y)
+    b = FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(sp.csr_matrix(X), Y)
+    A, B = a.forest_.to_arrays(), b.forest_.to_arrays()
+    for key in A:
+        np.testing.assert_array_equal(A[key], B[key], err_msg=key)
+    np.testing.assert_array_equal(a.decision_function(X64), b.decision_function(X))
