@@ -169,7 +169,7 @@ def test_int64_indices_grow_the_same_trees(rng) -> None:
     """scipy keeps int64 indices when asked (sklearn's csr_64 / csc_64 checks); the root is split on
     X itself, so they are narrowed to liblinear's int32 once, in fit."""
     X, Y = _data(rng, N=150)
-    X64 = sp.csr_matrix(X)
+    X64 = sp.csc_array(X)  # as scikit-learn's check_estimator_sparse_array builds it
     X64.indices, X64.indptr = X64.indices.astype(np.int64), X64.indptr.astype(np.int64)
     a = FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(X64, Y)
     b = FastXML(n_estimators=2, max_leaf=6, random_state=0).fit(sp.csr_matrix(X), Y)
