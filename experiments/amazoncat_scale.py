@@ -45,19 +45,17 @@ def peak_gb() -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import add_argparse_args, add_count_options, count_options
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    for key, value in FULL.items():
-        parser.add_argument("--" + key.replace("_", "-"), type=int, default=None,
-                            help=f"default {value} ({QUICK[key]} with --quick)")
+    add_count_options(parser, FULL, QUICK)
     parser.add_argument("--svd-solvers", default="randomized,svds", help="solvers to time; the faster builds the model")
     parser.add_argument("--kernel", default="linear", help="s-LINEAR, the paper's AmazonCat model (default)")
     parser.add_argument("--nnz-per-row", type=int, default=88,
                         help="feature draws per point (88 gives about 70 non-zeros per row after merging)")
     args = parser.parse_args(argv)
-    opts = {k: (getattr(args, k) if getattr(args, k) is not None else (QUICK if args.quick else FULL)[k]) for k in FULL}
+    opts = count_options(args, FULL, QUICK)
     run(args, opts)
 
 

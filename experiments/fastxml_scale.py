@@ -86,15 +86,13 @@ class MemoryWatch:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import add_argparse_args, add_count_options, count_options
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
-    for key, value in FULL.items():
-        parser.add_argument("--" + key.replace("_", "-"), type=int, default=None,
-                            help=f"default {value} ({QUICK[key]} with --quick)")
+    add_count_options(parser, FULL, QUICK)
     args = parser.parse_args(argv)
-    opts = {k: (getattr(args, k) if getattr(args, k) is not None else (QUICK if args.quick else FULL)[k]) for k in FULL}
+    opts = count_options(args, FULL, QUICK)
     if min(opts.values()) < 1:
         raise SystemExit(f"fastxml_scale: every count must be >= 1, got {opts}")
     run(args, opts)

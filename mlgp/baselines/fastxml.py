@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..fingerprint import data_fingerprint
@@ -51,9 +52,7 @@ def _int32_indices(X: sp.csr_matrix) -> sp.csr_matrix:
     if X.nnz > limit or X.shape[1] > limit:
         raise ArgumentError(f"FastXML's liblinear takes at most {limit} non-zeros and columns; X has {X.nnz} and "
                             f"{X.shape[1]}")
-    out = sp.csr_matrix(X.shape)
-    out.data, out.indices, out.indptr = X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)
-    return out
+    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape, copy=False)
 
 
 def _grow_indexed(t: int, *args) -> tuple[int, object, float]:
@@ -223,6 +222,7 @@ class FastXML(MultiLabelEstimator):
         from joblib import Parallel, delayed
         from tqdm.auto import tqdm
 
+        progress = flag(progress, "progress")
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
         X = _int32_indices(X)  # liblinear reads int32 column indices and row pointers
         N, K = Y.shape

@@ -44,6 +44,8 @@ __all__ = [
     "Experiment",
     "RunLog",
     "add_argparse_args",
+    "add_count_options",
+    "count_options",
     "add_training_args",
     "elbo_axis_limits",
     "plot_traces",
@@ -106,6 +108,20 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
     return parser
+
+
+def add_count_options(parser: argparse.ArgumentParser, full: dict[str, int], quick: dict[str, int]) -> None:
+    """One integer option ``--<key>`` per key of ``full`` (the full run's value; ``quick``'s with
+    ``--quick``); :func:`count_options` reads them back."""
+    for key, value in full.items():
+        parser.add_argument("--" + key.replace("_", "-"), type=int, default=None,
+                            help=f"default {value} ({quick[key]} with --quick)")
+
+
+def count_options(args: argparse.Namespace, full: dict[str, int], quick: dict[str, int]) -> dict[str, int]:
+    """The options :func:`add_count_options` added: each as given, else the full or quick default."""
+    defaults = quick if args.quick else full
+    return {k: getattr(args, k) if getattr(args, k) is not None else defaults[k] for k in full}
 
 
 def elbo_axis_limits(epoch: np.ndarray, elbo: np.ndarray) -> tuple[float, float, int] | None:

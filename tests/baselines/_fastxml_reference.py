@@ -11,7 +11,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from mlgp.baselines._fastxml.split import SplitOptions, split_node
-from mlgp.baselines._fastxml.tree import Tree, leaf_distribution
+from mlgp.baselines._fastxml.tree import Tree
+
+
+def leaf_distribution(Y: sp.csr_matrix, top_k: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """The ``top_k`` most frequent labels of the rows of ``Y``, their frequencies (count / n), most
+    frequent first, ties to the lower label; and the number of distinct labels."""
+    labels, counts = np.unique(Y.indices, return_counts=True)
+    order = np.lexsort((labels, -counts))[:top_k]
+    return labels[order], counts[order] / max(Y.shape[0], 1), int(labels.size)
 
 
 def _compress_labels(G: sp.csr_matrix) -> sp.csr_matrix:

@@ -159,3 +159,10 @@ def test_tree_dir_needs_an_integer_random_state(rng, tmp_path, counting, random_
     with pytest.raises(ArgumentError, match="tree_dir needs an integer random_state"):
         FastXML(n_estimators=2, random_state=random_state).fit(X, Y, tree_dir=tmp_path)
     assert counting == [] and not (tmp_path / "settings.json").exists()
+
+
+def test_progress_must_be_a_flag(rng, tmp_path, counting) -> None:
+    X, Y = _data(rng, N=120)
+    with pytest.raises(ArgumentError, match="progress must be True or False, got 'yes'"):
+        FastXML(n_estimators=2, random_state=2).fit(X, Y, tree_dir=tmp_path, progress="yes")
+    assert counting == [] and not (tmp_path / "settings.json").exists()

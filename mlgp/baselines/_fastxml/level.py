@@ -25,7 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .kernels import alternate, label_pairs, row_dots
-from .split import SplitOptions, fit_separator_arrays
+from .split import SplitOptions, _logloss, fit_separator_arrays
 
 __all__ = ["LevelSplit", "split_level"]
 
@@ -56,8 +56,9 @@ class LevelSplit:
     n_iter: np.ndarray
 
 
-def _logloss(z: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, -z)
+def _per_node(mask: np.ndarray, ptr: np.ndarray) -> np.ndarray:
+    """How many rows of each node ``mask`` (R,) marks: (M,) int64."""
+    return np.add.reduceat(mask.astype(np.int64), ptr[:-1]) if mask.size else np.zeros(ptr.size - 1, np.int64)
 
 
 def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.ndarray, seeds: np.ndarray,
@@ -102,7 +103,7 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
                   alternations, continued)
         just_updated[nodes] &= ~continued[nodes]
         stop = just_updated[nodes] | (w_updates[nodes] >= opts.n_w_updates)
-        n_pos = np.add.reduceat((delta == 1).astype(np.int64), ptr[:-1])[nodes] if R else np.zeros(nodes.size)
+        n_pos = _per_node(delta == 1, ptr)[nodes]
         one_sided = ~stop & ((n_pos == 0) | (n_pos == sizes[nodes]))
         fit = ~stop & ~one_sided
         for k in nodes[fit]:
@@ -119,6 +120,6 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         done = stop | one_sided | (fit & (w_updates[nodes] >= opts.n_w_updates))
         nodes = nodes[~done]
     positive = wx > 0
-    n_pos = np.add.reduceat(positive.astype(np.int64), ptr[:-1]) if R else np.zeros(M, np.int64)
+    n_pos = _per_node(positive, ptr)
     split = fitted & (n_pos > 0) & (n_pos < sizes)
     return LevelSplit(split, positive, w_indices, w_data, bias, n_iter)

@@ -60,10 +60,9 @@ class Tree:
 def leaf_distribution(Y: sp.csr_matrix, top_k: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The ``top_k`` most frequent labels of the rows of ``Y`` (n, K) and their frequencies
     (count / n), most frequent first, ties to the lower label index; and the number of distinct
-    labels."""
-    labels, counts = np.unique(Y.indices, return_counts=True)
-    order = np.lexsort((labels, -counts))[:top_k]
-    return labels[order], counts[order] / max(Y.shape[0], 1), int(labels.size)
+    labels (:func:`_leaf_distributions` of one leaf)."""
+    leaf, distinct = _leaf_distributions(Y, np.array([0, Y.shape[0]]), top_k)
+    return leaf.indices, leaf.data, int(distinct[0])
 
 
 def _leaf_distributions(Y: sp.csr_matrix, ptr: np.ndarray, top_k: int) -> tuple[sp.csr_matrix, np.ndarray]:
