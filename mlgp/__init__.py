@@ -15,3 +15,12 @@ from .errors import (  # noqa: F401
     ShapeError,
     TrainingDivergedError,
 )
+
+
+def __getattr__(name: str):
+    """``mlgp.compare``: :func:`mlgp.comparison.compare`, imported on first use."""
+    if name == "compare":
+        from .comparison import compare
+
+        return compare
+    raise AttributeError(f"module 'mlgp' has no attribute {name!r}")

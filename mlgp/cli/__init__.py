@@ -2,7 +2,10 @@
 
 ``mlgp datasets``  statistics of the datasets in the data home (:mod:`mlgp.cli.datasets`);
 ``mlgp evaluate``  metrics of a score file against a split's labels (:mod:`mlgp.cli.evaluate`);
-``mlgp demo``      train MLGPF with the paper's recipe and print its test metrics (:mod:`mlgp.cli.demo`).
+``mlgp demo``      train MLGPF with the paper's recipe and print its test metrics (:mod:`mlgp.cli.demo`);
+``mlgp fit``       fit any family and save it (:mod:`mlgp.cli.fit`);
+``mlgp predict``   top-k labels of a saved model (:mod:`mlgp.cli.predict`);
+``mlgp compare``   fit several families on one split and compare them (:mod:`mlgp.cli.compare`).
 
 Output is mlgp's own: TensorFlow's start-up and log lines are kept out unless ``--verbose`` is
 given (:mod:`mlgp.cli.quiet`). Every error the package raises on bad input
@@ -19,18 +22,18 @@ from typing import Sequence
 from .. import __version__
 from ..errors import MLGPError
 from ..scores import load_scores
-from . import datasets, demo, evaluate
+from . import compare, datasets, demo, evaluate, fit, predict
 from .common import PROG, Parser, join_negative_values
 
 __all__ = ["main", "build_parser", "load_scores"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``mlgp`` argument parser with its three subcommands."""
+    """The ``mlgp`` argument parser with its subcommands."""
     parser = Parser(
         prog=PROG,
-        description="Multi-label learning with Gaussian processes (GPflow 2): datasets, "
-                    "evaluation, and a demo of MLGPF.",
+        description="Multi-label learning with Gaussian processes (GPflow 2) and its peers: fit, predict, "
+                    "evaluate and compare every model family; datasets; a demo of MLGPF.",
         epilog="Data home: set MLGP_DATA (or pass --data-home) to a folder with one sub-folder "
                "per dataset holding train.txt.gz and test.txt.gz in XC format.",
     )
@@ -42,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_parser(sub, home_kw)
     evaluate.add_parser(sub, home_kw)
     demo.add_parser(sub, home_kw)
+    fit.add_parser(sub, home_kw)
+    predict.add_parser(sub, home_kw)
+    compare.add_parser(sub, home_kw)
     return parser
 
 
@@ -54,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     try:
-        if _command(argv) == "demo" and "--verbose" not in argv:
+        if _command(argv) in ("demo", "fit", "predict", "compare") and "--verbose" not in argv:
             # before parsing: checking a choice (or printing the help) reads a registry of a model
             # family, which imports TensorFlow
             from .quiet import quiet_tensorflow

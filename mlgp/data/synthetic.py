@@ -14,7 +14,7 @@ from ..arguments import positive_int
 from ..errors import ArgumentError
 from .registry import Dataset, Split
 
-__all__ = ["default_problem", "geneml_lowrank", "lspc_toy", "mlgpf_prior"]
+__all__ = ["default_problem", "geneml_lowrank", "lspc_toy", "mlgpf_prior", "uninformative_zipf"]
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -171,6 +171,32 @@ def mlgpf_prior(num_train: int = 300, num_test: int = 200, num_features: int = 1
     Y = rng.random((n, num_labels)) < _sigmoid(H @ Phi.T + b)
     extras = {"Phi": Phi, "b": b, "H": H, "lengthscale": float(lengthscale)}
     return _make("mlgpf_prior", X, Y, num_train, extras)
+
+
+def uninformative_zipf(num_train: int = 2000, num_test: int = 1000, num_labels: int = 1700, num_groups: int = 4,
+                       group_size: int = 3, labels_per_point: float = 4.0, exponent: float = 1.1,
+                       seed: int = 0) -> Dataset:
+    """Labels that the features say nothing about: the case where a model must rank as its bias does.
+
+    Each point has ``num_groups`` one-hot categorical features of ``group_size`` values each
+    (D = ``num_groups * group_size``, drawn uniformly) and labels drawn independently of them:
+    label l is present with probability min(1, c · (l + 1)^−``exponent``), c set so that a point has
+    ``labels_per_point`` labels on average (Zipf popularity). The best ranking of any model is the
+    labels' frequency order. ``extras["label_probs"]`` holds the K probabilities.
+    """
+    _check_sizes(num_train=num_train, num_test=num_test, num_labels=num_labels, num_groups=num_groups,
+                 group_size=group_size)
+    if not (labels_per_point > 0 and exponent > 0):
+        raise ArgumentError("labels_per_point and exponent must be positive")
+    rng = np.random.default_rng(seed)
+    N = num_train + num_test
+    weights = (np.arange(1, num_labels + 1, dtype=np.float64)) ** -exponent
+    probs = np.minimum(1.0, weights * labels_per_point / weights.sum())
+    columns = rng.integers(0, group_size, size=(N, num_groups)) + group_size * np.arange(num_groups)
+    X = np.zeros((N, num_groups * group_size))
+    np.put_along_axis(X, columns, 1.0, axis=1)
+    Y = rng.random((N, num_labels)) < probs
+    return _make("uninformative-zipf", X, Y, num_train, {"label_probs": probs})
 
 
 def default_problem(seed: int = 0) -> Dataset:

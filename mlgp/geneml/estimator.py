@@ -57,6 +57,9 @@ class GenEML(MultiLabelEstimator):
         ``num_results`` kept draws per chain, ranking by the posterior mean of W Vᵀ).
     max_iter : int, default=30
         EM iterations, or online-EM epochs (passes over the rows).
+    max_seconds : float or None, default=None
+        Stop EM (or online EM) after the iteration (epoch) at which their time reaches this many
+        seconds; ``max_iter`` is then an upper bound. The Gibbs sampler runs all its sweeps.
     lambda_u, lambda_v, lambda_w : float, default=1.0
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
@@ -121,6 +124,7 @@ class GenEML(MultiLabelEstimator):
         "exposure": [StrOptions({"global", "covariates"}), None],
         "inference": [StrOptions({"em", "online-em", "gibbs"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
         "lambda_v": [Interval(Real, 0, None, closed="neither")],
         "lambda_w": [Interval(Real, 0, None, closed="neither")],
@@ -149,7 +153,7 @@ class GenEML(MultiLabelEstimator):
                  cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
                  tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 50, num_chains: int = 1,
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
-                 threshold: float = 0.5, progress: bool = False) -> None:
+                 threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -174,6 +178,7 @@ class GenEML(MultiLabelEstimator):
         self.random_state = random_state
         self.threshold = threshold
         self.progress = progress
+        self.max_seconds = max_seconds
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -202,7 +207,8 @@ class GenEML(MultiLabelEstimator):
                             covariates)
             state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
                                           cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
-                                          n_jobs=self.n_jobs, progress=progress, callback=callback)
+                                          n_jobs=self.n_jobs, progress=progress, callback=callback,
+                                          max_seconds=self.max_seconds)
         elif self.inference == "gibbs":
             from .gibbs import gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
 
@@ -227,7 +233,8 @@ class GenEML(MultiLabelEstimator):
             state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
                                            kappa=float(self.kappa), tau=float(self.tau),
                                            cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
-                                           block_rows=int(self.batch_size), progress=progress, callback=callback)
+                                           block_rows=int(self.batch_size), progress=progress, callback=callback,
+                                           max_seconds=self.max_seconds)
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef

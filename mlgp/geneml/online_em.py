@@ -48,9 +48,10 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
-              callback=None) -> tuple[EMState, pd.DataFrame]:
+              callback=None, max_seconds: float | None = None) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
-    returned state's U is ``None``: the u_n are local to each minibatch).
+    returned state's U is ``None``: the u_n are local to each minibatch), or fewer: it stops after
+    the epoch at which the epochs' ``seconds`` reach ``max_seconds``.
 
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
     log posterior at the epoch's end, computed outside the timed steps in blocks of ``block_rows``,
@@ -96,6 +97,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
+        if max_seconds is not None and sum(r["seconds"] for r in rows) >= max_seconds:
+            break
     return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "objective",
                                                                                      "seconds"])
 

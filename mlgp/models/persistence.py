@@ -89,7 +89,7 @@ from .structure import (
     resolve_class,
 )
 
-__all__ = ["load_mlgpf", "load_parameters", "save_mlgpf"]
+__all__ = ["describe_mlgpf", "load_mlgpf", "load_parameters", "rebuild_mlgpf", "save_mlgpf"]
 
 FORMAT = "mlgp.MLGPF/5"
 _FORMAT_V4 = "mlgp.MLGPF/4"
@@ -104,15 +104,11 @@ _V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
 
 
 # ----------------------------------------------------------------------------- the three entry points
-def save_mlgpf(model, path: str | Path) -> Path:
-    """Write ``model`` to the folder ``path`` (created if needed) and return it.
-
-    Raises :class:`~mlgp.errors.DataFormatError`, before anything is written, for a kernel,
-    inducing variable, likelihood or transform that the format cannot rebuild, and
-    :class:`~mlgp.errors.FileAccessError` (an ``OSError``) when the folder cannot be written (the
-    format, and why an interrupted save leaves a loadable folder: :mod:`mlgp.models.persistence`).
-    """
-    path = as_path(path)
+def describe_mlgpf(model, path: Path) -> Saved:
+    """What a save of ``model`` holds, in memory: the contents of ``model.json`` (without ``files``),
+    the unconstrained parameter values by GPflow path, and the constant arrays (``None`` when
+    there are none). ``path`` names the save in messages. Raises
+    :class:`~mlgp.errors.DataFormatError` for a part the format cannot rebuild."""
     params = parameters_by_name(model)
     if model.input_map is not None and type(model.input_map) not in INPUT_MAPS.values():
         raise DataFormatError(f"cannot save an input map of class {type(model.input_map).__qualname__}: only the "
@@ -140,6 +136,19 @@ def save_mlgpf(model, path: str | Path) -> Path:
         raise DataFormatError(f"cannot save model.spec as JSON: {err}", path=path) from None
     values = {name: p.unconstrained_variable.numpy() for name, p in params.items()}
     arrays = constant_arrays(constants) if constants else None
+    return Saved(meta, values, arrays)
+
+
+def save_mlgpf(model, path: str | Path) -> Path:
+    """Write ``model`` to the folder ``path`` (created if needed) and return it.
+
+    Raises :class:`~mlgp.errors.DataFormatError`, before anything is written, for a kernel,
+    inducing variable, likelihood or transform that the format cannot rebuild, and
+    :class:`~mlgp.errors.FileAccessError` (an ``OSError``) when the folder cannot be written (the
+    format, and why an interrupted save leaves a loadable folder: :mod:`mlgp.models.persistence`).
+    """
+    path = as_path(path)
+    meta, values, arrays = describe_mlgpf(model, path)
     try:
         path.mkdir(parents=True, exist_ok=True)
         commit(path, meta, values, arrays)
@@ -160,7 +169,15 @@ def load_mlgpf(path: str | Path, *, model_class: type):
 
 
 def _load(path: Path, model_class: type):
-    meta, values, constants = _read_folder(path)
+    return rebuild_mlgpf(_read_folder(path), path, model_class)
+
+
+def rebuild_mlgpf(saved: Saved, path: Path, model_class: type):
+    """The model a :class:`Saved` (read from a folder, or from another container such as an
+    estimator file) describes, checked as :func:`load_mlgpf` checks a folder; ``path`` names the
+    save in messages."""
+    meta, values, constants = saved
+    meta = _check_format(meta, path / "model.json")
     if meta["format"] not in _FAMILY_PATHS:
         values = _renamed_v2(values)
     check_sizes(meta, values, constants, path / "model.json", format_1=meta["format"] == _FORMAT_V1)
@@ -243,7 +260,11 @@ def _read_folder(path: Path) -> Saved:
 
 
 def _parse_meta(text: bytes, file: Path) -> dict:
-    meta = read_json(text, file)
+    return _check_format(read_json(text, file), file)
+
+
+def _check_format(meta, file: Path) -> dict:
+    """``meta`` when it is a dict naming a readable format; else :class:`DataFormatError`."""
     if not isinstance(meta, dict) or meta.get("format") not in _READABLE:
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
         raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads "

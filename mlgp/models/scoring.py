@@ -60,8 +60,16 @@ class MLGPFScoring:
         return float_policy(self.float_type).max_feature_magnitude
 
     def _score_block(self, Xb: np.ndarray) -> np.ndarray:
+        """f̄ for a block (B, d) of the kernel's inputs (mapped rows): (B, K) float64."""
         with self.float_context():
             return self._compiled_mean_utilities()(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
+
+    def _proba_block(self, Xb: np.ndarray) -> np.ndarray:
+        """E_q[σ(f)] for a block (B, d) of the kernel's inputs: (B, K) float64, eagerly."""
+        x = tf.constant(Xb, dtype=self.float_type)
+        with self.float_context():
+            mu, var = self.predict_latent(x)
+            return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
 
     def decision_function(self, X, batch_size: int = 1000, *, check_input: bool = True) -> np.ndarray:
         """Mean utilities f̄ = Φ m(x) + b, the scores that rank the labels.
@@ -132,13 +140,7 @@ class MLGPFScoring:
         ``X`` (N, D) is CSR or dense, scored ``batch_size`` rows at a time (eagerly).
         """
 
-        def block(Xb: np.ndarray) -> np.ndarray:
-            x = tf.constant(Xb, dtype=self.float_type)
-            with self.float_context():
-                mu, var = self.predict_latent(x)
-                return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
-
-        return score_in_batches(block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
+        return score_in_batches(self._proba_block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
                                 input_map=self.input_map,
                                 max_magnitude=self._max_feature_magnitude)
 

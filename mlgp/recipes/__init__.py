@@ -9,6 +9,7 @@ from those settings (:mod:`mlgp.recipes.options`).
 from __future__ import annotations
 
 from ..data.preprocessing import normalise_rows
+from .estimator import MLGPFClassifier
 from .mlgpf import MLGPFRun, train_mlgpf
 from .settings import (
     BATCH_GROWTH_NAMES,
@@ -26,6 +27,7 @@ from .settings import (
 __all__ = [
     "BATCH_GROWTH_NAMES",
     "DEMO_SETTINGS",
+    "MLGPFClassifier",
     "MLGPFRun",
     "MLGPFSettings",
     "OTHER_SIZES",

@@ -130,8 +130,6 @@ def train_mlgpf(
         When ``checkpoint_dir`` holds a run with other settings (or unreadable ones).
     """
     from mlgp.metrics import evaluate
-    from mlgp.models import MLGPF
-    from mlgp.training import fit
 
     K = dataset.num_labels
     given = _recipe_settings(settings, overrides, whiten)
@@ -154,7 +152,7 @@ def train_mlgpf(
     M = min(s.num_inducing, N)  # the dataset's default M, on fewer points (max_train): all of them
     whitened = s.q_family == "whitened"
     if jit_compile is None:
-        jit_compile = "except-cholesky" if whitened else False
+        jit_compile = default_jit_compile(s.q_family)
     record = {k: v for k, v in s.as_dict().items() if k != "max_train"}  # num_train says what max_train did
     if not isinstance(record["kernel"], str):  # a kernel object: its class is what a checkpoint can compare
         record["kernel"] = f"{type(s.kernel).__module__}:{type(s.kernel).__qualname__}"
@@ -164,12 +162,35 @@ def train_mlgpf(
         # everything but the epoch count (which may grow) and how the step is compiled must match
         _check_checkpoint_settings(Path(checkpoint_dir), {k: v for k, v in record.items() if k not in ("epochs", "jit_compile", "whiten")})
 
+    t0 = time.perf_counter()
+    model, trace = build_and_train(Xtr, Ytr, s.replace(num_inducing=M), jit_compile=jit_compile,
+                                   max_seconds=max_seconds, log_dir=log_dir,
+                                   validation=(Xte, Yte) if validate else None, checkpoint_dir=checkpoint_dir,
+                                   progress=progress, callback=callback)
+    train_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
+    predict_s = time.perf_counter() - t0
+    ks = [k for k in (1, 3, 5) if k <= K]
+    table = evaluate(Yte, scores, ks=ks, inv_propensity=dataset.inverse_propensity(), percent=True)
+    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, record)
+
+
+def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None, log_dir=None, validation=None,
+                    checkpoint_dir=None, progress: bool = True, callback=None):
+    """Build MLGPF from checked training data with the sized, checked settings ``s`` (P and M set)
+    and train it; returns ``(model, trace)``. The one place the recipe and
+    :class:`mlgp.recipes.MLGPFClassifier` turn settings into a model and a training run; it
+    trusts its arguments (checked by its callers)."""
+    from mlgp.models import MLGPF
+    from mlgp.training import fit
+
     model = MLGPF.from_data(
         Xtr,
         Ytr,
         kernel=s.kernel,
         num_latent_gps=s.num_latent_gps,
-        num_inducing=M,
+        num_inducing=s.num_inducing,
         fixed_inducing=s.fixed_inducing,
         unit_sphere_inducing=s.unit_sphere_inducing,
         q_family=s.q_family,
@@ -179,9 +200,8 @@ def train_mlgpf(
         warm_start=s.warm_start,
         subspace_rank=s.subspace_rank,
         subspace_sample=s.subspace_sample,
-        check_input=False,  # settings checked when built, data just above
+        check_input=False,  # settings checked when built, data by the caller
     )
-    t0 = time.perf_counter()
     trace = fit(
         model,
         (Xtr, Ytr),
@@ -195,21 +215,20 @@ def train_mlgpf(
         jit_compile=jit_compile,
         max_seconds=max_seconds,
         log_dir=log_dir,
-        validation=(Xte, Yte) if validate else None,
+        validation=validation,
         checkpoint_dir=checkpoint_dir,
         seed=s.seed,
         progress=progress,
         callback=callback,
-        check_input=False,  # settings checked when built, data above
+        check_input=False,  # settings checked when built, data by the caller
     )
-    train_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
-    predict_s = time.perf_counter() - t0
-    ks = [k for k in (1, 3, 5) if k <= K]
-    table = evaluate(Yte, scores, ks=ks, inv_propensity=dataset.inverse_propensity(), percent=True)
-    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, record)
+    return model, trace
 
+
+def default_jit_compile(q_family: str):
+    """How the step is compiled by default: ``"except-cholesky"`` for the whitened family, else
+    ``False`` (see :func:`train_mlgpf`'s ``jit_compile``)."""
+    return "except-cholesky" if q_family == "whitened" else False
 
 def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
     """The run's checked settings: ``settings`` (or the defaults) with ``overrides``, the deprecated

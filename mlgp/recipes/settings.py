@@ -40,6 +40,7 @@ __all__ = [
     "demo_settings",
     "demo_values",
     "setting_fields",
+    "sizes_for_data",
 ]
 
 #: Table 2 of the MLGPF paper: number of latent GPs P and inducing inputs M per dataset.
@@ -220,6 +221,20 @@ class MLGPFSettings:
     def names(cls) -> tuple[str, ...]:
         """The field names, in order."""
         return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def sizes_for_data(num_points: int, num_features: int, num_labels: int) -> dict[str, int]:
+    """P, M and the batch for data of N points, D features and K labels (what
+    :class:`mlgp.recipes.MLGPFClassifier` uses where they are ``None``).
+
+    P = min(K, max(20, min(300, K // 2))): half the labels up to the paper's largest P (300 on
+    Delicious), all of them for K ≤ 20; M = min(N, 400, max(50, N // 10)): the paper's 400 from
+    4,000 points on, a tenth of the points below; the batch min(N, 500). ``num_features`` does not
+    enter (a step's cost grows with D only through the kernel's ARD weights).
+    """
+    P = min(num_labels, max(20, min(300, num_labels // 2)))
+    M = min(num_points, 400, max(50, num_points // 10))
+    return {"num_latent_gps": P, "num_inducing": M, "batch_size": min(num_points, 500)}
 
 
 def setting_fields() -> dict[str, dataclasses.Field]:

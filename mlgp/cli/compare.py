@@ -1,0 +1,66 @@
+"""``mlgp compare (--dataset NAME | --train FILE --test FILE) --models a,b,c [--budget SECONDS]
+[--set family.NAME=VALUE ...] [--seed N] --out DIR``.
+
+Fits each family on the same split and scores it on the test split (:func:`mlgp.compare`), prints
+the table and writes ``DIR/results.csv``, ``DIR/traces.csv``, ``DIR/traces.png`` and
+``DIR/report.md`` (:func:`mlgp.comparison.write_report`). Each finished family is kept in
+``DIR/runs/``; running the same command again takes finished families from there, so a killed run
+resumes. A family that fails is reported with its error and the others go on; the exit status is
+then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from .common import non_negative_int
+from .fit import positive_seconds
+from .inputs import add_format_option, sets
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
+    """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
+    from ..comparison.families import FAMILIES
+
+    p = sub.add_parser("compare", help="fit several families on one split and compare them",
+                       description="Fit each family on the same training split, score the test split, print "
+                                   "the table and write results.csv, traces.csv, traces.png and report.md. "
+                                   f"Families: {' '.join(FAMILIES)}.")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", metavar="NAME", help="a dataset of the data home")
+    source.add_argument("--train", type=Path, metavar="FILE", help="a labelled training file (with --test)")
+    p.add_argument("--test", type=Path, metavar="FILE", help="a labelled test file (with --train)")
+    add_format_option(p)
+    p.add_argument("--models", required=True, metavar="a,b,c", help="comma-separated family names")
+    p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="training seconds of each family that has a budget (mlgpf, geneml)")
+    p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
+    p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--data-home", **home_kw)
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare, print the table, write the files; 1 when a family failed."""
+    from ..comparison import compare, table_text, write_report
+    from ..errors import ArgumentError
+
+    if (args.train is None) != (args.test is None):
+        raise ArgumentError("--train and --test go together")
+    result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
+                     data_format=args.data_format, budget=args.budget, settings=sets(args.set, prefix=True),
+                     seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
+                     echo=lambda line: print(line, file=sys.stderr, flush=True))
+    command = "mlgp " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["compare"] else None
+    title = f"mlgp compare: {args.dataset or args.train.name}"
+    paths = write_report(result, args.out, title=title, command=command)
+    print(table_text(result.results))
+    print(f"written: {', '.join(str(p) for p in paths.values())}")
+    return 1 if result.results["error"].astype(bool).any() else 0

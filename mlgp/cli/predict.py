@@ -1,0 +1,77 @@
+"""``mlgp predict MODEL (--dataset NAME [--split test] | --data FILE) --top-k K --out SCORES [--format npz|txt]``.
+
+Scores a dataset split or a labelled file with a model saved by ``mlgp fit`` (any family) and
+writes each point's K best labels: a ``.npz`` with ``indices`` and ``scores`` (N, K), best first,
+that ``mlgp evaluate`` reads, or with ``--format txt`` one line per point of ``label:score`` pairs.
+The model file, K (1 ≤ K ≤ the model's labels) and the output path are checked before the data are
+read; data of another width than the model's raise :class:`~mlgp.errors.ShapeError`. Files are
+written atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ArgumentError
+from .common import positive_int
+from .inputs import add_format_option, check_output_file, load_dataset, read_file
+
+__all__ = ["add_parser", "format_topk", "run"]
+
+
+def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
+    """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
+    p = sub.add_parser("predict", help="top-k labels of a saved model for a dataset split or a file",
+                       description="Rank the labels of every point of a dataset split or a labelled data file "
+                                   "with a model saved by 'mlgp fit', and write the top K.")
+    p.add_argument("model", type=Path, metavar="MODEL", help="a model file written by 'mlgp fit'")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", metavar="NAME", help="a dataset of the data home")
+    source.add_argument("--data", type=Path, metavar="FILE", help="a labelled data file (its labels are not used)")
+    p.add_argument("--split", choices=("test", "train"), default="test", help="with --dataset (default: test)")
+    add_format_option(p, "--data-format")
+    p.add_argument("--top-k", type=positive_int, required=True, metavar="K", help="labels kept per point")
+    p.add_argument("--out", type=Path, required=True, metavar="SCORES", help="output file")
+    p.add_argument("--format", dest="out_format", choices=("npz", "txt"), default="npz",
+                   help="npz: arrays indices and scores (what 'mlgp evaluate' reads, default); "
+                        "txt: one line per point of label:score pairs")
+    p.add_argument("--batch-size", type=positive_int, default=1000, metavar="B", help="rows scored at a time")
+    p.add_argument("--data-home", **home_kw)
+    p.set_defaults(func=run)
+    return p
+
+
+def format_topk(topk) -> str:
+    """A :class:`~mlgp.scores.TopK` as text: one line per point, ``label:score`` pairs best first."""
+    lines = (" ".join(f"{int(i)}:{float(s):.6g}" for i, s in zip(idx, sc))
+             for idx, sc in zip(topk.indices, topk.scores))
+    return "".join(line + "\n" for line in lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score and write; prints one line saying what was written."""
+    from ..comparison.families import load_model
+    from ..files import atomic_write
+    from ..scores import save_scores
+
+    model = load_model(args.model)
+    K = model.n_labels_
+    if args.top_k > K:
+        raise ArgumentError(f"--top-k {args.top_k}: the model ranks K={K} labels; choose 1 ≤ K ≤ {K}")
+    if args.out_format == "npz" and args.out.suffix != ".npz":
+        raise ArgumentError(f"--out {args.out}: a top-k score file ends in .npz (or use --format txt)")
+    check_output_file(args.out)
+    if args.dataset is not None:
+        ds = load_dataset(args.dataset, args.data_home)
+        X = (ds.test if args.split == "test" else ds.train).X
+    else:
+        X, _ = read_file(args.data, args.data_format, num_features=model.n_features_in_)
+    topk = model.predict_topk(X, args.top_k, batch_size=args.batch_size)  # checks X's width against the model
+    if args.out_format == "txt":
+        text = format_topk(topk).encode()
+        atomic_write(args.out, lambda f: f.write(text))
+    else:
+        save_scores(args.out, topk)
+    print(f"top-{args.top_k} labels of {X.shape[0]} points by {type(model).__name__} written to {args.out}")
+    return 0

@@ -1,0 +1,13 @@
+"""Every family as one estimator, compared in one call: the family registry
+(:mod:`mlgp.comparison.families`), :func:`compare` (:mod:`mlgp.comparison.run`) and its files
+(:mod:`mlgp.comparison.report`). This package combines the families (like ``mlgp.recipes`` and
+``mlgp.cli``); naming a tree or LSPC family imports no TensorFlow.
+"""
+
+from __future__ import annotations
+
+from .families import FAMILIES, Family, make_estimator
+from .report import table_text, write_report
+from .run import Comparison, compare
+
+__all__ = ["FAMILIES", "Comparison", "Family", "compare", "make_estimator", "table_text", "write_report"]

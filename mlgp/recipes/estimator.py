@@ -1,0 +1,304 @@
+"""MLGPF as a scikit-learn estimator on mlgp's floor: :class:`MLGPFClassifier`.
+
+The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.mlgpf.build_and_train`: rows
+L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)`` and scores
+through the floor's one scoring path (:class:`mlgp.estimator.MultiLabelEstimator`): each CSR block of
+rows is normalised, taken through the model's input map and ranked by the mean utilities
+f̄ = Φ m(x) + b. Its parameters are the fields of :class:`mlgp.recipes.MLGPFSettings` (one source:
+the settings class checks every value) without ``max_train``, plus ``max_seconds``, ``progress`` and
+``threshold``; P, M and the batch left ``None`` are chosen from N, D and K
+(:func:`mlgp.recipes.settings.sizes_for_data`). The fitted GPflow model is ``model_``. ``save`` /
+``load`` write the model's parameters and structure (:func:`mlgp.models.persistence.describe_mlgpf`)
+in the floor's single-file format.
+
+Because a GP term fitted to uninformative features can only add noise to the bias's ranking,
+``fit`` keeps the bias-only model as a candidate: after training it compares, on a held-out part of
+the training rows (``validation_fraction``), the ranking of f̄ with that of b alone, and sets Φ = 0
+(``bias_only_`` True) when the bias ranks better. The model is then the frequency ranking, so the
+fitted estimator never ranks (on held-out data) worse than its own bias.
+"""
+
+from __future__ import annotations
+
+import time
+from numbers import Real
+
+import numpy as np
+import pandas as pd
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval
+
+from ..errors import ArgumentError
+from ..estimator import MultiLabelEstimator, ParameterError, SavedState
+from .mlgpf import build_and_train, default_jit_compile
+from .settings import MLGPFSettings, setting_fields, sizes_for_data
+
+__all__ = ["MLGPFClassifier"]
+
+_DEFAULTS = {name: f.default for name, f in setting_fields().items()}
+#: Settings the estimator chooses from the data when left None.
+_SIZED = ("num_latent_gps", "num_inducing", "batch_size")
+#: Settings that are not estimator parameters (the caller chooses the rows).
+_NOT_PARAMETERS = ("max_train",)
+_TRACE_COLUMNS = ("epoch", "elbo", "elbo_per_point", "seconds", "elapsed", "P@1", "P@3", "P@5")
+
+
+class MLGPFClassifier(MultiLabelEstimator):
+    """MLGPF (Panos, Dellaportas & Titsias, 2021): P latent GPs mixed by Φ, b into K label utilities.
+
+    Parameters
+    ----------
+    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate,
+    fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start,
+    batch_growth, bias_init, subspace_rank, subspace_sample, seed
+        The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
+        them); defaults are the recipe's. ``num_latent_gps`` (P), ``num_inducing`` (M) and
+        ``batch_size`` ``None``: chosen from N, D and K
+        (:func:`mlgp.recipes.settings.sizes_for_data`; P at most K, M at most N).
+    max_seconds : float or None, default=None
+        Stop training after the epoch at which its time reaches this many seconds (``epochs`` is
+        then an upper bound).
+    validation_fraction : float, default=0.1
+        Share of the training rows held out (at random, by ``seed``) to choose between the trained
+        model and its bias alone (see the module docstring); 0 trains on every row and keeps the
+        trained model. At least one row is held out when the fraction is positive.
+    progress : bool, default=False
+        Show tqdm progress bars over the epochs.
+    threshold : float, default=0.5
+        ``predict`` marks labels whose probability E_q[σ(f)] is ``>= threshold``.
+
+    Attributes
+    ----------
+    model_ : mlgp.models.MLGPF
+        The fitted GPflow model (for notebooks: ``print_summary``, ``elbo``, ``predict_f``).
+    trace_ : pandas.DataFrame
+        Per epoch: ``epoch``, ``elbo``, ``elbo_per_point`` (the bound over N, comparable across data
+        sizes), ``seconds`` (the epoch's steps), ``elapsed`` (wall seconds from the start of ``fit`` to the
+        epoch's end: building the model and evaluating ``validation`` included) and, with
+        ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it.
+    settings_ : MLGPFSettings
+        The settings trained with, sizes filled in.
+    bias_only_ : bool
+        Whether the held-out rows chose the bias alone (Φ set to 0).
+    n_iter_ : int
+        Epochs run.
+    n_features_in_, n_labels_, n_samples_, classes_
+        As every mlgp estimator.
+
+    Examples
+    --------
+    >>> from mlgp.data.synthetic import make_multilabel  # doctest: +SKIP
+    >>> clf = MLGPFClassifier(epochs=5).fit(X, Y)  # doctest: +SKIP
+    >>> clf.predict_topk(X_test, k=5).indices  # doctest: +SKIP
+    """
+
+    _block_format = "csr"
+    _predict_from = "proba"
+    _parameter_constraints: dict = {
+        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "progress": ["boolean"],
+        "threshold": [Interval(Real, 0, 1, closed="both")],
+        # every setting of the recipe is checked by MLGPFSettings (see _validate_params)
+        **{name: "no_validation" for name in _DEFAULTS if name not in _NOT_PARAMETERS},
+    }
+
+    def __init__(self, *, kernel="se+linear", num_latent_gps: int | None = None, num_inducing: int | None = None,
+                 epochs: int = _DEFAULTS["epochs"], batch_size: int | None = None,
+                 negatives: int | None = _DEFAULTS["negatives"], learning_rate: float = _DEFAULTS["learning_rate"],
+                 fixed_inducing: bool = _DEFAULTS["fixed_inducing"],
+                 unit_sphere_inducing: bool = _DEFAULTS["unit_sphere_inducing"], q_family: str = _DEFAULTS["q_family"],
+                 optimizer: str = _DEFAULTS["optimizer"], natgrad_gamma=_DEFAULTS["natgrad_gamma"],
+                 dtype: str = _DEFAULTS["dtype"], warm_start: bool = _DEFAULTS["warm_start"],
+                 batch_growth=_DEFAULTS["batch_growth"], bias_init: str = _DEFAULTS["bias_init"],
+                 subspace_rank: int | None = _DEFAULTS["subspace_rank"],
+                 subspace_sample: int | None = _DEFAULTS["subspace_sample"], seed: int = _DEFAULTS["seed"],
+                 max_seconds: float | None = None, validation_fraction: float = 0.1, progress: bool = False,
+                 threshold: float = 0.5) -> None:
+        self.kernel = kernel
+        self.num_latent_gps = num_latent_gps
+        self.num_inducing = num_inducing
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.negatives = negatives
+        self.learning_rate = learning_rate
+        self.fixed_inducing = fixed_inducing
+        self.unit_sphere_inducing = unit_sphere_inducing
+        self.q_family = q_family
+        self.optimizer = optimizer
+        self.natgrad_gamma = natgrad_gamma
+        self.dtype = dtype
+        self.warm_start = warm_start
+        self.batch_growth = batch_growth
+        self.bias_init = bias_init
+        self.subspace_rank = subspace_rank
+        self.subspace_sample = subspace_sample
+        self.seed = seed
+        self.max_seconds = max_seconds
+        self.validation_fraction = validation_fraction
+        self.progress = progress
+        self.threshold = threshold
+
+    # ----------------------------------------------------------------------------------- fit --
+    def _settings(self) -> MLGPFSettings:
+        """The parameters as checked settings (sizes still None where not given); a bad value
+        raises :class:`~mlgp.estimator.ParameterError` naming it."""
+        values = {name: getattr(self, name) for name in _DEFAULTS if name not in _NOT_PARAMETERS}
+        values["batch_size"] = _DEFAULTS["batch_size"] if self.batch_size is None else self.batch_size
+        try:
+            return MLGPFSettings(**values)
+        except ArgumentError as err:
+            raise ParameterError(f"{type(self).__name__}: {err}") from None
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        self._settings()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, Y, validation=None) -> "MLGPFClassifier":
+        """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
+
+        ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent) the trace records after every
+        epoch (checked like ``X``, ``Y``; rows normalised like the training rows).
+        """
+        from ..data.preprocessing import normalise_rows
+        from ..validation import check_features, check_labels
+
+        X, Y = self._validate_fit_data(X, Y)
+        (N, D), K = X.shape, Y.shape[1]
+        s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
+        started = time.perf_counter()
+        X = normalise_rows(X)
+        if validation is not None:
+            X_val, Y_val = validation
+            X_val = normalise_rows(check_features(X_val, "validation X", num_features=D))
+            validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
+        train, held = self._split(N)
+        Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
+        s = s.replace(num_inducing=min(s.num_inducing, Xtr.shape[0]))
+        stamps: list[float] = []  # seconds since fit began at the end of each epoch
+        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=default_jit_compile(s.q_family),
+                                       max_seconds=self.max_seconds, validation=validation,
+                                       progress=bool(self.progress),
+                                       callback=lambda *_: stamps.append(time.perf_counter() - started))
+        self.model_, self.settings_ = model, s
+        self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
+        if self.bias_only_:
+            model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
+        self.trace_ = self._trace(trace, Xtr.shape[0], stamps)
+        self.n_iter_ = len(self.trace_)
+        self._set_fitted_shape(N, D, K)
+        return self
+
+    @staticmethod
+    def _sized_settings(N: int, D: int, K: int, s: MLGPFSettings) -> MLGPFSettings:
+        sizes = sizes_for_data(N, D, K)
+        chosen = {name: sizes[name] for name in ("num_latent_gps", "num_inducing") if getattr(s, name) is None}
+        return s.replace(**chosen)
+
+    def _batch(self, N: int) -> int:
+        return sizes_for_data(N, 1, 1)["batch_size"] if self.batch_size is None else int(self.batch_size)
+
+    def _split(self, N: int):
+        """Training and held-out row indices (``None`` held out when ``validation_fraction`` is 0
+        or N < 2)."""
+        if self.validation_fraction == 0 or N < 2:
+            return None, None
+        held = min(N - 1, max(1, int(round(self.validation_fraction * N))))
+        order = np.random.default_rng(self.seed).permutation(N)
+        return np.sort(order[held:]), np.sort(order[:held])
+
+    def _bias_ranks_better(self, X_held, Y_held) -> bool:
+        """Whether b alone ranks the held-out rows better than f̄ (P@1, then P@5, in that order)."""
+        from ..metrics import evaluate
+        from ..scores import topk
+
+        K = Y_held.shape[1]
+        ks = [k for k in (1, 5) if k <= K]
+        model_scores = self.model_.predict_topk(X_held, max(ks))
+        bias = np.asarray(self.model_.likelihood.bias.numpy(), dtype=np.float64)
+        bias_scores = topk(np.broadcast_to(bias, (X_held.shape[0], K)), max(ks))
+        a = evaluate(Y_held, model_scores, ks=ks).loc["P"]
+        b = evaluate(Y_held, bias_scores, ks=ks).loc["P"]
+        return tuple(b) > tuple(a)
+
+    @staticmethod
+    def _trace(trace: pd.DataFrame, num_train: int, stamps: list[float]) -> pd.DataFrame:
+        out = trace.copy()
+        out["elbo_per_point"] = out["elbo"] / num_train
+        out["elapsed"] = np.asarray(stamps[-len(out):] if len(out) else [], dtype=np.float64)
+        return out[[c for c in _TRACE_COLUMNS if c in out.columns]].reset_index(drop=True)
+
+    # ------------------------------------------------------------------------------- scoring --
+    def _inputs(self, xb):
+        from ..blocks import take_rows
+        from ..data.preprocessing import normalise_rows
+
+        return take_rows(normalise_rows(xb), slice(None), input_map=self.model_.input_map)
+
+    def _decision_block(self, xb) -> np.ndarray:
+        """f̄ = Φ m(x) + b for a CSR block (B, D) of raw rows: (B, K) float64."""
+        return self.model_._score_block(self._inputs(xb))
+
+    def _proba_block(self, xb) -> np.ndarray:
+        """E_q[σ(f)] for a CSR block (B, D): (B, K) float64."""
+        return self.model_._proba_block(self._inputs(xb))
+
+    # --------------------------------------------------------------------------- persistence --
+    def _described_model(self):
+        """The model as a save describes it (:func:`mlgp.models.persistence.describe_mlgpf`)."""
+        from pathlib import Path
+
+        from ..models.persistence import describe_mlgpf
+
+        return describe_mlgpf(self.model_, Path(f"{type(self).__name__}.model_"))
+
+    def _fitted_scalars(self) -> dict:
+        meta, _, constants = self._described_model()
+        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "bias_only_": bool(self.bias_only_),
+                "settings_": _plain_settings(self.settings_), "model_": meta,
+                "model_constants": sorted(constants or {}), "trace_columns": list(self.trace_.columns)}
+
+    def _fitted_arrays(self) -> dict:
+        _, values, constants = self._described_model()
+        arrays = {f"model_.param:{name}": v for name, v in values.items()}
+        arrays.update({f"model_.const:{name}": v for name, v in (constants or {}).items()})
+        arrays.update({f"trace_:{c}": self.trace_[c].to_numpy(dtype=np.float64) for c in self.trace_.columns})
+        return arrays
+
+    def _restore_fitted(self, state: SavedState) -> None:
+        from ..models import MLGPF
+        from ..models.persistence import rebuild_mlgpf
+        from ..models.save_folder import Saved
+
+        super()._restore_fitted(state)
+        self.n_iter_ = state.scalar("n_iter_", int, low=0)
+        self.bias_only_ = state.scalar("bias_only_", bool)
+        meta = state.scalar("model_", dict)
+        names = meta.get("parameters")
+        if not isinstance(names, dict):
+            raise state.error("the model's header lacks its parameters")
+        values = {name: state.array(f"model_.param:{name}") for name in names}
+        constant_names = state.scalar("model_constants", list)
+        constants = {str(n): state.array(f"model_.const:{n}", kinds="biuf", finite=False) for n in constant_names}
+        self.model_ = rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF)
+        if self.model_.num_labels != self.n_labels_ or self.model_.num_features != self.n_features_in_:
+            raise state.error(f"the model scores {self.model_.num_labels} labels from {self.model_.num_features} "
+                              f"features, the header says {self.n_labels_} and {self.n_features_in_}")
+        columns = state.scalar("trace_columns", list)
+        self.trace_ = pd.DataFrame({str(c): state.array(f"trace_:{c}", (None,), finite=False) for c in columns})
+        try:
+            self.settings_ = MLGPFSettings(**state.scalar("settings_", dict))
+        except (ArgumentError, TypeError) as err:
+            raise state.error(f"the saved settings do not hold: {err}") from None
+
+
+def _plain_settings(s: MLGPFSettings) -> dict:
+    """The settings as JSON values (a kernel object by its class name is refused on load)."""
+    out = s.as_dict()
+    if not isinstance(out["kernel"], str):
+        raise ArgumentError("an MLGPFClassifier with a kernel object cannot be saved in the estimator format; save "
+                            "model_ with MLGPF.save")
+    out["batch_growth"] = None if out["batch_growth"] is None else list(out["batch_growth"])
+    out["natgrad_gamma"] = list(out["natgrad_gamma"]) if isinstance(out["natgrad_gamma"], tuple) else out["natgrad_gamma"]
+    return out
