@@ -1,9 +1,14 @@
 """Sphinx configuration of the mlgp documentation.
 
-Build with ``python -m sphinx -b html docs docs/_build/html`` (needs the ``docs`` extra). Pages are
-MyST Markdown; notebooks under ``notebooks/`` are MyST-NB text notebooks (jupytext "md:myst"
-format). They are not executed during the build (``nb_execution_mode = "off"``): the test suite
-runs their code cells instead (``tests/docs/test_docs.py``).
+Build with ``MLGP_DATA=/path/to/data python -m sphinx -W --keep-going -b html docs docs/_build/html``
+(needs the ``docs`` extra). Pages are MyST Markdown; notebooks under ``notebooks/`` are MyST-NB text
+notebooks (jupytext "md:myst" format). The build executes them (``nb_execution_mode = "cache"``) so
+that the pages show their outputs and plots: each notebook runs in a Jupyter kernel (ipykernel) in its
+own folder, with this process's environment, so ``MLGP_DATA`` must name the benchmark data. Outputs
+are kept in a jupyter-cache under ``docs/_build/.jupyter_cache`` and a notebook is executed again
+only when its code changes; a cell that raises, or one running past ``nb_execution_timeout``
+seconds, fails the build. ``-D nb_execution_mode=off`` builds without executing (the test suite
+does that: ``tests/docs/test_docs.py`` runs every notebook's code cells itself, once).
 """
 
 from __future__ import annotations
@@ -33,8 +38,15 @@ extensions = [
     "sphinx.ext.viewcode",
 ]
 
-# MyST / MyST-NB
-nb_execution_mode = "off"
+# MyST / MyST-NB: execute the notebooks, caching their outputs (see the module docstring)
+nb_execution_mode = "cache"
+nb_execution_cache_path = str(ROOT / "docs" / "_build" / ".jupyter_cache")
+nb_execution_timeout = 600  # seconds per cell
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True  # a failing cell's traceback goes to the build log
+# The kernels' stderr is TensorFlow's start-up log and tqdm's notices: left off the pages (a cell
+# that raises still fails the build; the test suite runs the same cells and shows their warnings).
+nb_output_stderr = "remove"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 

@@ -2,8 +2,9 @@
 
 The model families (the GP modules, ``geneml``, ``baselines``) never import one another; they meet
 only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``files``, ``fingerprint``, ``estimator``,
-``data``, ``scores``, ``metrics``), which imports no family and no TensorFlow; ``recipes``, ``cli``
-and ``experiment`` may combine anything. No two modules import each other, directly or in a
+``data``, ``scores``, ``metrics``), which imports no family and no TensorFlow (the package root's
+lazy ``mlgp.compare`` is the one named exception); ``recipes``, ``comparison``, ``cli`` and
+``experiment`` may combine anything. No two modules import each other, directly or in a
 circle, counting imports inside functions.
 """
 
@@ -22,7 +23,10 @@ GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
 FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "fingerprint",
          "estimator", "__init__"}
-COMBINERS = {"recipes", "cli", "experiment"}
+COMBINERS = {"recipes", "cli", "experiment", "comparison"}
+#: The one import up from the floor that is allowed: the package root's lazy ``mlgp.compare``
+#: (a module ``__getattr__``, so ``import mlgp`` still imports no family).
+LAZY_ROOT = {("mlgp/__init__.py", "__init__", "comparison")}
 
 
 def _room(module: str) -> str:
@@ -86,7 +90,8 @@ def test_families_never_import_one_another():
 
 def test_floor_imports_no_family_and_no_combiner():
     bad = [(f, src, dst) for f, src, dst in _edges()
-           if src in FLOOR and (_family(dst) or dst in COMBINERS or dst == "distributions")]
+           if src in FLOOR and (_family(dst) or dst in COMBINERS or dst == "distributions")
+           and (f, src, dst) not in LAZY_ROOT]
     assert not bad, "the shared floor reaches up: " + "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
 
 

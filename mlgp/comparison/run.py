@@ -153,11 +153,7 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         from ..data.labelled_files import read_labelled
 
         Xtr, Ytr = read_labelled(train, data_format)
-        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1])
-        if Yte.shape[1] < Ytr.shape[1]:  # a test file whose highest labels are absent
-            import scipy.sparse as sp
-
-            Yte = sp.csr_matrix((Yte.data, Yte.indices, Yte.indptr), shape=(Yte.shape[0], Ytr.shape[1]))
+        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1])
         ds = Dataset(Path(train).name, Split("train", Xtr, Ytr, Path(train)), Split("test", Xte, Yte, Path(test)))
     if ds.train.Y.nnz == 0:
         raise ArgumentError(f"{ds.name}: the training data have no labels")

@@ -1,5 +1,5 @@
-"""Multi-label data: XC-format I/O, the benchmark dataset registry, statistics,
-synthetic problems, preprocessing. Uses numpy, scipy and pandas only (no TensorFlow)."""
+"""Multi-label data: XC-format I/O, labelled data files (XC, LIBSVM, npz), the benchmark dataset
+registry, statistics, synthetic problems, preprocessing. Uses numpy, scipy and pandas only (no TensorFlow)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from .stats import statistics, statistics_table
 from .preprocessing import normalise_rows
 from .synthetic import default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
 from .synthetic_xc import AMAZONCAT_13K, extreme_like
+from .labelled_files import read_labelled, write_labelled, write_labelled_npz
 from .xc import read_xc, write_xc
 
 __all__ = [
@@ -33,8 +34,11 @@ __all__ = [
     "lspc_toy",
     "mlgpf_prior",
     "normalise_rows",
+    "read_labelled",
     "read_xc",
     "statistics",
     "statistics_table",
+    "write_labelled",
+    "write_labelled_npz",
     "write_xc",
 ]

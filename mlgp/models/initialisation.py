@@ -93,7 +93,16 @@ def _kmeans(X, M, iterations, seed, input_map) -> InducingVariables:
 
 
 def _unit_sphere(X, M, iterations, seed, input_map) -> InducingVariables:
-    return UnitSphereInducingPoints(kmeans_inducing(X, M, iterations, seed, input_map=input_map))
+    Z = kmeans_inducing(X, M, iterations, seed, input_map=input_map)
+    empty = np.flatnonzero(~np.any(Z[:, : _span(Z, input_map)] != 0, axis=1))
+    if empty.size:  # a cluster of all-zero rows has no direction: start those at non-zero training rows
+        rows = take_rows(X, slice(None), input_map=input_map, dense=False)
+        nonzero = np.flatnonzero(np.asarray(abs(rows).sum(axis=1)).ravel() > 0)
+        if nonzero.size == 0:
+            raise ShapeError("every training row is zero: unit-sphere inducing inputs have no direction to start from")
+        picked = np.random.default_rng(seed).choice(nonzero, size=empty.size, replace=nonzero.size < empty.size)
+        Z[empty] = np.asarray(take_rows(X, np.sort(picked), input_map=input_map), dtype=np.float64)
+    return UnitSphereInducingPoints(Z)
 
 
 def _fixed(X, M, iterations, seed, input_map) -> InducingVariables:

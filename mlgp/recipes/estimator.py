@@ -15,7 +15,7 @@ Because a GP term fitted to uninformative features can only add noise to the bia
 ``fit`` keeps the bias-only model as a candidate: after training it compares, on a held-out part of
 the training rows (``validation_fraction``), the ranking of f̄ with that of b alone, and sets Φ = 0
 (``bias_only_`` True) when the bias ranks better. The model is then the frequency ranking, so the
-fitted estimator never ranks (on held-out data) worse than its own bias.
+fitted estimator never ranks the held-out rows worse than its own bias does.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from numbers import Real
 import numpy as np
 import pandas as pd
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
@@ -40,6 +40,8 @@ _DEFAULTS = {name: f.default for name, f in setting_fields().items()}
 _SIZED = ("num_latent_gps", "num_inducing", "batch_size")
 #: Settings that are not estimator parameters (the caller chooses the rows).
 _NOT_PARAMETERS = ("max_train",)
+#: Training points from which ``jit_compile="auto"`` compiles the step with XLA.
+_XLA_FROM = 2000
 _TRACE_COLUMNS = ("epoch", "elbo", "elbo_per_point", "seconds", "elapsed", "P@1", "P@3", "P@5")
 
 
@@ -48,9 +50,7 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     Parameters
     ----------
-    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate,
-    fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start,
-    batch_growth, bias_init, subspace_rank, subspace_sample, seed
+    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, seed
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
         them); defaults are the recipe's. ``num_latent_gps`` (P), ``num_inducing`` (M) and
         ``batch_size`` ``None``: chosen from N, D and K
@@ -62,6 +62,11 @@ class MLGPFClassifier(MultiLabelEstimator):
         Share of the training rows held out (at random, by ``seed``) to choose between the trained
         model and its bias alone (see the module docstring); 0 trains on every row and keeps the
         trained model. At least one row is held out when the fraction is positive.
+    jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
+        How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
+        :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
+        N = 2,000 training points on, and no XLA below, where compiling (seconds) costs more than it
+        saves.
     progress : bool, default=False
         Show tqdm progress bars over the epochs.
     threshold : float, default=0.5
@@ -97,6 +102,7 @@ class MLGPFClassifier(MultiLabelEstimator):
     _parameter_constraints: dict = {
         "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
         "threshold": [Interval(Real, 0, 1, closed="both")],
         # every setting of the recipe is checked by MLGPFSettings (see _validate_params)
@@ -113,8 +119,8 @@ class MLGPFClassifier(MultiLabelEstimator):
                  batch_growth=_DEFAULTS["batch_growth"], bias_init: str = _DEFAULTS["bias_init"],
                  subspace_rank: int | None = _DEFAULTS["subspace_rank"],
                  subspace_sample: int | None = _DEFAULTS["subspace_sample"], seed: int = _DEFAULTS["seed"],
-                 max_seconds: float | None = None, validation_fraction: float = 0.1, progress: bool = False,
-                 threshold: float = 0.5) -> None:
+                 max_seconds: float | None = None, validation_fraction: float = 0.1, jit_compile="auto",
+                 progress: bool = False, threshold: float = 0.5) -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
         self.num_inducing = num_inducing
@@ -136,6 +142,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.seed = seed
         self.max_seconds = max_seconds
         self.validation_fraction = validation_fraction
+        self.jit_compile = jit_compile
         self.progress = progress
         self.threshold = threshold
 
@@ -177,7 +184,10 @@ class MLGPFClassifier(MultiLabelEstimator):
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
         s = s.replace(num_inducing=min(s.num_inducing, Xtr.shape[0]))
         stamps: list[float] = []  # seconds since fit began at the end of each epoch
-        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=default_jit_compile(s.q_family),
+        jit = self.jit_compile
+        if jit == "auto":
+            jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM else False
+        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit,
                                        max_seconds=self.max_seconds, validation=validation,
                                        progress=bool(self.progress),
                                        callback=lambda *_: stamps.append(time.perf_counter() - started))

@@ -1,5 +1,5 @@
 """The documentation runs: every ``{code-cell}`` of ``docs/notebooks/*.md`` is executed, and so
-are the ```python examples of the pages in ``PAGES_RUN``.
+are the ```python examples of the pages in ``PAGES_RUN`` (README.md's quick start among them).
 
 The notebooks are MyST-NB text notebooks (jupytext "md:myst" format). Their code cells are
 extracted with a small parser (no jupytext needed, so this runs under the ``test`` extra alone)
@@ -20,8 +20,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "docs" / "notebooks").glob("*.md"))
 #: Pages whose ```python examples are run as one script (the others' examples train for minutes).
-PAGES_RUN = [REPO / "docs" / "data_and_metrics.md", REPO / "docs" / "mllspc.md", REPO / "docs" / "q_families.md",
-             REPO / "docs" / "fastxml.md", REPO / "docs" / "reliability.md"]
+PAGES_RUN = [REPO / "README.md", REPO / "docs" / "data_and_metrics.md", REPO / "docs" / "mllspc.md",
+             REPO / "docs" / "q_families.md", REPO / "docs" / "fastxml.md", REPO / "docs" / "reliability.md"]
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
@@ -112,7 +112,10 @@ def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path, monkeypa
 def test_sphinx_build_has_no_warnings(tmp_path: Path) -> None:
     """The HTML build is clean: Sphinx with -W (warnings are errors), --keep-going to list them all.
 
-    Run in this process (the modules autodoc imports are loaded once per test worker)."""
+    Run in this process (the modules autodoc imports are loaded once per test worker). The docs'
+    own build executes the notebooks (``nb_execution_mode = "cache"`` in docs/conf.py); here
+    ``-D nb_execution_mode=off`` keeps them unexecuted, so the suite runs each notebook's code once,
+    in ``test_notebook_runs``, and not a second time in a kernel."""
     if importlib.util.find_spec("sphinx") is None:
         pytest.skip("sphinx is not installed (it is in the test extra: pip install -e '.[test]')")
     import io
@@ -124,8 +127,8 @@ def test_sphinx_build_has_no_warnings(tmp_path: Path) -> None:
     matplotlib.use("Agg")
     err = io.StringIO()
     with redirect_stdout(io.StringIO()), redirect_stderr(err):
-        status = build_main(["-W", "--keep-going", "-b", "html", "-q", str(REPO / "docs"), str(tmp_path / "html"),
-                             "-d", str(tmp_path / "doctrees")])
+        status = build_main(["-W", "--keep-going", "-b", "html", "-q", "-D", "nb_execution_mode=off",
+                             str(REPO / "docs"), str(tmp_path / "html"), "-d", str(tmp_path / "doctrees")])
     warnings = [line for line in err.getvalue().splitlines() if "WARNING:" in line or "ERROR:" in line]
     assert status == 0, (
         f"sphinx -W failed (exit {status}) with {len(warnings)} warning(s):\n" + "\n".join(warnings)
