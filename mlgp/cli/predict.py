@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from ..scores import save_scores
 
     model = load_model(args.model)
-    K = model.n_labels_
+    K = model._n_outputs  # the width of its scores: K labels (or classes)
     if args.top_k > K:
         raise ArgumentError(f"--top-k {args.top_k}: the model ranks K={K} labels; choose 1 ≤ K ≤ {K}")
     if args.out_format == "npz" and args.out.suffix != ".npz":

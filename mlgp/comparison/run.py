@@ -45,7 +45,7 @@ class Comparison:
         One row per family: ``family``, ``estimator``, ``P@k``, ``nDCG@k``, ``PSP@k`` (k = 1, 3, 5;
         percent), ``fit_seconds``, ``predict_seconds``, ``peak_memory_mb`` (the fit's peak rise of resident
         memory, MiB), ``settings`` (the
-        parameters that differ from the class's defaults, as text), ``error`` (empty when it ran)
+        parameters that differ from the class's defaults, as text, or ``"defaults"``), ``error`` (empty when it ran)
         and ``resumed`` (taken from an earlier run's files).
     traces : pandas.DataFrame
         Long form, one row per family, step and quantity: ``family``, ``step``, ``seconds`` (since
@@ -86,7 +86,7 @@ def _settings_text(estimator) -> str:
     """The parameters that differ from the class's defaults, ``name=value`` separated by ``; ``."""
     defaults = type(estimator)().get_params(deep=False)
     changed = {k: v for k, v in estimator.get_params(deep=False).items() if repr(defaults.get(k)) != repr(v)}
-    return "; ".join(f"{k}={v!r}" for k, v in changed.items())
+    return "; ".join(f"{k}={v!r}" for k, v in changed.items()) or "defaults"
 
 
 def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:

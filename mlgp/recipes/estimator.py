@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
-from .mlgpf import build_and_train, default_jit_compile
+from .mlgpf import _check_sizes, build_and_train, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -174,6 +174,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
+        _check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
         started = time.perf_counter()
         X = normalise_rows(X)
         if validation is not None:

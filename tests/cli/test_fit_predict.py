@@ -1,0 +1,148 @@
+"""``mlgp fit`` → ``mlgp predict`` → ``mlgp evaluate`` for every family, and their bad inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mlgp.cli import main
+from mlgp.comparison.families import FAMILIES, make_estimator
+from mlgp.data import write_xc
+from mlgp.data.labelled_files import write_labelled
+from mlgp.data.synthetic import mlgpf_prior
+from mlgp.metrics import evaluate
+
+#: Small settings per family so that each fits in about a second.
+SMALL = {
+    "frequency": {}, "fastxml": {"n_estimators": 3}, "pfastxml": {"n_estimators": 3}, "pfastrexml": {"n_estimators": 3},
+    "lspc": {"n_basis": 50}, "mllspc": {"n_basis": 50}, "mllspccv": {"n_basis": 50, "cv": 2, "alphas": (0.1, 1.0),
+                                                                     "couplings": (0.0, 0.1)},
+    "mlknn": {"n_neighbors": 5}, "geneml": {"n_components": 3, "max_iter": 3},
+    "mlgpf": {"epochs": 2, "num_inducing": 10, "num_latent_gps": 3},
+}
+
+
+def _sets(family: str) -> list[str]:
+    out = []
+    for name, value in SMALL[family].items():
+        out += ["--set", f"{name}={value!r}"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    """A data home with one small dataset, ``tiny`` (150 train, 80 test, D = 8, K = 12)."""
+    root = tmp_path_factory.mktemp("home")
+    ds = mlgpf_prior(num_train=150, num_test=80, num_features=8, num_labels=12, num_latent=3, seed=3)
+    (root / "tiny").mkdir()
+    write_xc(root / "tiny" / "train.txt.gz", ds.train.X, ds.train.Y)
+    write_xc(root / "tiny" / "test.txt.gz", ds.test.X, ds.test.Y)
+    return root
+
+
+def test_every_family_is_tested() -> None:
+    assert set(SMALL) == set(FAMILIES)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_fit_predict_evaluate_equals_the_python_api(family, home, tmp_path, capsys) -> None:
+    import mlgp.data
+
+    model, scores, table = tmp_path / "model.npz", tmp_path / "top.npz", tmp_path / "table.csv"
+    assert main(["fit", family, "--dataset", "tiny", "--data-home", str(home), "--out", str(model), "--seed", "1",
+                 *_sets(family)]) == 0
+    assert main(["predict", str(model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "5",
+                 "--out", str(scores)]) == 0
+    assert main(["evaluate", str(scores), "--dataset", "tiny", "--data-home", str(home), "--csv", str(table)]) == 0
+    cli = pd.read_csv(table, index_col=0)
+    ds = mlgp.data.load("tiny", home)
+    est = make_estimator(family, SMALL[family], seed=1).fit(ds.train.X, ds.train.Y)
+    ours = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), inv_propensity=ds.inverse_propensity())
+    # the same fit and the same scores: P@k equal to the digits a CSV holds
+    np.testing.assert_allclose(cli.loc["P"].to_numpy(), ours.loc["P"].to_numpy(), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(cli.loc["PSP"].to_numpy(), ours.loc["PSP"].to_numpy(), rtol=0, atol=1e-9)
+
+
+def test_predict_txt_and_files_in_every_format(home, tmp_path, capsys) -> None:
+    import mlgp.data
+
+    ds = mlgp.data.load("tiny", home)
+    for suffix in ("svm", "npz", "txt"):
+        train, test = tmp_path / f"train.{suffix}", tmp_path / f"test.{suffix}"
+        write_labelled(train, ds.train.X, ds.train.Y)
+        write_labelled(test, ds.test.X, ds.test.Y)
+        model = tmp_path / f"m-{suffix}.npz"
+        assert main(["fit", "fastxml", "--train", str(train), "--out", str(model), "--seed", "0",
+                     "--set", "n_estimators=2"]) == 0
+        out = tmp_path / f"top-{suffix}.txt"
+        assert main(["predict", str(model), "--data", str(test), "--top-k", "3", "--out", str(out),
+                     "--format", "txt"]) == 0
+        lines = out.read_text().splitlines()
+        assert len(lines) == ds.test.X.shape[0]
+        expected = make_estimator("fastxml", {"n_estimators": 2}, seed=0).fit(ds.train.X, ds.train.Y)
+        top = expected.predict_topk(ds.test.X, 3)
+        assert [[int(p.split(":")[0]) for p in line.split()] for line in lines] == top.indices.tolist()
+
+
+def _fails(argv, capsys, *words) -> str:
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse's own usage errors
+        status = exc.code
+    assert status == 2
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("mlgp: error:")
+    for w in words:
+        assert w in last, (w, last)
+    return last
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(home, tmp_path, capsys) -> None:
+    fit = ["fit", "--dataset", "tiny", "--data-home", str(home)]
+    out = tmp_path / "m.npz"
+    _fails(["fit", "nosuch", "--dataset", "tiny", "--out", str(out)], capsys, "nosuch")
+    _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(out), "--set", "n_trees=3"], capsys, "n_trees")
+    _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(out), "--set", "n_estimators=0"], capsys, "n_estimators")
+    _fails([*fit[:1], "mlgpf", *fit[1:], "--out", str(out), "--set", "kernel=cubic"], capsys, "kernel")
+    _fails([*fit[:1], "mlgpf", *fit[1:], "--out", str(out), "--set", "oops"], capsys, "NAME=VALUE")
+    _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(tmp_path / "no" / "m.npz")], capsys, "does not exist")
+    assert not out.exists() and not (tmp_path / "no").exists()
+    # a train file with no labels
+    empty = tmp_path / "empty.npz"
+    X = np.eye(4)
+    import scipy.sparse as sp
+    from mlgp.data.labelled_files import write_labelled_npz
+
+    write_labelled_npz(empty, sp.csr_matrix(X), sp.csr_matrix((4, 3)))
+    _fails(["fit", "frequency", "--train", str(empty), "--out", str(out)], capsys, "label")
+    assert not out.exists()
+
+
+def test_predict_refuses_bad_k_other_models_and_other_widths(home, tmp_path, capsys) -> None:
+    model = tmp_path / "m.npz"
+    assert main(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home), "--out", str(model)]) == 0
+    pred = ["predict", str(model), "--dataset", "tiny", "--data-home", str(home)]
+    out = tmp_path / "top.npz"
+    _fails([*pred, "--top-k", "0", "--out", str(out)], capsys, "0")
+    _fails([*pred, "--top-k", "13", "--out", str(out)], capsys, "K=12")
+    _fails([*pred, "--top-k", "3", "--out", str(tmp_path / "gone" / "t.npz")], capsys, "does not exist")
+    not_a_model = tmp_path / "x.npz"
+    np.savez(not_a_model, a=np.zeros(3))
+    _fails(["predict", str(not_a_model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "3",
+            "--out", str(out)], capsys, "x.npz")
+    other_version = tmp_path / "v.npz"
+    raw = dict(np.load(model))
+    raw["__header__"] = np.array(str(raw["__header__"]).replace("mlgp.estimator/1", "mlgp.estimator/99"))
+    np.savez(other_version, **raw)
+    _fails(["predict", str(other_version), "--dataset", "tiny", "--data-home", str(home), "--top-k", "3",
+            "--out", str(out)], capsys, "v.npz")
+    wide = tmp_path / "wide.svm"
+    import scipy.sparse as sp
+
+    write_labelled(wide, sp.csr_matrix(np.ones((3, 20))), sp.csr_matrix(np.eye(3, 12)))
+    _fails(["predict", str(model), "--data", str(wide), "--top-k", "3", "--out", str(out)], capsys, "20")
+    assert not out.exists()
