@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
 
     bar = sys.stdout.isatty() and sys.stderr.isatty()
     t0 = time.perf_counter()
-    # at the demo's sizes XLA does not pay for its compilations (README.md, bench_mlgpf)
+    # at the demo's sizes XLA does not pay for its compilations (docs/results.md, bench_mlgpf)
     run = train_mlgpf(ds, s, progress=bar, callback=None if bar else _epoch_printer(s.epochs), jit_compile=False)
     total = time.perf_counter() - t0
     _print_trace(run, total)

@@ -5,7 +5,7 @@ code keeps the inducing inputs there too: it stores free vectors z̃_m and uses 
 :class:`UnitSphereInducingPoints` does that with GPflow's own machinery: an ``InducingPoints`` whose
 ``Z`` Parameter carries the :class:`UnitRows` transform, so ``Z`` always reads as unit rows and
 GPflow's ``Kuu`` / ``Kuf`` dispatch, ``print_summary``, checkpoints and the package's save format
-work unchanged. The measured effect on test P@1 is in README.md and the MLGPF notebook.
+work unchanged. The measured effect on test P@1 is in docs/results.md and the MLGPF notebook.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 
 with λ (D,), s and l positive. It is GPflow's ``SquaredExponential(variance=w,
 lengthscales=1/(√2 λ))`` plus ``Linear(variance=(1 − w) λ²)`` with the two ARD vectors tied and the
-variances summing to one (the loadings Φ carry the scale). README.md compares it with the
+variances summing to one (the loadings Φ carry the scale). docs/results.md compares it with the
 package's default SE+LR (separate ARD vectors and variances).
 """
 

@@ -104,7 +104,7 @@ def train_mlgpf(
         ``"except-cholesky"``). ``None`` (default): ``"except-cholesky"`` for whitened models (XLA
         for everything but chol(K_ZZ)), ``False`` for the non-whitened and preconditioned
         families, whose bounds solve P triangular systems that XLA's CPU backend handles slowly
-        (``experiments/bench_mlgpf.py`` times the three; README.md gives the figures).
+        (``experiments/bench_mlgpf.py`` times the three; docs/results.md gives the figures).
     max_seconds
         Stop after the epoch at which training time reaches this many seconds.
     log_dir

@@ -52,7 +52,7 @@ PAPER_SETTINGS: dict[str, dict[str, int]] = {
 #: P and M on a dataset without paper values (P is also kept at most K).
 OTHER_SIZES: dict[str, int] = {"num_latent_gps": 30, "num_inducing": 100}
 
-#: The paper's model form where the recipe's defaults depart from it (README.md gives the measured
+#: The paper's model form where the recipe's defaults depart from it (docs/results.md gives the measured
 #: effects): the non-whitened q(u), float64 and no warm start.
 PAPER_FORM: dict[str, Any] = {"q_family": "cholesky", "dtype": "float64", "warm_start": False}
 
@@ -140,7 +140,7 @@ class MLGPFSettings:
         How :func:`mlgp.training.fit` trains (``negatives=None``: every label, the exact bound).
     unit_sphere_inducing
         Keep Z on the unit sphere like the L2-normalised inputs, as the authors' code does
-        (:class:`mlgp.inducing.UnitSphereInducingPoints`); off, Z drifts off the sphere (README.md
+        (:class:`mlgp.inducing.UnitSphereInducingPoints`); off, Z drifts off the sphere (docs/results.md
         compares the two).
     q_family, dtype, warm_start, bias_init
         The model's form: see :func:`mlgp.models.mlgpf_from_data`.
