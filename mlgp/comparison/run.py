@@ -5,8 +5,9 @@ fitting (an unknown family or parameter, a value outside its constraints, a fami
 budget ≤ 0 raise :class:`~mlgp.errors.ArgumentError`), then fitted in turn on the same training
 split — each within ``budget`` seconds where the family has a budget (MLGPF, GenEML) — and scored on
 the test split: P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities from the training labels),
-fit and predict seconds, and how far the fit raised the resident memory of the process and its
-workers at its peak (:mod:`mlgp.comparison.memory`). Families that train in steps record their trace against seconds
+fit and predict seconds, and the peak resident memory of the fitting process and its workers
+(:mod:`mlgp.comparison.memory`; each family is fitted in a fresh process unless ``isolate=False``, so
+the figure is its own: the interpreter, its libraries, the data and the fit). Families that train in steps record their trace against seconds
 (MLGPF's ELBO, GenEML's log posterior, both per training point, and test P@1/3/5 per step). A family
 that fails is recorded with its error and the others go on. With ``out``, each finished family is
 written at once to ``out/runs/<family>.json`` (atomically) with what it was run with (its
@@ -43,8 +44,8 @@ class Comparison:
     ----------
     results : pandas.DataFrame
         One row per family: ``family``, ``estimator``, ``P@k``, ``nDCG@k``, ``PSP@k`` (k = 1, 3, 5;
-        percent), ``fit_seconds``, ``predict_seconds``, ``peak_memory_mb`` (the fit's peak rise of resident
-        memory, MiB), ``settings`` (the
+        percent), ``fit_seconds``, ``predict_seconds``, ``peak_memory_mb`` (the peak resident memory of
+        the fitting process and its workers during the fit, MiB), ``settings`` (the
         parameters that differ from the class's defaults, as text, or ``"defaults"``), ``error`` (empty when it ran)
         and ``resumed`` (taken from an earlier run's files).
     traces : pandas.DataFrame
@@ -97,7 +98,7 @@ def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
 
 def compare(models, *, dataset=None, train=None, test=None, data_format: str | None = None, budget=None,
             settings: dict | None = None, seed: int = 0, out: str | Path | None = None, data_home=None,
-            progress: bool = False, echo: Callable[[str], None] | None = None) -> Comparison:
+            progress: bool = False, echo: Callable[[str], None] | None = None, isolate: bool = True) -> Comparison:
     """Fit every family of ``models`` on one training split and score them on its test split.
 
     Parameters
@@ -121,6 +122,11 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         Progress bars of the families that show one.
     echo : callable, optional
         Called with a line of text as each family starts and ends.
+    isolate : bool
+        Fit each family in a fresh Python process (:mod:`mlgp.comparison.worker`; the default): its
+        peak memory is its own, and a family that crashes the process (or is killed for memory) is
+        recorded like any other failure. ``False`` fits in this process (faster to start; memory then counts what earlier
+        families left).
 
     Returns
     -------
@@ -170,7 +176,8 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
             row["resumed"] = True
         else:
             echo(f"{name}: fitting {type(estimator).__name__} ...")
-            row, trace = _run_one(name, estimator, ds, inv_propensity, progress)
+            run = _run_isolated if isolate else _run_one
+            row, trace = run(name, estimator, ds, inv_propensity, progress)
             row["resumed"] = False
             if out is not None:
                 _record(out, name, config, row, trace)
@@ -189,6 +196,27 @@ def _empty_trace() -> pd.DataFrame:
                          "value": pd.Series(dtype=float)})
 
 
+def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool):
+    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`)."""
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mlgp-compare-") as tmp:
+        folder = Path(tmp)
+        (folder / "job.pickle").write_bytes(pickle.dumps((name, estimator, ds, inv_propensity, progress)))
+        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False)
+        if (folder / "row.json").is_file():
+            row = json.loads((folder / "row.json").read_text())
+            trace = pd.read_csv(folder / "trace.csv", dtype={"family": str, "quantity": str})
+            return row, trace if len(trace) else _empty_trace()
+    how = f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}"
+    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator),
+           "error": f"the fitting process ended without a result ({how}; out of memory?)"}
+    return row, _empty_trace()
+
+
 def _run_one(name: str, estimator, ds, inv_propensity, progress: bool):
     """Fit and score one family; any exception becomes the row's ``error``."""
     from ..metrics import evaluate
@@ -204,7 +232,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool):
             t0 = time.perf_counter()
             estimator.fit(ds.train.X, ds.train.Y, **kwargs)
             row["fit_seconds"] = time.perf_counter() - t0
-        row["peak_memory_mb"] = memory.added_mb
+        row["peak_memory_mb"] = memory.peak_mb
         t0 = time.perf_counter()
         top = estimator.predict_topk(ds.test.X, max(ks))
         row["predict_seconds"] = time.perf_counter() - t0

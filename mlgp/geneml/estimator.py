@@ -84,6 +84,10 @@ class GenEML(MultiLabelEstimator):
         Where the chains start: the random U and V every inference starts from, or the MAP
         estimate after ``max_iter`` batch-EM iterations from there (counted in the fit's time, not
         in ``n_iter_`` or ``trace_``).
+    normalize_rows : bool, default=False
+        L2-normalise every row of X, in ``fit`` and in every scoring call (Jain et al.'s and
+        ``experiments/geneml_benchmarks.py``'s preprocessing; ``mlgp fit geneml`` and
+        :func:`mlgp.compare` turn it on).
     progress : bool, default=False
         Show a tqdm progress bar over the iterations, epochs or sweeps.
     n_jobs : int or None, default=None
@@ -143,6 +147,7 @@ class GenEML(MultiLabelEstimator):
         "gibbs_start": [StrOptions({"random", "em"})],
         "n_jobs": [Integral, None],
         "progress": ["boolean"],
+        "normalize_rows": ["boolean"],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
@@ -153,7 +158,8 @@ class GenEML(MultiLabelEstimator):
                  cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
                  tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 50, num_chains: int = 1,
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
-                 threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None) -> None:
+                 threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
+                 normalize_rows: bool = False) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -179,6 +185,7 @@ class GenEML(MultiLabelEstimator):
         self.threshold = threshold
         self.progress = progress
         self.max_seconds = max_seconds
+        self.normalize_rows = normalize_rows
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -193,6 +200,7 @@ class GenEML(MultiLabelEstimator):
         the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``).
         """
         X, Y = self._validate_fit_data(X, Y)
+        X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
@@ -253,7 +261,7 @@ class GenEML(MultiLabelEstimator):
         from ..validation import check_features, check_labels
 
         X_val, Y_val = validation
-        X_val = check_features(X_val, "validation X", num_features=D)
+        X_val = self._rows(check_features(X_val, "validation X", num_features=D))
         Y_val = check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
 
         def record(step, state, row):
@@ -281,8 +289,17 @@ class GenEML(MultiLabelEstimator):
         coef[0] = np.log(init / (1.0 - init))  # the intercept: μ = exposure_init
         return CovariateExposure(F, G, coef, float(self.lambda_coef))
 
+    def _rows(self, X):
+        """``X`` with L2-normalised rows when ``normalize_rows`` (a new CSR matrix), else ``X``."""
+        if not self.normalize_rows:
+            return X
+        from ..data.preprocessing import normalise_rows
+
+        return normalise_rows(X)
+
     def _decision_block(self, xb) -> np.ndarray:
         """ψ = (x W) Vᵀ (Gibbs: x coef_) for a CSR block (B, D): (B, K), the preferences' logits."""
+        xb = self._rows(xb)
         if getattr(self, "coef_", None) is not None:  # fitted by the Gibbs sampler
             return np.asarray(xb @ self.coef_)
         return np.asarray(xb @ self.W_) @ self.V_.T

@@ -231,3 +231,21 @@ def test_a_refit_with_other_settings_leaves_nothing_of_the_earlier_fit(drawn):
     est.set_params(inference="em", max_iter=2).fit(Xtr, Ytr)
     assert not hasattr(est, "coef_") and not hasattr(est, "samples_")
     np.testing.assert_allclose(est.decision_function(Xte), np.asarray(Xte @ est.W_) @ est.V_.T)
+
+
+def test_normalize_rows_is_the_fit_on_normalised_rows_and_max_seconds_stops_early() -> None:
+    """normalize_rows=True fits and scores as the plain estimator does on L2-normalised rows."""
+    import scipy.sparse as sp
+
+    from mlgp.data.preprocessing import normalise_rows
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.random((60, 7)) * (rng.random((60, 7)) < 0.5) * 5.0)
+    Y = sp.csr_matrix((rng.random((60, 5)) < 0.3).astype(float))
+    ours = GenEML(n_components=2, max_iter=3, normalize_rows=True).fit(X, Y)
+    plain = GenEML(n_components=2, max_iter=3).fit(normalise_rows(X), Y)
+    np.testing.assert_array_equal(ours.W_, plain.W_)
+    np.testing.assert_array_equal(ours.decision_function(X), plain.decision_function(normalise_rows(X)))
+    assert not np.allclose(ours.decision_function(X), plain.decision_function(X))
+    quick = GenEML(n_components=2, max_iter=500, max_seconds=1e-9).fit(X, Y)
+    assert quick.n_iter_ == 1
