@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
                      data_format=args.data_format, budget=args.budget, settings=sets(args.set, prefix=True),
                      seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
-                     echo=lambda line: print(line, file=sys.stderr, flush=True))
+                     echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose)
     command = "mlgp " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["compare"] else None
     title = f"mlgp compare: {args.dataset or args.train.name}"
     paths = write_report(result, args.out, title=title, command=command)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ArgumentError
 
-__all__ = ["FAMILIES", "Family", "family", "fit_arguments", "load_model", "make_estimator", "parse_assignment", "parse_value"]
+__all__ = ["FAMILIES", "Family", "family", "fit_arguments", "load_model", "make_estimator", "uses_tensorflow", "parse_assignment", "parse_value"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,11 @@ def load_model(path):
     for f in FAMILIES.values():
         f.estimator_class  # noqa: B018 - importing the class registers it
     return MultiLabelEstimator.load(path)
+
+
+def uses_tensorflow(estimator) -> bool:
+    """Whether fitting ``estimator`` imports TensorFlow: MLGPF, and GenEML's Gibbs sampler."""
+    return type(estimator).__module__.startswith("mlgp.recipes") or getattr(estimator, "inference", None) == "gibbs"
 
 
 def family(name: str) -> Family:

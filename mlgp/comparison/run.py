@@ -29,11 +29,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
-from .families import family, fit_arguments, make_estimator
+from .families import family, fit_arguments, make_estimator, uses_tensorflow
 
 __all__ = ["Comparison", "compare"]
 
 KS = (1, 3, 5)
+#: Environment variable set for a worker (:mod:`mlgp.comparison.worker`): ``1`` imports TensorFlow
+#: quietly there (:mod:`mlgp.quiet`).
+QUIET = "MLGP_WORKER_QUIET_TF"
 
 
 @dataclass
@@ -98,7 +101,8 @@ def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
 
 def compare(models, *, dataset=None, train=None, test=None, data_format: str | None = None, budget=None,
             settings: dict | None = None, seed: int = 0, out: str | Path | None = None, data_home=None,
-            progress: bool = False, echo: Callable[[str], None] | None = None, isolate: bool = True) -> Comparison:
+            progress: bool = False, echo: Callable[[str], None] | None = None, isolate: bool = True,
+            quiet_tensorflow: bool = False) -> Comparison:
     """Fit every family of ``models`` on one training split and score them on its test split.
 
     Parameters
@@ -176,8 +180,10 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
             row["resumed"] = True
         else:
             echo(f"{name}: fitting {type(estimator).__name__} ...")
-            run = _run_isolated if isolate else _run_one
-            row, trace = run(name, estimator, ds, inv_propensity, progress)
+            if isolate:
+                row, trace = _run_isolated(name, estimator, ds, inv_propensity, progress, quiet_tensorflow)
+            else:
+                row, trace = _run_one(name, estimator, ds, inv_propensity, progress)
             row["resumed"] = False
             if out is not None:
                 _record(out, name, config, row, trace)
@@ -196,8 +202,10 @@ def _empty_trace() -> pd.DataFrame:
                          "value": pd.Series(dtype=float)})
 
 
-def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool):
-    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`)."""
+def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool, quiet: bool = False):
+    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`; ``quiet``: it
+    imports TensorFlow without its start-up lines)."""
+    import os
     import pickle
     import subprocess
     import sys
@@ -206,7 +214,8 @@ def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool):
     with tempfile.TemporaryDirectory(prefix="mlgp-compare-") as tmp:
         folder = Path(tmp)
         (folder / "job.pickle").write_bytes(pickle.dumps((name, estimator, ds, inv_propensity, progress)))
-        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False)
+        env = {**os.environ, QUIET: "1" if quiet and uses_tensorflow(estimator) else "0"}
+        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False, env=env)
         if (folder / "row.json").is_file():
             row = json.loads((folder / "row.json").read_text())
             trace = pd.read_csv(folder / "trace.csv", dtype={"family": str, "quantity": str})

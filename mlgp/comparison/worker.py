@@ -19,9 +19,15 @@ __all__ = ["main"]
 
 
 def main(folder: str) -> int:
-    from ..files import atomic_write
-    from .run import _run_one
+    import os
 
+    from ..files import atomic_write
+    from .run import QUIET, _run_one
+
+    if os.environ.get(QUIET) == "1":  # the parent keeps TensorFlow's start-up lines out of its output
+        from ..quiet import quiet_tensorflow
+
+        quiet_tensorflow()
     folder = Path(folder)
     name, estimator, ds, inv_propensity, progress = pickle.loads((folder / "job.pickle").read_bytes())
     row, trace = _run_one(name, estimator, ds, inv_propensity, progress)
