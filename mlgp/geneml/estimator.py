@@ -58,7 +58,8 @@ class GenEML(MultiLabelEstimator):
     max_iter : int, default=30
         EM iterations, or online-EM epochs (passes over the rows).
     max_seconds : float or None, default=None
-        Stop EM (or online EM) after the iteration (epoch) at which their time reaches this many
+        Stop EM (or online EM) after the iteration (epoch) at which the wall time of the
+        iterations — objectives and ``validation`` evaluations included — reaches this many
         seconds; ``max_iter`` is then an upper bound. The Gibbs sampler runs all its sweeps.
     lambda_u, lambda_v, lambda_w : float, default=1.0
         Prior precisions of U around X W, of V, and of W.

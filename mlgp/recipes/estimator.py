@@ -56,7 +56,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         ``batch_size`` ``None``: chosen from N, D and K
         (:func:`mlgp.recipes.settings.sizes_for_data`; P at most K, M at most N).
     max_seconds : float or None, default=None
-        Stop training after the epoch at which its time reaches this many seconds (``epochs`` is
+        Stop training after the epoch at which the wall time of ``fit`` — building the model,
+        the epochs and the ``validation`` evaluations — reaches this many seconds (``epochs`` is
         then an upper bound).
     validation_fraction : float, default=0.1
         Share of the training rows held out (at random, by ``seed``) to choose between the trained

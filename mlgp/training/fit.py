@@ -132,7 +132,8 @@ def fit(
     progress
         Show a tqdm progress bar over the epochs, and one over the steps of epochs of 200 steps or more.
     callback
-        Called as ``callback(epoch, model, row)`` after each epoch.
+        Called as ``callback(epoch, model, row)`` after each epoch; a true return value stops
+        training after that epoch.
     check_input
         Check ``data`` (finite features, 0/1 labels, matching rows) and the numeric options
         (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,
@@ -333,8 +334,8 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
                         tf.summary.scalar(key, value)
             writer.flush()
         bar.set_postfix(elbo=f"{row['elbo']:.4g}")
-        if callback is not None:
-            callback(epoch + 1, model, row)
+        if callback is not None and callback(epoch + 1, model, row):
+            break
         if max_seconds is not None and trained >= max_seconds:
             break
     if writer is not None:

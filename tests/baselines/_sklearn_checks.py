@@ -17,12 +17,27 @@ from typing import Callable
 import pytest
 from sklearn.utils.estimator_checks import check_estimator, parametrize_with_checks
 
-__all__ = ["SHARED_EXPECTED", "estimator_check_tests"]
+__all__ = ["LABEL_MATRIX_EXPECTED", "SHARED_EXPECTED", "estimator_check_tests"]
 
 #: Checks every estimator here fails, for one reason: added to each module's own list.
 SHARED_EXPECTED = {
     "check_dtype_object": "wants a TypeError for an object X holding a dict; mlgp.validation raises "
                           "ShapeError (a ValueError), like for every other bad input",
+}
+
+#: Checks that every estimator fitted on a 0/1 label matrix only (no 1-D class targets) fails.
+LABEL_MATRIX_EXPECTED = {
+    "check_classifiers_classes": "fits a 1-D y of class labels; multi-label needs a 2-D 0/1 Y",
+    "check_classifiers_train": "fits a 1-D binary y and expects 1-D predictions; multi-label predict returns (N, K)",
+    "check_classifier_not_supporting_multiclass": "fits a 1-D multiclass y; every 1-D y is refused",
+    "check_estimators_dtypes": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_classifier_data_not_an_array": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_fit2d_1feature": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_decision_proba_consistency": "fits a 1-D binary y; multi-label needs a 2-D 0/1 Y",
+    "check_estimator_sparse_matrix": "sparse X is fitted and predicted fine; the check then wants predict_proba of a "
+                                     "one-column target to have shape (N, 2), a column per class, while multi-label "
+                                     "predict_proba returns (N, K) presence probabilities",
+    "check_estimator_sparse_array": "as check_estimator_sparse_matrix, with a csr_array",
 }
 
 

@@ -230,8 +230,13 @@ def test_split_terminates_and_sides_follow_the_separator(n_w_updates) -> None:
         assert 1 <= res.w_updates <= n_w_updates
         assert res.trace == []  # trace=False records nothing
         assert res.w.shape == (1, X.shape[1])
+        # a dense BLAS product here, a sparse one in split_node: equal to rounding, so the sides agree
+        # exactly where z is clear of 0, or is b itself (no feature of the point in w's support)
         z = X.toarray() @ res.w.toarray().ravel() + res.b
-        np.testing.assert_array_equal(res.positive, z > 0)
+        untouched = np.asarray((abs(X) @ abs(res.w).T).toarray()).ravel() == 0
+        clear = untouched | (np.abs(z) > 1e-12 * (1.0 + abs(res.b) + abs(X).max() * abs(res.w).sum()))
+        assert clear.mean() > 0.9, np.sort(np.abs(z))[:5]
+        np.testing.assert_array_equal(res.positive[clear], z[clear] > 0)
         assert res.positive.any() and not res.positive.all()
     assert splits >= 10
 

@@ -222,6 +222,8 @@ def test_predict_topk_ranks_posteriors_ties_by_lower_label(rng) -> None:
     est = MLkNN(n_neighbors=3).fit(X, Y)
     X_test = rng.normal(size=(30, X.shape[1]))
     proba = est.decision_function(X_test)
+    # bit for bit at any batch size: a KD-tree finds each row's neighbours on its own (no BLAS), and
+    # the scores are looked up in the fitted tables
     t = est.predict_topk(X_test, 5, batch_size=7)
     assert isinstance(t, TopK) and t.indices.shape == (30, 5)
     for i in range(30):

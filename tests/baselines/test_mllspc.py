@@ -8,6 +8,7 @@ import doctest
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from _rounding import assert_topk_close
 from _sklearn_checks import estimator_check_tests
 from sklearn.base import clone
 from sklearn.metrics import hamming_loss, make_scorer
@@ -152,7 +153,9 @@ def test_csr_dense_batches_and_topk_agree(rng) -> None:
         np.testing.assert_allclose(sparse.decision_function(X_in, batch_size=7), scores, atol=1e-12)
     top = dense.predict_topk(X_test, 3, batch_size=11)
     assert isinstance(top, TopK) and top.indices.shape == (X_test.shape[0], 3)
-    np.testing.assert_array_equal(top.indices, np.argsort(-scores, axis=1, kind="stable")[:, :3])
+    # blocks of 11 rows take other BLAS kernels than one block: the ranking of `scores` to rounding,
+    # labels exactly away from near-ties
+    assert_topk_close(top, scores)
 
 
 def test_fixed_seed_reproduces_and_clone_refits_identically() -> None:

@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import mlgp
 from mlgp.cli import main
-from mlgp.data import write_xc
-from mlgp.data.synthetic import mlgpf_prior
 from mlgp.errors import ArgumentError
 
 SETS = ["--set", "geneml.n_components=3", "--set", "mlgpf.num_inducing=10", "--set", "mlgpf.num_latent_gps=3"]
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("home")
-    ds = mlgpf_prior(num_train=150, num_test=80, num_features=8, num_labels=12, num_latent=3, seed=4)
-    (root / "tiny").mkdir()
-    write_xc(root / "tiny" / "train.txt.gz", ds.train.X, ds.train.Y)
-    write_xc(root / "tiny" / "test.txt.gz", ds.test.X, ds.test.Y)
-    return root
 
 
 def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,9 +9,7 @@ import pytest
 
 from mlgp.cli import main
 from mlgp.comparison.families import FAMILIES, make_estimator
-from mlgp.data import write_xc
 from mlgp.data.labelled_files import write_labelled
-from mlgp.data.synthetic import mlgpf_prior
 from mlgp.metrics import evaluate
 
 #: Small settings per family so that each fits in about a second.
@@ -30,17 +27,6 @@ def _sets(family: str) -> list[str]:
     for name, value in SMALL[family].items():
         out += ["--set", f"{name}={value!r}"]
     return out
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory) -> Path:
-    """A data home with one small dataset, ``tiny`` (150 train, 80 test, D = 8, K = 12)."""
-    root = tmp_path_factory.mktemp("home")
-    ds = mlgpf_prior(num_train=150, num_test=80, num_features=8, num_labels=12, num_latent=3, seed=3)
-    (root / "tiny").mkdir()
-    write_xc(root / "tiny" / "train.txt.gz", ds.train.X, ds.train.Y)
-    write_xc(root / "tiny" / "test.txt.gz", ds.test.X, ds.test.Y)
-    return root
 
 
 def test_every_family_is_tested() -> None:

@@ -11,6 +11,8 @@ Two kinds, each a function ``(data or content, rng) -> (description, new data or
   unknown key), both written back as valid files.
 
 Every mutation changes something. Deterministic for a seeded ``numpy.random.Generator``.
+:func:`kind_of` names the kind of mutation a description tells (:data:`KINDS`), so that a run can
+show it tried each.
 """
 
 from __future__ import annotations
@@ -18,11 +20,42 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import zipfile
 
 import numpy as np
 
-__all__ = ["flip_in_member", "mutate_arrays", "mutate_bytes", "mutate_json", "read_npz", "write_npz"]
+__all__ = ["KINDS", "flip_in_member", "kind_of", "mutate_arrays", "mutate_bytes", "mutate_json", "read_npz",
+           "write_npz"]
+
+#: every kind of mutation, and the pattern of the descriptions of that kind
+KINDS: dict[str, str] = {
+    "bytes: flip": r"^flip bits at bytes ",
+    "bytes: truncate": r"^truncate to ",
+    "bytes: insert": r"^insert \d+ bytes at ",
+    "bytes: delete": r"^delete \d+ bytes at ",
+    "member: header byte": r"^valid zip, .* header byte ",
+    "member: payload byte": r"^valid zip, .* payload byte ",
+    "array: element": r"^array '.*': (element |append an element to an empty array$)",
+    "array: dtype": r"^array '.*': dtype ",
+    "array: shape": r"^array '.*': shape ",
+    "array: dropped": r"^array '.*': dropped$",
+    "array: added": r"^array '.*': added a copy as ",
+    "array: renamed": r"^array '.*': renamed to ",
+    "array: shuffled": r"^array '.*': elements shuffled$",
+    "array: swapped": r"^array '.*': swapped with ",
+    "json: removed": r"^json \[.*\] removed$",
+    "json: unknown key": r"^json \[.*\] \+ unknown key beside ",
+    "json: replaced": r"^json \[.*\]: ",
+}
+
+
+def kind_of(description: str) -> str:
+    """The key of :data:`KINDS` whose pattern matches ``description``, what a function here returned."""
+    found = [kind for kind, pattern in KINDS.items() if re.search(pattern, description)]
+    if len(found) != 1:
+        raise ValueError(f"no single kind for the mutation {description!r}: {found}")
+    return found[0]
 
 
 def _pick(options: list, rng: np.random.Generator):

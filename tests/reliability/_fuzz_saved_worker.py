@@ -14,7 +14,8 @@ mutated as a whole (not rewritten as a valid zip) must be refused or score exact
 
 Before each case the worker appends ``index, target, mutation`` to the progress file, so that the
 test can name the case of a crash or a hang. The report is JSON: the number of cases, outcome
-counts, and every failure as ``{"target", "mutation", "error"}``.
+counts, how many cases each kind of mutation made (:func:`_fuzz_mutations.kind_of`), and every failure as
+``{"target", "mutation", "error"}``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import scipy.sparse as sp
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent / "estimator")]
 
-from _fuzz_mutations import flip_in_member, mutate_arrays, mutate_bytes, mutate_json, read_npz, write_npz  # noqa: E402
+from _fuzz_mutations import (flip_in_member, kind_of, mutate_arrays, mutate_bytes, mutate_json, read_npz,  # noqa: E402
+                             write_npz)
 
 from mlgp.errors import DataFormatError, ModelNotFoundError  # noqa: E402
 
@@ -213,6 +215,7 @@ def main() -> int:
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     outcomes: dict[str, int] = {}
+    kinds: dict[str, int] = {}
     failures = []
     with tempfile.TemporaryDirectory() as tmp, open(args.progress, "w", buffering=1) as progress:
         work = Path(tmp)
@@ -228,6 +231,8 @@ def main() -> int:
             else:
                 what, files[victim], strong = mutate_mlgpf_file(victim, files[victim], rng)
             case = f"{victim}: {what}"
+            kind = kind_of(what)
+            kinds[kind] = kinds.get(kind, 0) + 1
             progress.write(f"{i}\t{target['name']}\t{case}\n")
             folder = work / f"case{i}"
             folder.mkdir()
@@ -245,7 +250,7 @@ def main() -> int:
             for p in folder.iterdir():
                 p.unlink()
             folder.rmdir()
-    report = {"family": args.family, "cases": args.cases, "outcomes": outcomes, "failures": failures,
+    report = {"family": args.family, "cases": args.cases, "outcomes": outcomes, "kinds": kinds, "failures": failures,
               "seconds": round(time.perf_counter() - started, 1)}
     args.report.write_text(json.dumps(report, indent=1))
     return 0

@@ -1,18 +1,22 @@
 """The child process of tests/reliability/test_kill_during_save.py, run as a script:
 
     python _save_loop_child.py {fastxml,mlgpf} TARGET REFERENCES
+    python _save_loop_child.py fastxml-forks REFERENCES
 
 Fits two different small models A and B, saves each once under REFERENCES (``A`` and ``B``: what the
 parent compares with), saves A to TARGET, prints ``ready``, waits for a line on stdin (so that many
 children can start at once and loop one at a time), then overwrites TARGET with B, A, B, … until it
-is killed. Writing a file takes 10 ms longer than it would (a slow disk, :func:`slow_disk`), so that
-a kill at a random moment lands mostly in the writing of files, not in the work before it. The MLGPF pair differ in their structure (P, M, an input map and so a constants
-file in B only), so that a folder mixing the files of two saves cannot load as either.
+is killed. ``fastxml-forks`` (no TensorFlow, so forking is safe) starts once for many kills: after
+``ready``, for each TARGET line on stdin it saves A there and forks a process that overwrites it so
+until killed, prints that process's id, waits for it and prints ``ended STATUS`` (its wait status).
+Writing a file takes 10 ms longer than it would, half-way through (a slow disk, :func:`slow_disk`),
+so that a kill at a random moment lands mostly in the writing of files, not in the work before it.
+The MLGPF pair differ in their structure (P, M, an input map and so a constants file in B only), so
+that a folder mixing the files of two saves cannot load as either.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
@@ -55,30 +59,61 @@ def mlgpf_data():
 
 
 def slow_disk(seconds: float = 0.01) -> None:
-    """Every mlgp saver's ``atomic_write`` sleeps ``seconds`` after writing a file's content, before
-    it is flushed to disk and moved into place."""
+    """Every mlgp saver's ``atomic_write`` writes half of a file's content, sleeps ``seconds``, then
+    writes the rest, so that a kill lands mostly in a half-written file (a saver writing in place
+    would leave it at the path). Only the savers already imported are patched: importing the MLGPF
+    ones here would start TensorFlow in a FastXML child, seconds in which every kill would land
+    before the first write."""
+    import io
+
     import mlgp.files
 
     real = mlgp.files.atomic_write
 
     def slow(path, write):
         def write_slowly(file):
-            write(file)
+            buffer = io.BytesIO()
+            write(buffer)
+            data = buffer.getvalue()
+            file.write(data[: len(data) // 2])
             file.flush()
             time.sleep(seconds)
+            file.write(data[len(data) // 2:])
 
         return real(path, write_slowly)
 
     for name in ("mlgp.estimator.persistence", "mlgp.models.persistence", "mlgp.models.save_folder"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(module, "atomic_write"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "atomic_write"):
             module.atomic_write = slow
 
 
+def fork_per_target(references: Path) -> None:
+    """The ``fastxml-forks`` mode: one fit for every kill (see the module's docstring)."""
+    a, b = fastxml_pair()
+    a.save(references / "A.npz")
+    b.save(references / "B.npz")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        target = Path(line.strip())
+        a.save(target)
+        pid = os.fork()
+        if pid == 0:  # the saver: B, A, B, … until killed
+            try:
+                slow_disk()
+                while True:
+                    b.save(target)
+                    a.save(target)
+            finally:
+                os._exit(1)
+        print(pid, flush=True)
+        print(f"ended {os.waitpid(pid, 0)[1]}", flush=True)
+
+
 def main() -> None:
+    if sys.argv[1] == "fastxml-forks":
+        fork_per_target(Path(sys.argv[2]))
+        return
     kind, target, references = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     a, b = fastxml_pair() if kind == "fastxml" else mlgpf_pair()
     suffix = ".npz" if kind == "fastxml" else ""

@@ -5,7 +5,8 @@ The cases (:mod:`_fuzz_mutations`: byte flips, truncations and insertions of who
 with a changed byte in a member; one changed array element, dtype or shape, a dropped, added or
 renamed array, an edited header entry or parameter) run in two worker processes
 (``_fuzz_saved_worker.py``, estimators and MLGPF side by side), so that a crash or a hang fails this
-test, naming the case, instead of taking the test session down. Seeded: the same cases every run.
+test, naming the case, instead of taking the test session down. Seeded: the same cases every run;
+the estimators' cases make every kind of mutation (:data:`_fuzz_mutations.KINDS`) several times.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ import sys
 import time
 from pathlib import Path
 
+from _fuzz_mutations import KINDS
+
 WORKER = Path(__file__).with_name("_fuzz_saved_worker.py")
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261123
-CASES = {"estimators": 1000, "mlgpf": 30}  # MLGPF loads are the slow ones; more seeds by hand
+# about 2 ms an estimator case (300 make each kind of mutation at least 3 times with this seed);
+# MLGPF loads are the slow ones; more cases and seeds by hand
+CASES = {"estimators": 300, "mlgpf": 30}
 TIMEOUT_S = 420
 
 
@@ -63,8 +68,10 @@ def test_every_corrupted_save_is_refused_or_loads_and_scores_finitely(tmp_path):
     assert not problems, "\n".join(problems)
     failures = [f"{f['target']} | {f['mutation']} | {f['error']}" for r in reports.values() for f in r["failures"]]
     assert not failures, f"{len(failures)} corrupted files broke the rule:\n" + "\n".join(failures[:50])
-    assert sum(r["cases"] for r in reports.values()) >= 1000
+    # the estimators' files meet every kind of mutation; MLGPF's folders a part of them
+    assert set(reports["estimators"]["kinds"]) == set(KINDS), sorted(set(KINDS) - set(reports["estimators"]["kinds"]))
     for family, report in reports.items():
+        assert set(report["kinds"]) <= set(KINDS) and sum(report["kinds"].values()) == CASES[family], report["kinds"]
         outcomes = report["outcomes"]
         assert report["cases"] == CASES[family] and sum(outcomes.values()) == CASES[family], report
         # the fuzz reaches both sides: files refused, and altered files that load (valid, other models)

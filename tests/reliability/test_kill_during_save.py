@@ -10,6 +10,7 @@ folder makes the load read the new model whole.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import random
@@ -25,8 +26,63 @@ import pytest
 
 CHILD = Path(__file__).with_name("_save_loop_child.py")
 REPO = Path(__file__).resolve().parents[2]
-KILLS = {"fastxml": 8, "mlgpf": 3}  # the deterministic fault tests below cover each write of an MLGPF save
+# FastXML: one child fits once and forks a saver per kill; MLGPF: a child (a TensorFlow start) per
+# kill, few, as the deterministic fault tests below cover each write of an MLGPF save
+KILLS = {"fastxml": 8, "mlgpf": 2}
 READY_TIMEOUT_S = 240
+
+
+def _line(proc, what: str, deadline: float, log: Path) -> str:
+    """The child's next line of output, or the test fails naming ``what`` it waited for."""
+    ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+    line = proc.stdout.readline().decode().strip() if ready else ""
+    if not line:
+        proc.kill()
+        proc.wait()
+        pytest.fail(f"the child printed no {what}:\n{log.read_text()[-3000:]}")
+    return line
+
+
+def _kill_forks_while_saving(tmp_path: Path, seed: int) -> list[Path]:
+    """One ``fastxml-forks`` child fits A and B once; for each of ``KILLS["fastxml"]`` targets it
+    forks a saver looping over that target, killed at a random moment. Returns the targets; the
+    references A and B are under ``tmp_path / "references"``."""
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    references, log = tmp_path / "references", tmp_path / "stderr.txt"
+    references.mkdir()
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, str(CHILD), "fastxml-forks", str(references)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env, cwd=REPO)
+    rng = random.Random(seed)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    targets, saver = [], None
+    try:
+        assert _line(proc, "ready", deadline, log) == "ready"
+        for i in range(KILLS["fastxml"]):
+            target = tmp_path / f"run{i}" / "model.npz"
+            target.parent.mkdir()
+            proc.stdin.write(f"{target}\n".encode())
+            proc.stdin.flush()
+            saver = int(_line(proc, "saver id", deadline, log))
+            time.sleep(rng.uniform(0.0, 0.25))
+            os.kill(saver, signal.SIGKILL)
+            saver = None
+            status = int(_line(proc, "saver status", deadline, log).split()[1])
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
+                f"the saver of {target} ended by itself ({status}): {log.read_text()[-3000:]}"
+            targets.append(target)
+    finally:
+        if saver is not None:  # a failure between the fork and the kill: no saver left looping
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(saver, signal.SIGKILL)
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    return targets
 
 
 def _kill_while_saving(kind: str, tmp_path: Path, seed: int) -> list[Path]:
@@ -95,7 +151,7 @@ def test_fastxml_killed_while_overwriting_loads_as_a_or_b(tmp_path):
     from mlgp.baselines import FastXML
 
     X = data(seed=1, N=9)[0]
-    targets = _kill_while_saving("fastxml", tmp_path, seed=1)
+    targets = _kill_forks_while_saving(tmp_path, seed=1)
     references = tmp_path / "references"
     a, b = (_scores(FastXML.load(references / f"{n}.npz"), X) for n in "AB")
     for target in targets:

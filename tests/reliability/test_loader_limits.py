@@ -224,20 +224,33 @@ def test_a_deeply_nested_model_json_is_refused_and_saved_over(tmp_path, mlgpf_sa
 
 # ----------------------------------------------------------------------------- 4. checkpoint manifests
 @pytest.fixture(scope="module")
-def small_fit():
+def small_fit(tmp_path_factory):
+    """How to build and fit the small model, and the checkpoint folder of its first epoch (fitted
+    once for the module; each test edits its own copy, :func:`_first_epoch`)."""
     from _save_loop_child import mlgpf_data
 
     from mlgp.models import MLGPF
 
     X, Y, _ = mlgpf_data()
-    return (lambda: MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)), (X, Y)
+
+    def make():
+        return MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)
+
+    folder = tmp_path_factory.mktemp("first_epoch") / "ckpt"
+    _fit((make, (X, Y), None), folder)
+    return make, (X, Y), folder
 
 
 def _fit(small_fit, folder, epochs: int = 1):
     from mlgp.training import fit
 
-    make, xy = small_fit
+    make, xy, _ = small_fit
     return fit(make(), xy, epochs=epochs, batch_size=12, seed=0, progress=False, checkpoint_dir=folder)
+
+
+def _first_epoch(small_fit, tmp_path):
+    """A copy of the checkpoint folder that one epoch of :func:`_fit` writes."""
+    return shutil.copytree(small_fit[2], tmp_path / "ckpt")
 
 
 @pytest.mark.parametrize("edit", [lambda m: m.update(model=[]),
@@ -248,8 +261,7 @@ def _fit(small_fit, folder, epochs: int = 1):
                          ids=["model list", "variables of strings", "data list", "settings string", "no shape"])
 def test_a_manifest_of_the_wrong_shape_is_refused(tmp_path, small_fit, edit):
     """Old: AttributeError, TypeError, AttributeError, AttributeError and KeyError from ``mismatch``."""
-    folder = tmp_path / "ckpt"
-    _fit(small_fit, folder)
+    folder = _first_epoch(small_fit, tmp_path)
     manifest = json.loads((folder / "manifest.json").read_text())
     edit(manifest)
     (folder / "manifest.json").write_text(json.dumps(manifest))
@@ -260,8 +272,7 @@ def test_a_manifest_of_the_wrong_shape_is_refused(tmp_path, small_fit, edit):
 
 def test_a_deeply_nested_manifest_is_refused(tmp_path, small_fit):
     """Old: a raw RecursionError."""
-    folder = tmp_path / "ckpt"
-    _fit(small_fit, folder)
+    folder = _first_epoch(small_fit, tmp_path)
     (folder / "manifest.json").write_text(DEEP)
     with pytest.raises(CheckpointMismatchError, match="cannot be read"):
         _fit(small_fit, folder, epochs=2)
@@ -276,8 +287,7 @@ def test_a_checkpoint_dir_that_is_not_a_path_is_an_argument_error(small_fit):
 def test_a_state_file_that_cannot_be_written_on_resume_is_a_file_access_error(tmp_path, small_fit):
     """Before atomic_write raised FileAccessError itself (commit 2dba5f6): the IsADirectoryError of
     TensorFlow's ``checkpoint`` state file, written on resume, raw."""
-    folder = tmp_path / "ckpt"
-    _fit(small_fit, folder)
+    folder = _first_epoch(small_fit, tmp_path)
     (folder / "checkpoint").unlink()
     (folder / "checkpoint").mkdir()
     with pytest.raises(FileAccessError, match=re.escape(str(folder / "checkpoint"))):

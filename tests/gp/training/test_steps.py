@@ -113,22 +113,24 @@ def test_xla_compiled_step_matches_the_plain_step(problem):
             np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("whiten", [True, False])
-def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten):
+@pytest.mark.parametrize("whiten, negatives", [(True, None), (False, 3)],
+                         ids=["whitened-exact labels", "cholesky-sampled labels"])
+def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten, negatives):
     """jit_compile="except-cholesky": the chain-rule term through chol(K_ZZ), added outside XLA,
-    makes the trajectory that of the plain step (kernel and Z trained, exact and sampled labels)."""
+    makes the trajectory that of the plain step (kernel and Z trained); each q(u) form and each
+    kind of label batch once (every pairing costs two more compilations, ~3 s)."""
     data = (problem.train.X, problem.train.Y)
     kw_model = dict(kernel="se+linear", unit_sphere_inducing=True, q_family="whitened" if whiten else "cholesky")
-    for negatives in (None, 3):
-        kw = dict(epochs=3, batch_size=20, negatives=negatives, learning_rate=0.02, seed=2, progress=False)  # equal batches: one XLA compilation
-        plain, split = build(problem, **kw_model), build(problem, **kw_model)
-        start = values(plain)
-        t_plain = fit(plain, data, **kw)
-        t_split = fit(split, data, jit_compile="except-cholesky", **kw)
-        np.testing.assert_allclose(t_split["elbo"], t_plain["elbo"], rtol=1e-9)
-        for a, b, s0 in zip(values(plain), values(split), start):
-            assert np.max(np.abs(a - s0)) > 1e-4  # every variable, kernel and Z included, moved
-            np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
+    kw = dict(epochs=3, batch_size=20, negatives=negatives, learning_rate=0.02, seed=2, progress=False)  # equal batches: one XLA compilation
+    plain, split = build(problem, **kw_model), build(problem, **kw_model)
+    start = values(plain)
+    t_plain = fit(plain, data, **kw)
+    t_split = fit(split, data, jit_compile="except-cholesky", **kw)
+    # XLA reorders sums: equal to 1e-9, not bit for bit
+    np.testing.assert_allclose(t_split["elbo"], t_plain["elbo"], rtol=1e-9)
+    for a, b, s0 in zip(values(plain), values(split), start):
+        assert np.max(np.abs(a - s0)) > 1e-4  # every variable, kernel and Z included, moved
+        np.testing.assert_allclose(b, a, rtol=1e-8, atol=1e-10)
 
 
 def test_bound_given_the_factorisation_equals_the_bound(problem):
