@@ -38,7 +38,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     add_format_option(p)
     p.add_argument("--models", required=True, metavar="a,b,c", help="comma-separated family names")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
-                   help="training seconds of each family that has a budget (mlgpf, geneml)")
+                   help="wall seconds of each fit for the families that have a budget (mlgpf, geneml): "
+                        "training stops after the epoch or iteration that ends past it")
     p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")

@@ -52,7 +52,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a constructor parameter (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed of the family's randomness")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
-                   help="training time budget of the families that have one (mlgpf, geneml)")
+                   help="wall seconds of the fit for the families that have a budget (mlgpf, geneml): "
+                        "training stops after the epoch or iteration that ends past it")
     p.add_argument("--data-home", **home_kw)
     p.set_defaults(func=run)
     return p

@@ -3,7 +3,8 @@
 Contract: every family named (:data:`mlgp.comparison.FAMILIES`) is built and checked before any
 fitting (an unknown family or parameter, a value outside its constraints, a family named twice or a
 budget ≤ 0 raise :class:`~mlgp.errors.ArgumentError`), then fitted in turn on the same training
-split — each within ``budget`` seconds where the family has a budget (MLGPF, GenEML) — and scored on
+split — each within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training
+stops after the epoch or EM iteration that ends past it; the trees and LSPC have none) — and scored on
 the test split: P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities from the training labels),
 fit and predict seconds, and the peak resident memory of the fitting process and its workers
 (:mod:`mlgp.comparison.memory`; each family is fitted in a fresh process unless ``isolate=False``, so
@@ -114,7 +115,7 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         ``train`` and ``test``, two labelled files (:func:`mlgp.data.labelled_files.read_labelled`,
         in ``data_format`` or the format their extensions name).
     budget : float, optional
-        Seconds of training for each family that has a budget (MLGPF, GenEML).
+        Wall seconds of the fit for each family that has a budget (MLGPF, GenEML).
     settings : dict, optional
         ``{family: {parameter: value}}`` over the command line's defaults.
     seed : int

@@ -189,10 +189,14 @@ class MLGPFClassifier(MultiLabelEstimator):
         jit = self.jit_compile
         if jit == "auto":
             jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM else False
-        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit,
-                                       max_seconds=self.max_seconds, validation=validation,
-                                       progress=bool(self.progress),
-                                       callback=lambda *_: stamps.append(time.perf_counter() - started))
+        budget = float("inf") if self.max_seconds is None else float(self.max_seconds)
+
+        def stamp(*_) -> bool:  # True: the budget is spent, stop after this epoch
+            stamps.append(time.perf_counter() - started)
+            return stamps[-1] >= budget
+
+        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation,
+                                       progress=bool(self.progress), callback=stamp)
         self.model_, self.settings_ = model, s
         self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
         if self.bias_only_:
