@@ -43,6 +43,9 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
+    p.add_argument("--in-process", action="store_true",
+                   help="fit every family in this process (default: each in a fresh one, so that its peak memory "
+                        "is its own and a crash is recorded)")
     p.add_argument("--data-home", **home_kw)
     p.set_defaults(func=run)
     return p
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
                      data_format=args.data_format, budget=args.budget, settings=sets(args.set, prefix=True),
                      seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
-                     echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose)
+                     echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
+                     isolate=not args.in_process)
     command = "mlgp " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["compare"] else None
     title = f"mlgp compare: {args.dataset or args.train.name}"
     paths = write_report(result, args.out, title=title, command=command)

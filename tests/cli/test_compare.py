@@ -16,7 +16,7 @@ SETS = ["--set", "geneml.n_components=3", "--set", "mlgpf.num_inducing=10", "--s
 def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys) -> None:
     out = tmp_path / "cmp"
     argv = ["compare", "--dataset", "tiny", "--data-home", str(home), "--models", "frequency,geneml,mlgpf",
-            "--budget", "0.5", *SETS, "--out", str(out)]
+            "--budget", "0.5", *SETS, "--out", str(out), "--in-process"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     for name in ("frequency", "geneml", "mlgpf", "P@1", "PSP@5", "fit s"):
@@ -36,6 +36,7 @@ def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys)
     mlgpf_p1 = traces[(traces["family"] == "mlgpf") & (traces["quantity"] == "P@1")]
     assert mlgpf_p1["seconds"].is_monotonic_increasing
     assert (out / "traces.png").stat().st_size > 10_000
+    assert results["peak_memory_mb"].gt(0).all()
     assert "| family" in (out / "report.md").read_text()
 
     # a second run takes every family from out/runs/ without fitting (the run files stay as they were)
@@ -46,7 +47,7 @@ def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys)
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()} == stamps
     pd.testing.assert_frame_equal(again.drop(columns="resumed"), results.drop(columns="resumed"))
     # other settings for one family: that family alone is fitted again
-    assert main([*argv[:-2], "--set", "geneml.lambda_v=2.0", "--out", str(out)]) == 0
+    assert main([*argv[:-3], "--set", "geneml.lambda_v=2.0", "--out", str(out), "--in-process"]) == 0
     third = pd.read_csv(out / "results.csv").set_index("family")
     assert not third.loc["geneml", "resumed"] and "lambda_v=2.0" in third.loc["geneml", "settings"]
     assert third.drop(index="geneml")["resumed"].all()

@@ -14,7 +14,8 @@ from mlgp.metrics import evaluate
 
 #: Small settings per family so that each fits in about a second.
 SMALL = {
-    "frequency": {}, "fastxml": {"n_estimators": 3}, "pfastxml": {"n_estimators": 3}, "pfastrexml": {"n_estimators": 3},
+    "frequency": {}, "fastxml": {"n_estimators": 3, "n_jobs": 1}, "pfastxml": {"n_estimators": 3, "n_jobs": 1},
+    "pfastrexml": {"n_estimators": 3, "n_jobs": 1},
     "lspc": {"n_basis": 50}, "mllspc": {"n_basis": 50}, "mllspccv": {"n_basis": 50, "cv": 2, "alphas": (0.1, 1.0),
                                                                      "couplings": (0.0, 0.1)},
     "mlknn": {"n_neighbors": 5}, "geneml": {"n_components": 3, "max_iter": 3},
