@@ -55,7 +55,7 @@ class Comparison:
     traces : pandas.DataFrame
         Long form, one row per family, step and quantity: ``family``, ``step``, ``seconds`` (since
         the fit began), ``quantity`` (``elbo_per_point``, ``log_posterior_per_point``, ``P@1`` …)
-        and ``value``.
+        and ``value``; at most :data:`MAX_TRACE_STEPS` steps per family, evenly spaced.
     """
 
     results: pd.DataFrame
@@ -193,8 +193,22 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         rows.append(row)
         traces.append(trace)
     results = pd.DataFrame(rows)
-    trace_frame = pd.concat(traces, ignore_index=True) if traces else _empty_trace()
+    trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
     return Comparison(results, trace_frame)
+
+
+#: At most this many steps of a family's trace are kept (evenly spaced, the first and last among them).
+MAX_TRACE_STEPS = 500
+
+
+def _thinned(trace: pd.DataFrame) -> pd.DataFrame:
+    """``trace`` with at most :data:`MAX_TRACE_STEPS` of its steps (a family with many short epochs,
+    MLGPF on a few hundred points, records thousands)."""
+    steps = np.unique(trace["step"].to_numpy())
+    if steps.size <= MAX_TRACE_STEPS:
+        return trace
+    kept = steps[np.unique(np.linspace(0, steps.size - 1, MAX_TRACE_STEPS).round().astype(int))]
+    return trace[trace["step"].isin(kept)].reset_index(drop=True)
 
 
 def _empty_trace() -> pd.DataFrame:

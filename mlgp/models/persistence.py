@@ -30,52 +30,42 @@ A save is atomic as a whole, ``model.json`` its commit point (:mod:`mlgp.models.
 save interrupted at any moment, the process killed included, leaves the earlier model or the new
 one, never a mix, and a load never reads half of a save that commits meanwhile.
 
-Loading constructs the classes with placeholder values of the saved shapes, gives a Parameter whose
-rebuilt transform differs from the saved one the saved transform, then assigns the saved values.
-Nothing is allocated larger than what the files hold: before anything is built, every placeholder
-must have the shape of its saved value, every size (K, P, the sizes of format 1) and the product of
-those allocated together (K × P, M × D, P × M × M) be at most the largest element count of the
-saved arrays, and q(u)'s parameters the shapes of their saved values; running out of memory or of
-recursion depth anyway is a :class:`~mlgp.errors.DataFormatError` naming the folder.
-Everything is checked first: the values' names, shapes, float type and finiteness, a saved
-transform's values against the domain of the class's own transform (a variance stays positive),
-and, last, that the model predicts finite values at its inducing inputs. Only classes from
-``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything else is refused when
-saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only, rebuilt from ``spec``),
-``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``), ``mlgp.MLGPF/3`` (no input
-map, no constants) and ``mlgp.MLGPF/4`` (the fixed names ``parameters.npz`` / ``constants.npz``,
-no ``files``) load too. Every failure raises an :class:`~mlgp.errors.MLGPError` that names the
-path: a folder whose files do not make a model is a :class:`~mlgp.errors.DataFormatError`, a
-missing folder or file a :class:`~mlgp.errors.ModelNotFoundError`.
-"""
+Loading constructs the classes (:mod:`mlgp.models.rebuild`) with placeholder values of the saved
+shapes, gives a Parameter whose rebuilt transform differs from the saved one the saved transform,
+then assigns the saved values. Nothing is allocated larger than what the files hold: before anything
+is built, every placeholder must have the shape of its saved value, every size (K, P, the sizes of
+format 1) and the product of those allocated together (K × P, M × D, P × M × M) be at most the
+largest element count of the saved arrays, and q(u)'s parameters the shapes of their saved values;
+running out of memory or of recursion depth anyway is a :class:`~mlgp.errors.DataFormatError` naming
+the folder. Everything is checked first: the values' names, shapes, float type and finiteness, a
+saved transform's values against the domain of the class's own transform (a variance stays
+positive), and, last, that the model predicts finite values at its inducing inputs. Only classes
+from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything else is refused
+when saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only, rebuilt from
+``spec``), ``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``), ``mlgp.MLGPF/3`` (no
+input map, no constants) and ``mlgp.MLGPF/4`` (the fixed names ``parameters.npz`` /
+``constants.npz``, no ``files``) load too. Every failure raises an :class:`~mlgp.errors.MLGPError`
+that names the path: a folder whose files do not make a model is a
+:class:`~mlgp.errors.DataFormatError`, a missing folder or file a
+:class:`~mlgp.errors.ModelNotFoundError`. """
 
 from __future__ import annotations
 
 import json
-import math
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 from gpflow import Parameter, set_trainable
-from gpflow.config import as_context, config
 
-from ..blocks import INPUT_MAPS, InputMap
+from ..blocks import INPUT_MAPS
 from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
 from ..files import as_path
-from ..inducing import UnitSphereInducingPoints
-from ..kernels import make_kernel
-from ..likelihoods import MultiLabelBernoulli
-from ..variational import Q_FAMILIES, make_q
+from .rebuild import build_v1, build_v2
 from .save_folder import NAME_SETS, Saved, commit, existing, read_arrays, read_folder, read_json
 from .structure import (
-    MODEL_ROOTS,
     build_transform,
-    build_tree,
-    check_all_used,
-    check_q_shapes,
     check_sizes,
     checked_transform,
     checked_tree,
@@ -86,7 +76,6 @@ from .structure import (
     describe_transform,
     parameter_owner,
     parameters_by_name,
-    resolve_class,
 )
 
 __all__ = ["describe_mlgpf", "load_mlgpf", "load_parameters", "rebuild_mlgpf", "save_mlgpf"]
@@ -183,11 +172,11 @@ def rebuild_mlgpf(saved: Saved, path: Path, model_class: type):
     check_sizes(meta, values, constants, path / "model.json", format_1=meta["format"] == _FORMAT_V1)
     try:
         if meta["format"] == _FORMAT_V1:
-            model = _build_v1(meta, path, model_class)
+            model = build_v1(meta, path, model_class)
             _assign(model, values, path, None, exact=True)
             trainable = meta.get("trainable", {})
         else:
-            model = _build_v2(meta, path, model_class, constants, values)
+            model = build_v2(meta, path, model_class, constants, values)
             saved = meta["parameters"] if meta["format"] in _FAMILY_PATHS else _renamed_v2(meta["parameters"])
             _check_names(parameters_by_name(model), saved, path, exact=True)
             _restore_transforms(model, saved, values, path)
@@ -353,65 +342,3 @@ def _check_usable(model, path: Path) -> None:
     if not finite:
         raise DataFormatError("the saved values give non-finite predictions (at the inducing inputs, the origin "
                               "or a mapped row of ones)", path=path)
-
-
-# ----------------------------------------------------------------------------- building
-def _build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None, values: dict):
-    """Formats 2 to 5 (format 2: float64 and a Cholesky family chosen by ``whiten``); ``arrays``:
-    the constants file's, if any; ``values``: the parameters' (q(u)'s under its format-5 paths)."""
-    file = path / "model.json"
-    float_name = meta.get("float_type", "float64")
-    if float_name not in ("float64", "float32"):
-        raise DataFormatError(f"unknown float_type {float_name!r}", path=file)
-    q_meta = meta.get("q") or {"family": "whitened" if meta["whiten"] else "cholesky"}
-    if q_meta["family"] not in Q_FAMILIES:
-        raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=file)
-    extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
-    num_data, lik = meta["num_data"], meta["likelihood"]
-    numbers = [*extra.values()] + ([] if num_data is None else [num_data])
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in numbers):
-        raise DataFormatError(f"num_data and q's jitter must be finite numbers >= 0, got {numbers}", path=file)
-    quadrature = _quadrature_points(lik["num_gauss_hermite_points"], file)
-    nodes = [meta["kernel"], meta["inducing_variable"], meta.get("input_map")]
-    constants = constants_from_arrays(nodes, arrays, path) if arrays is not None else {}
-    cfg = replace(config(), float=np.dtype(float_name).type)
-    with as_context(cfg):
-        kernel = build_tree(meta["kernel"], "kernel", path, constants)
-        inducing = build_tree(meta["inducing_variable"], "inducing_variable", path, constants)
-        input_map = None
-        if meta.get("input_map") is not None:
-            input_map = build_tree(meta["input_map"], "input_map", path, constants, base=tuple(INPUT_MAPS.values()))
-            if not isinstance(input_map, InputMap):
-                raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=file)
-        lik_class = resolve_class(lik["class"], MODEL_ROOTS, MultiLabelBernoulli, path)
-        likelihood = lik_class(lik["num_labels"], lik["num_latent"], num_gauss_hermite_points=quadrature)
-        M, P = int(inducing.num_inducing), lik["num_latent"]
-        check_q_shapes(q_meta["family"], M, P, extra, values, file)
-        q = make_q(q_meta["family"], M, P, **extra)
-        model = model_class(kernel, likelihood, inducing, num_data=num_data, q=q, input_map=input_map)
-    check_all_used(constants, arrays or {}, path)
-    model.spec = dict(meta.get("spec") or {})
-    return model
-
-
-def _quadrature_points(n, file: Path) -> int:
-    if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000):
-        raise DataFormatError(f"num_gauss_hermite_points must be a whole number in [1, 1000], got {n!r}", path=file)
-    return n
-
-
-def _build_v1(meta: dict, path: Path, model_class: type):
-    """Format 1 recorded only the arguments of ``from_data`` (``spec``)."""
-    spec = meta.get("spec")
-    if not spec or spec.get("kernel") is None:
-        raise DataFormatError("this save (format mlgp.MLGPF/1) holds no model structure (model not built by "
-                              "MLGPF.from_data); use load_parameters", path=path / "model.json")
-    D, K, P, M = spec["num_features"], spec["num_labels"], spec["num_latent_gps"], spec["num_inducing"]
-    sphere = spec.get("unit_sphere_inducing", False)  # saves made before the option lack the key
-    Z = UnitSphereInducingPoints(np.ones((M, D))) if sphere else np.zeros((M, D))
-    quadrature = _quadrature_points(spec["num_gauss_hermite_points"], path / "model.json")
-    likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=quadrature)
-    q = make_q("whitened" if spec["whiten"] else "cholesky", M, P)
-    model = model_class(make_kernel(spec["kernel"], D), likelihood, Z, num_data=spec["num_data"], q=q)
-    model.spec = spec
-    return model

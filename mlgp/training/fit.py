@@ -132,8 +132,7 @@ def fit(
     progress
         Show a tqdm progress bar over the epochs, and one over the steps of epochs of 200 steps or more.
     callback
-        Called as ``callback(epoch, model, row)`` after each epoch; a true return value stops
-        training after that epoch.
+        Called as ``callback(epoch, model, row)`` after each epoch; a true return stops training.
     check_input
         Check ``data`` (finite features, 0/1 labels, matching rows) and the numeric options
         (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -77,6 +78,19 @@ class _DiesWhenUnpickled:
         import os
 
         return (os._exit, (3,))
+
+
+def test_long_traces_are_thinned_evenly() -> None:
+    from mlgp.comparison import run
+
+    steps = np.arange(1, 2001)
+    trace = pd.DataFrame({"family": "mlgpf", "step": np.repeat(steps, 2), "seconds": np.repeat(steps * 0.1, 2),
+                          "quantity": ["P@1", "elbo_per_point"] * 2000, "value": np.arange(4000.0)})
+    thin = run._thinned(trace)
+    kept = np.unique(thin["step"])
+    assert kept.size == run.MAX_TRACE_STEPS and kept[0] == 1 and kept[-1] == 2000
+    assert len(thin) == 2 * kept.size and np.all(np.diff(kept) >= 3)
+    assert len(run._thinned(trace.iloc[:20])) == 20
 
 
 def test_a_worker_that_dies_is_recorded(home, monkeypatch) -> None:

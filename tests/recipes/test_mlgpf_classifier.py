@@ -131,7 +131,7 @@ def test_a_damaged_save_is_refused(fitted, tmp_path) -> None:
     for cut in (len(raw) // 3, len(raw) - 10):
         bad = tmp_path / f"cut{cut}.npz"
         bad.write_bytes(raw[:cut])
-        with pytest.raises(DataFormatError):
+        with pytest.raises(DataFormatError, match=f"cut{cut}.npz"):
             MLGPFClassifier.load(bad)
     with pytest.raises(DataFormatError, match="LabelFrequency|class"):
         LabelFrequency.load(tmp_path / "m.npz")
@@ -178,5 +178,5 @@ def test_clone_and_settings_round_trip() -> None:
     assert twin.get_params() == clf.get_params()
     s = twin._settings()
     assert isinstance(s, MLGPFSettings) and s.batch_growth == (10, 20) and s.kernel == "se"
-    with pytest.raises(MLGPError):
+    with pytest.raises(MLGPError, match="num_inducing"):
         MLGPFClassifier(num_inducing=-1)._settings()

@@ -124,11 +124,11 @@ def test_a_transform_nested_too_deeply_is_refused(tmp_path, mlgpf_save):
 @pytest.mark.parametrize("error", [MemoryError, RecursionError])
 def test_running_out_while_rebuilding_an_mlgpf_is_a_data_format_error(mlgpf_save, monkeypatch, error):
     """Old: the MemoryError or RecursionError of a rebuild escaped raw."""
-    import mlgp.models.persistence as persistence
+    import mlgp.models.rebuild as rebuild
 
     def make_q(*args, **kwargs):
         raise error("simulated")
-    monkeypatch.setattr(persistence, "make_q", make_q)
+    monkeypatch.setattr(rebuild, "make_q", make_q)
     with _refused(mlgpf_save[1], error.__name__):
         _load_mlgpf(mlgpf_save[1])
 
