@@ -7,8 +7,13 @@ exactly (from statistics summed over row blocks), W by a few conjugate-gradient 
 regression (warm-started, so they never increase its quadratic), and μ_l at its Beta-posterior
 mode. Q minorises the log posterior and is tight at the current parameters, so the log posterior
 (:func:`log_posterior`, the trace's ``objective``) never decreases. The E-step and the statistics
-run over row blocks through joblib, in block order, so the fit is the same for any ``n_jobs`` or
-joblib backend (a Dask cluster through ``joblib.parallel_backend("dask")``).
+run over the row blocks of :func:`mlgp.blocks.row_blocks` (CSR features, CSR labels) through
+joblib, in block order, so the fit is the same for any ``n_jobs`` or joblib backend (a Dask cluster
+through ``joblib.parallel_backend("dask")``).
+
+:func:`log_posterior` is exactly log p(W, U, V, μ or β, Y) — the log joint of
+:func:`mlgp.geneml.model.geneml_joint` with ξ summed out, every normalising constant included — so
+the NumPy inference and the TFP model are one definition.
 """
 
 from __future__ import annotations
@@ -16,16 +21,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 from joblib import Parallel, delayed
 from scipy.sparse.linalg import LinearOperator, cg
+from scipy.special import betaln
 
+from ..blocks import row_blocks
 from .exposure import CovariateExposure
-from .updates import exposure_posterior, label_statistics, log_likelihood, mean_omega, row_updates, solve_spd
+from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
+                      normal_log_density, row_updates, solve_spd)
 
-__all__ = ["EMState", "batch_em", "log_posterior"]
+__all__ = ["EMState", "Priors", "batch_em", "global_log_prior", "log_posterior", "rows_log_density"]
 
 
 @dataclass
@@ -57,7 +66,21 @@ class Priors:
 
 
 def _blocks(N: int, block_rows: int) -> list[slice]:
+    """Temporary: :mod:`mlgp.geneml.gibbs` imports it until its rewrite; remove then (the inferences
+    take their blocks from :func:`mlgp.blocks.row_blocks`)."""
     return [slice(s, min(s + block_rows, N)) for s in range(0, N, block_rows)]
+
+
+class _Block(NamedTuple):
+    """One row block's E-step and M-step parts: its rows, new u_n (B, k), Σ a u uᵀ (K, k, k),
+    Σ b u (K, k), Σ γ (K,), and γ (B, K) when the covariates' step needs it."""
+
+    rows: slice
+    U: np.ndarray
+    stat_a: np.ndarray
+    stat_b: np.ndarray
+    exposed: np.ndarray
+    gamma: np.ndarray | None
 
 
 def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterations: int = 5,
@@ -74,23 +97,24 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     """
     started = time.perf_counter()
     N = X.shape[0]
-    blocks = _blocks(N, block_rows)
     rows = []
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
-        results = Parallel(n_jobs=n_jobs)(delayed(_em_block)(X[s], Y[s], state.U[s], state.W, state.V,
-                                                              state.exposure(s), state.covariates is not None, priors)
-                                          for s in blocks)
-        U = np.vstack([r[0] for r in results])
-        stat_a = sum(r[1] for r in results)
-        stat_b = sum(r[2] for r in results)
-        exposed = sum(r[3] for r in results)
+        results: list[_Block] = Parallel(n_jobs=n_jobs)(
+            delayed(_em_block)(s, X_b, Y[s], state.U[s], state.W, state.V, state.exposure(s),
+                               state.covariates is not None, priors)
+            for s, X_b in row_blocks(X, block_rows, dense=False))
+        U = np.vstack([r.U for r in results])
+        stat_a = sum(r.stat_a for r in results)
+        stat_b = sum(r.stat_b for r in results)
+        exposed = sum(r.exposed for r in results)
         k = state.V.shape[1]
         V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
         W = _ridge_cg(X, U, state.W, priors, cg_iterations)
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
-        covariates = None if state.covariates is None else state.covariates.newton(blocks, [r[4] for r in results])
+        covariates = None if state.covariates is None else \
+            state.covariates.newton([r.rows for r in results], [r.gamma for r in results])
         state = EMState(W, U, V, mu, covariates)
         seconds = time.perf_counter() - t0  # the iteration's steps, not the objective's evaluation
         row = dict(iteration=it, objective=log_posterior(X, Y, state, priors, block_rows, n_jobs), seconds=seconds)
@@ -102,17 +126,17 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "objective", "seconds"])
 
 
-def _em_block(X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors):
-    """The E-step on one block at (U_b, W, V, its exposure ``mu_b``), its new u_n, its v / μ
-    statistics at them, and its E[ξ] when ``keep_gamma`` (for the covariates' step)."""
-    Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
+def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors) -> _Block:
+    """The E-step on the block ``rows`` (CSR X_b (B, D) and Y_b (B, K)) at (U_b, W, V, its exposure
+    ``mu_b``), its new u_n, its v / μ statistics at them, and its E[ξ] when ``keep_gamma`` (for the
+    covariates' step)."""
     psi = U_b @ V.T
     gamma = exposure_posterior(psi, Y_b, mu_b)
-    a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
+    a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)
     precision, shift = row_updates(V, a, b, np.asarray(X_b @ W), priors.lambda_u)
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)
-    return U_new, stat_a, stat_b, gamma.sum(axis=0), (gamma if keep_gamma else None)
+    return _Block(rows, U_new, stat_a, stat_b, gamma.sum(axis=0), gamma if keep_gamma else None)
 
 
 def _ridge_cg(X, U, W0, priors: Priors, iterations: int) -> np.ndarray:
@@ -133,25 +157,30 @@ def _mu_mode(exposed: np.ndarray, N: int, priors: Priors) -> np.ndarray:
 
 def log_posterior(X, Y, state: EMState, priors: Priors, block_rows: int = 1000, n_jobs: int | None = 1) -> float:
     """log p(Y | U, V, μ) + log p(U | W) + log p(V) + log p(W) + log p(μ) (or log p(β) with
-    covariates), up to a constant."""
-    N = X.shape[0]
-    parts = Parallel(n_jobs=n_jobs)(delayed(_likelihood_block)(Y[s], state.U[s], state.V, state.exposure(s))
-                                    for s in _blocks(N, block_rows))
-    value = float(sum(parts))
-    value -= 0.5 * priors.lambda_u * float(np.sum((state.U - np.asarray(X @ state.W)) ** 2))
-    return value + global_log_prior(state, priors)
+    covariates), exactly: the log joint of :func:`mlgp.geneml.model.geneml_joint` at (W, U, V,
+    μ or β, Y) with ξ summed out. CSR X (N, D) and 0/1 Y (N, K), in blocks of ``block_rows`` rows."""
+    parts = Parallel(n_jobs=n_jobs)(delayed(rows_log_density)(X_b, Y[s], state.U[s], state.W, state.V,
+                                                              state.exposure(s), priors.lambda_u)
+                                    for s, X_b in row_blocks(X, block_rows, dense=False))
+    return float(sum(parts)) + global_log_prior(state, priors)
+
+
+def rows_log_density(X_b, Y_b, U_b: np.ndarray, W: np.ndarray, V: np.ndarray, mu_b: np.ndarray | None,
+                     lambda_u: float) -> float:
+    """log p(Y_b | U_b, V, μ_b) + log p(U_b | W), exactly, of a block of rows: CSR X_b (B, D) and
+    0/1 Y_b (B, K), U_b (B, k), W (D, k), V (K, k), μ_b (K,) or (B, K) or None."""
+    value = log_likelihood(U_b @ V.T, Y_b, mu_b)
+    return value + normal_log_density(U_b - np.asarray(X_b @ W), lambda_u)
 
 
 def global_log_prior(state: EMState, priors: Priors) -> float:
-    """log p(V) + log p(W) + log p(μ) (or log p(β)), up to a constant: the prior terms of the
-    parameters shared by every row."""
-    value = -0.5 * priors.lambda_v * float(np.sum(state.V ** 2)) - 0.5 * priors.lambda_w * float(np.sum(state.W ** 2))
+    """log p(V) + log p(W) + log p(μ) (or log p(β)), exactly: the prior terms of the parameters
+    shared by every row (V ~ N(0, I/λ_v), W ~ N(0, I/λ_w), μ_l ~ Beta(α, β), β ~ N(0, I/λ_β))."""
+    value = normal_log_density(state.V, priors.lambda_v) + normal_log_density(state.W, priors.lambda_w)
     if state.mu is not None:
-        value += float(np.sum((priors.alpha - 1.0) * np.log(state.mu) + (priors.beta - 1.0) * np.log1p(-state.mu)))
+        a, b = priors.alpha, priors.beta
+        value += float(np.sum((a - 1.0) * np.log(state.mu) + (b - 1.0) * np.log1p(-state.mu))
+                       - state.mu.size * betaln(a, b))
     if state.covariates is not None:
         value += state.covariates.log_prior()
     return value
-
-
-def _likelihood_block(Y_b, U_b, V, mu_b) -> float:
-    return log_likelihood(U_b @ V.T, np.asarray(Y_b.todense()), mu_b)

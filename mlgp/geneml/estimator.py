@@ -310,8 +310,10 @@ class GenEML(MultiLabelEstimator):
         return expit(self._decision_block(xb))
 
     def joint_distribution(self, X, covariates=None):
-        """The TFP joint distribution of GenEML at features ``X`` with this estimator's priors and K
-        (:func:`mlgp.geneml.model.geneml_joint`); fitted estimators only."""
+        """The TFP joint distribution of GenEML at features ``X`` (N, D) with this estimator's priors
+        and K (:func:`mlgp.geneml.model.geneml_joint`); fitted estimators only. ``covariates``:
+        ``(F, G)``, F (K, C_F) and G (N, C_G), with ``exposure="covariates"`` only (e.g.
+        :func:`mlgp.geneml.exposure.default_covariates` of the labels)."""
         from .model import geneml_joint
 
         check_is_fitted(self)

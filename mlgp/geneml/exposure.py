@@ -2,7 +2,8 @@
 
 The covariates of entry (n, l) are a label part f_l (C_F numbers, the same for every point) and a
 point part g_n (C_G numbers, the same for every label), so η = F β_F ⊕ G β_G never needs the
-(N, K, C) array: :class:`CovariateExposure` holds F (K, C_F), G (N, C_G) and β. The default
+(N, K, C) array: :class:`CovariateExposure` holds F (K, C_F), G (N, C_G) and β — the same (F, G)
+that :func:`mlgp.geneml.model.geneml_joint` takes as ``covariates``. The default
 covariates (:func:`default_covariates`) are an intercept and the standardised log frequency of
 each label, and the standardised log(1 + number of labels) of each training point; a user may add
 per-label features. β has the prior N(0, I/λ_β). Its EM step maximises
@@ -17,6 +18,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import expit
+
+from .updates import normal_log_density
 
 __all__ = ["CovariateExposure", "default_covariates", "draw_coefficients"]
 
@@ -59,6 +62,11 @@ class CovariateExposure:
         return np.clip(expit(self.logits(rows)), 1e-12, 1 - 1e-12)
 
     def log_prior(self) -> float:
+        """log p(β) = Σ log N(β_c; 0, 1/λ_β), exactly."""
+        return normal_log_density(self.coef, self.lambda_coef)
+
+    def _penalty(self) -> float:
+        """−λ_β ‖β‖² / 2: log p(β) without its constant (what the Newton steps compare)."""
         return -0.5 * self.lambda_coef * float(self.coef @ self.coef)
 
     def statistics(self, rows: slice, target: np.ndarray, weight: np.ndarray | None = None):
@@ -86,11 +94,11 @@ class CovariateExposure:
             grad, hess, value = current._totals(blocks, gamma)
             grad = grad - self.lambda_coef * current.coef
             hess = hess + self.lambda_coef * np.eye(len(current.coef))
-            value = value + current.log_prior()
+            value = value + current._penalty()
             step = np.linalg.solve(hess, grad)
             for _ in range(30):
                 trial = replace(current, coef=current.coef + step)
-                if trial._totals(blocks, gamma)[2] + trial.log_prior() >= value:
+                if trial._totals(blocks, gamma)[2] + trial._penalty() >= value:
                     current = trial
                     break
                 step = step / 2
@@ -103,12 +111,6 @@ class CovariateExposure:
     def _totals(self, blocks, gamma):
         parts = [self.statistics(s, g) for s, g in zip(blocks, gamma)]
         return sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts)
-
-    def dense(self) -> np.ndarray:
-        """The covariates as the (N, K, C) array of :func:`mlgp.geneml.model.geneml_joint` (small data only)."""
-        N, K = self.G.shape[0], self.F.shape[0]
-        return np.concatenate([np.broadcast_to(self.F[None], (N, K, self.F.shape[1])),
-                               np.broadcast_to(self.G[:, None], (N, K, self.G.shape[1]))], axis=2)
 
 
 def draw_coefficients(exposure: CovariateExposure, xi: np.ndarray, omega: np.ndarray,

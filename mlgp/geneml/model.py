@@ -7,14 +7,17 @@ For N points with features X (N, D), K labels and k latent dimensions:
 - V (K, k): v_l ~ N(0, I/λ_v);
 - exposure, one of
   ``"global"``: μ_l ~ Beta(α, β) per label (``mu``, (K,)), ξ_nl ~ Bernoulli(μ_l);
-  ``"covariates"``: ``coef`` (C,) ~ N(0, I/λ_β), μ_nl = σ(c_nl · coef) for given covariates
-  c (N, K, C), ξ_nl ~ Bernoulli(μ_nl);
+  ``"covariates"``: ``coef`` = (β_F, β_G) (C_F + C_G,) ~ N(0, I/λ_β), μ_nl = σ(η_nl) with
+  η_nl = f_l · β_F + g_n · β_G for given covariates (F (K, C_F), G (N, C_G)) — the label and point
+  parts of :class:`mlgp.geneml.exposure.CovariateExposure`; the (N, K, C) array is never formed —
+  and ξ_nl ~ Bernoulli(μ_nl);
   ``None``: every label exposed (the logistic low-rank model, a LEML-like baseline);
 - Y (N, K): y_nl ~ Bernoulli(ξ_nl σ(u_nᵀ v_l)) — 0 whenever the label was not exposed.
 
 :func:`geneml_joint` returns the ``tfd.JointDistributionNamed`` over (W, U, V, [mu | coef], [xi], Y):
 ``sample(seed=…)`` draws a synthetic data set with its latent variables, ``log_prob(values)`` is the
-complete-data log joint. The random variables' names are :data:`NAMES`.
+complete-data log joint. The random variables' names are :data:`NAMES`. With ξ summed out, the log
+joint is :func:`mlgp.geneml.em.log_posterior` (NumPy, exact, every normalising constant included).
 """
 
 from __future__ import annotations
@@ -52,7 +55,8 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
     exposure
         ``"global"``, ``"covariates"`` or ``None``.
     covariates
-        (N, K, C) per-entry covariates, with ``exposure="covariates"`` only.
+        ``(F, G)``: the label part F (K, C_F) and the point part G (N, C_G), finite, C_F + C_G ≥ 1
+        (either may have no columns), with ``exposure="covariates"`` only.
     lambda_u, lambda_v, lambda_w, lambda_coef
         Prior precisions (> 0).
     alpha, beta
@@ -73,13 +77,9 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
     p = {name: arguments.positive_real(value, name) for name, value in precisions.items()}
     x = _features(X, dtype)
     N, D = int(x.shape[0]), int(x.shape[1])
-    c = None
+    F = G = None
     if exposure == "covariates":
-        if covariates is None:
-            raise ArgumentError("exposure='covariates' needs covariates (N, K, C)")
-        c = tf.convert_to_tensor(np.asarray(covariates, dtype=np.float64), dtype=dtype)
-        if c.shape.rank != 3 or tuple(c.shape[:2]) != (N, K) or not np.all(np.isfinite(c.numpy())):
-            raise ShapeError(f"covariates must be finite with shape (N, K, C) = ({N}, {K}, C); got {tuple(c.shape)}")
+        F, G = _covariates(covariates, N, K, dtype)
     elif covariates is not None:
         raise ArgumentError(f"covariates are used only with exposure='covariates', not {exposure!r}")
 
@@ -101,14 +101,35 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
             model["mu"] = tfd.Independent(tfd.Beta(tf.fill([K], zero + p["alpha"]), tf.fill([K], zero + p["beta"])), 1)
             model["xi"] = lambda mu: tfd.Independent(tfd.Bernoulli(probs=tf.broadcast_to(mu, [N, K]), dtype=tf.int32), 2)
         else:
-            model["coef"] = normal(tf.zeros([int(c.shape[2])], dtype), p["lambda_coef"], 1)
-            model["xi"] = lambda coef: tfd.Independent(
-                tfd.Bernoulli(logits=tf.linalg.matvec(c, coef), dtype=tf.int32), 2)
+            C_F = int(F.shape[1])
+            model["coef"] = normal(tf.zeros([C_F + int(G.shape[1])], dtype), p["lambda_coef"], 1)
+            model["xi"] = lambda coef: tfd.Independent(tfd.Bernoulli(logits=_exposure_logits(F, G, coef, C_F),
+                                                                     dtype=tf.int32), 2)
         # an unexposed entry has logit −1e30 (probability 0 of a 1): logits, not ξ σ(ψ), so that a large
         # ψ keeps log p(y = 0 | ξ = 1) = −softplus(ψ) instead of rounding σ(ψ) to 1
         model["Y"] = lambda U, V, xi: tfd.Independent(
             tfd.Bernoulli(logits=tf.where(xi > 0, logits(U, V), tf.constant(-1e30, dtype)), dtype=tf.int32), 2)
     return tfd.JointDistributionNamed(model, name="GenEML")
+
+
+def _covariates(covariates, N: int, K: int, dtype) -> tuple[tf.Tensor, tf.Tensor]:
+    """``covariates`` = (F, G) as tensors F (K, C_F) and G (N, C_G), checked finite, C_F + C_G ≥ 1."""
+    if covariates is None:
+        raise ArgumentError("exposure='covariates' needs covariates (F, G): F (K, C_F) and G (N, C_G)")
+    if not isinstance(covariates, (tuple, list)) or len(covariates) != 2:
+        raise ShapeError(f"covariates must be a pair (F, G) of arrays F (K, C_F) and G (N, C_G); got "
+                         f"{type(covariates).__name__}")
+    F, G = (np.asarray(part, dtype=np.float64) for part in covariates)
+    if F.ndim != 2 or G.ndim != 2 or F.shape[0] != K or G.shape[0] != N or F.shape[1] + G.shape[1] < 1 \
+            or not (np.all(np.isfinite(F)) and np.all(np.isfinite(G))):
+        raise ShapeError(f"covariates (F, G) must be finite with shapes F (K, C_F) = ({K}, C_F) and G (N, C_G) = "
+                         f"({N}, C_G), C_F + C_G ≥ 1; got {F.shape} and {G.shape}")
+    return tf.constant(F, dtype), tf.constant(G, dtype)
+
+
+def _exposure_logits(F: tf.Tensor, G: tf.Tensor, coef: tf.Tensor, C_F: int) -> tf.Tensor:
+    """η (N, K) = F β_F ⊕ G β_G: the label part (K,) broadcast over the points' part (N,)."""
+    return tf.linalg.matvec(F, coef[..., :C_F])[..., None, :] + tf.linalg.matvec(G, coef[..., C_F:])[..., :, None]
 
 
 def _features(X, dtype):

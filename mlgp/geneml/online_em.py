@@ -12,7 +12,10 @@ and V and μ are set from the blended statistics with the priors' precision λ_v
 prior's pseudo-counts) added at every step, never decayed with them. W takes a few conjugate-gradient
 steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the same way — a
 stochastic approximation of W's M-step, not a blend of its sufficient statistics (XᵀX is D × D).
-One ``epoch`` is a shuffled pass over the rows.
+One ``epoch`` is a shuffled pass over the rows (each minibatch's rows in increasing order, taken as
+CSR blocks through :func:`mlgp.blocks.take_rows`). The objective (:func:`streamed_objective`) is
+the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
+:func:`mlgp.blocks.row_blocks`.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments
+from ..blocks import row_blocks, take_rows
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, _ridge_cg, global_log_prior
-from .updates import exposure_posterior, label_statistics, log_likelihood, mean_omega, row_updates, solve_spd
+from .em import EMState, Priors, _mu_mode, _ridge_cg, global_log_prior, rows_log_density
+from .updates import centred_weights, exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
 
 __all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
 
@@ -78,7 +82,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             batch = np.sort(order[start:start + batch_size])
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
-            U_b, a_b, b_b, e_b, gamma_b = _local_step(X[batch], Y[batch], current, priors, batch)
+            X_b = take_rows(X, batch, dense=False)
+            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch)
             stat_a = (1 - rho) * stat_a + rho * scale * a_b
             stat_b = (1 - rho) * stat_b + rho * scale * b_b
             V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
@@ -90,8 +95,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
                 grad = scale * grad - cov.lambda_coef * cov.coef
                 hess = scale * hess + cov.lambda_coef * np.eye(len(cov.coef))
                 cov = replace(cov, coef=cov.coef + rho * np.linalg.solve(hess, grad))
-            W_b = _ridge_cg(X[batch], U_b, W, Priors(priors.lambda_u * scale, priors.lambda_v, priors.lambda_w,
-                                                      priors.alpha, priors.beta), cg_iterations)
+            W_b = _ridge_cg(X_b, U_b, W, Priors(priors.lambda_u * scale, priors.lambda_v, priors.lambda_w,
+                                                priors.alpha, priors.beta), cg_iterations)
             W = (1 - rho) * W + rho * W_b
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
@@ -106,29 +111,27 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
 
 
 def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows):
-    """A minibatch's (rows ``rows``) u_n at their conditional mode given (W, V, μ), with the E-step
-    iterated once at them, and its statistics: (U_b, Σ a u uᵀ, Σ b u, Σ γ, γ)."""
-    Y_b = np.asarray(Y_b.todense(), dtype=np.float64)
+    """A minibatch's (rows ``rows``; CSR X_b (B, D) and 0/1 Y_b (B, K)) u_n at their conditional
+    mode given (W, V, μ), with the E-step iterated once at them, and its statistics: (U_b (B, k),
+    Σ a u uᵀ (K, k, k), Σ b u (K, k), Σ γ (K,), γ (B, K))."""
     prior_mean = np.asarray(X_b @ state.W)
     mu_b = state.exposure(rows)
     U_b = prior_mean
     for _ in range(2):  # E-step at the prior mean, then at the first mode
         psi = U_b @ state.V.T
         gamma = exposure_posterior(psi, Y_b, mu_b)
-        a, b = gamma * mean_omega(psi), gamma * (Y_b - 0.5)
+        a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)
         U_b = solve_spd(*row_updates(state.V, a, b, prior_mean, priors.lambda_u))
     stat_a, stat_b = label_statistics(U_b, a, b)
     return U_b, stat_a, stat_b, gamma.sum(axis=0), gamma
 
 
 def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000) -> float:
-    """The log posterior (:func:`mlgp.geneml.em.log_posterior`) with every u_n from the local step
-    (:func:`_local_step`) given (W, V, μ), one block of rows at a time (U is never held whole)."""
+    """The log posterior (:func:`mlgp.geneml.em.log_posterior`, exact) with every u_n from the local
+    step (:func:`_local_step`) given (W, V, μ), one block of rows at a time (U is never held whole)."""
     total = 0.0
-    for s in range(0, X.shape[0], block_rows):
-        rows = slice(s, s + block_rows)
-        X_b, Y_b = X[rows], Y[rows]
+    for rows, X_b in row_blocks(X, block_rows, dense=False):
+        Y_b = Y[rows]
         U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
-        total += log_likelihood(U_b @ state.V.T, np.asarray(Y_b.todense()), state.exposure(rows))
-        total -= 0.5 * priors.lambda_u * float(np.sum((U_b - np.asarray(X_b @ state.W)) ** 2))
+        total += rows_log_density(X_b, Y_b, U_b, state.W, state.V, state.exposure(rows), priors.lambda_u)
     return total + global_log_prior(state, priors)  # the shared parameters' prior terms, once

@@ -9,16 +9,19 @@ Gibbs), each u_n and v_l has a Gaussian conditional with precision and shift
     Λ_l = Σ_n a_nl u_n u_nᵀ + λ_v I,   h_l = Σ_n b_nl u_n,
 
 and W solves the ridge regression (λ_u XᵀX + λ_w I) W = λ_u Xᵀ U. Everything here works on a block
-of rows (NumPy; labels as dense 0/1 blocks) so that callers can spread blocks over workers.
+of rows (NumPy; labels as CSR 0/1 blocks, used through their positives only, so no dense 0/1 block
+is formed) so that callers can spread blocks over workers. :func:`normal_log_density` is the exact
+Gaussian log density every log posterior of the package adds up.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_expit
 
-__all__ = ["OUTER_CHUNK", "exposure_posterior", "label_statistics", "log_likelihood", "mean_omega", "row_updates",
-           "solve_spd"]
+__all__ = ["OUTER_CHUNK", "centred_weights", "exposure_posterior", "label_statistics", "log_likelihood", "mean_omega",
+           "normal_log_density", "positives", "row_updates", "solve_spd"]
 
 
 def mean_omega(psi: np.ndarray) -> np.ndarray:
@@ -29,14 +32,35 @@ def mean_omega(psi: np.ndarray) -> np.ndarray:
     return np.where(small, 0.25 - a ** 2 / 48.0, np.tanh(safe / 2.0) / (2.0 * safe))
 
 
-def exposure_posterior(psi: np.ndarray, Y: np.ndarray, mu: np.ndarray | None) -> np.ndarray:
-    """γ = E[ξ | y, ψ, μ] (B, K): 1 where y = 1; μ(1 − σ(ψ)) / (μ(1 − σ(ψ)) + 1 − μ) where y = 0;
-    all ones when ``mu`` is None (every label exposed). ``mu`` broadcasts against (B, K)."""
+def positives(Y_b) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices (nnz,) of the ones of a 0/1 block ``Y_b`` (B, K): CSR (its stored
+    entries that are > 0), or dense (its entries > 0)."""
+    if not sp.issparse(Y_b):
+        return np.nonzero(np.asarray(Y_b) > 0)
+    Y_b = sp.csr_matrix(Y_b)
+    rows = np.repeat(np.arange(Y_b.shape[0]), np.diff(Y_b.indptr))
+    keep = Y_b.data > 0
+    return rows[keep], Y_b.indices[keep]
+
+
+def exposure_posterior(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> np.ndarray:
+    """γ = E[ξ | y, ψ, μ] (B, K) for ``psi`` (B, K) and the 0/1 block ``Y_b`` (B, K), CSR (or dense):
+    μ(1 − σ(ψ)) / (μ(1 − σ(ψ)) + 1 − μ) everywhere, then 1 at the positives; all ones when ``mu``
+    is None (every label exposed). ``mu`` broadcasts against (B, K)."""
     if mu is None:
         return np.ones_like(psi)
-    unexposed = 1.0 - mu
     missed = mu * expit(-psi)
-    return np.where(Y > 0, 1.0, missed / np.maximum(missed + unexposed, 1e-300))
+    gamma = missed / np.maximum(missed + (1.0 - mu), 1e-300)
+    gamma[positives(Y_b)] = 1.0
+    return gamma
+
+
+def centred_weights(gamma: np.ndarray, Y_b) -> np.ndarray:
+    """b = γ κ = γ (y − ½) (B, K) from γ (B, K) and the 0/1 block ``Y_b`` (B, K), CSR (or dense):
+    −½ γ everywhere, then ½ at the positives (where γ = 1)."""
+    b = -0.5 * gamma
+    b[positives(Y_b)] = 0.5
+    return b
 
 
 #: Most float64 entries of outer products (v_l v_lᵀ in :func:`row_updates`, u_n u_nᵀ in
@@ -84,13 +108,25 @@ def solve_spd(precision: np.ndarray, shift: np.ndarray) -> np.ndarray:
     return np.linalg.solve(precision, shift[..., None])[..., 0]
 
 
-def log_likelihood(psi: np.ndarray, Y: np.ndarray, mu: np.ndarray | None) -> float:
-    """log p(Y | U, V, μ) of a block with ξ summed out: Σ_{y=1} log(μ σ(ψ)) + Σ_{y=0} log(1 − μ σ(ψ))
-    (without exposure, μ = 1: the logistic likelihood)."""
+def log_likelihood(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> float:
+    """log p(Y_b | U, V, μ) of a block with ξ summed out, for ``psi`` (B, K) and the 0/1 block
+    ``Y_b`` (B, K), CSR (or dense): Σ_{y=1} log(μ σ(ψ)) + Σ_{y=0} log(1 − μ σ(ψ)), summed as the
+    y = 0 term over every entry plus (y = 1 term − y = 0 term) over the positives (without
+    exposure, μ = 1: the logistic likelihood). ``mu`` broadcasts against (B, K)."""
+    rows, cols = positives(Y_b)
+    psi_pos = psi[rows, cols]
     if mu is None:
-        return float(np.sum(np.where(Y > 0, log_expit(psi), log_expit(-psi))))
+        return float(np.sum(log_expit(-psi)) + np.sum(log_expit(psi_pos) - log_expit(-psi_pos)))
     mu = np.broadcast_to(mu, psi.shape)
+    mu_pos = mu[rows, cols]
     with np.errstate(divide="ignore"):  # μ = 1 makes log(1 − μ) = −inf, which logaddexp handles
-        positive = np.log(mu) + log_expit(psi)
         negative = np.logaddexp(np.log1p(-mu), np.log(mu) + log_expit(-psi))
-    return float(np.sum(np.where(Y > 0, positive, negative)))
+        positive = np.log(mu_pos) + log_expit(psi_pos)
+    return float(np.sum(negative) + np.sum(positive - negative[rows, cols]))
+
+
+def normal_log_density(residual: np.ndarray, precision: float) -> float:
+    """Σ log N(r; 0, 1/λ) over the entries r of ``residual`` (any shape) for precision λ:
+    −½ λ Σ r² + ½ n (log λ − log 2π), n the number of entries (a normal prior, exactly)."""
+    residual = np.asarray(residual)
+    return float(-0.5 * precision * np.sum(residual ** 2) + 0.5 * residual.size * (np.log(precision) - np.log(2 * np.pi)))

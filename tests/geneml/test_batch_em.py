@@ -1,6 +1,6 @@
-"""GenEML's batch EM: the log posterior never decreases, the likelihood is the exposure mixture's,
-the fit is the same for any n_jobs and on a Dask cluster, and it recovers the exposures of data
-drawn from the model."""
+"""GenEML's batch EM: the log posterior never decreases, the likelihood is the exposure mixture's
+(from CSR label blocks), the labels are never densified, the fit is the same for any n_jobs and on
+a Dask cluster, and it recovers the exposures of data drawn from the model."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from mlgp.geneml.em import EMState, Priors, batch_em, log_posterior
 from mlgp.geneml.model import geneml_joint
-from mlgp.geneml.updates import exposure_posterior, log_likelihood, mean_omega
+from mlgp.geneml.updates import centred_weights, exposure_posterior, log_likelihood, mean_omega
 
 N, D, K, k = 400, 30, 20, 3
 PRIORS = Priors(lambda_u=1.0, lambda_v=0.3, lambda_w=0.2, alpha=2.0, beta=2.0)
@@ -44,17 +44,42 @@ def test_the_log_posterior_never_decreases(data, exposure):
     assert list(trace.columns) == ["iteration", "objective", "seconds"] and len(trace) == 25
 
 
-def test_the_likelihood_sums_the_exposure_out():
+@pytest.mark.parametrize("exposure", [True, False])
+def test_the_likelihood_sums_the_exposure_out(exposure):
+    """From a CSR label block (and, alike, a dense one): the mixture likelihood, γ by Bayes' rule,
+    b = γ (y − ½)."""
     rng = np.random.default_rng(3)
     psi, Y, mu = rng.standard_normal((5, 4)) * 3, (rng.random((5, 4)) < 0.4).astype(float), rng.random(4)
-    p_one = mu * expit(psi)  # p(y = 1) = p(ξ = 1) p(y = 1 | ξ = 1)
+    mu = mu if exposure else None
+    p_one = (1.0 if mu is None else mu) * expit(psi)  # p(y = 1) = p(ξ = 1) p(y = 1 | ξ = 1)
     expected = np.sum(np.where(Y > 0, np.log(p_one), np.log(1 - p_one)))
-    np.testing.assert_allclose(log_likelihood(psi, Y, mu), expected, rtol=1e-12)
-    # E[ξ | y = 0] by Bayes' rule; E[ω] = tanh(ψ/2)/(2ψ) and its limit at 0
-    gamma = exposure_posterior(psi, Y, mu)
-    np.testing.assert_allclose(gamma[Y == 0], (mu * (1 - expit(psi)) / (1 - p_one))[Y == 0], rtol=1e-10)
-    assert np.all(gamma[Y > 0] == 1)
+    for block in (sp.csr_matrix(Y), Y):
+        np.testing.assert_allclose(log_likelihood(psi, block, mu), expected, rtol=1e-12)
+        gamma = exposure_posterior(psi, block, mu)
+        if mu is None:
+            assert np.all(gamma == 1)
+        else:  # E[ξ | y = 0] by Bayes' rule
+            np.testing.assert_allclose(gamma[Y == 0], (mu * (1 - expit(psi)) / (1 - p_one))[Y == 0], rtol=1e-10)
+            assert np.all(gamma[Y > 0] == 1)
+        np.testing.assert_array_equal(centred_weights(gamma, block), gamma * (Y - 0.5))
+    # E[ω] = tanh(ψ/2)/(2ψ) and its limit at 0
     np.testing.assert_allclose(mean_omega(np.array([0.0, 1e-6, 2.0])), [0.25, 0.25, np.tanh(1.0) / 4], rtol=1e-10)
+
+
+@pytest.mark.parametrize("exposure", [True, False])
+def test_the_labels_stay_sparse(data, monkeypatch, exposure):
+    """Batch EM, online EM and their objectives work on CSR label blocks: no densifying of Y."""
+    from mlgp.geneml.online_em import online_em
+
+    X, Y, _ = data
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a CSR matrix was densified")
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", refuse)
+    monkeypatch.setattr(sp.csr_matrix, "todense", refuse)
+    batch_em(X, Y, _start(exposure), PRIORS, 1, block_rows=128)
+    online_em(X, Y, _start(exposure), PRIORS, 1, 150)
 
 
 def test_n_jobs_and_a_dask_cluster_give_the_same_fit(data):
@@ -113,11 +138,11 @@ def test_online_em_with_one_batch_and_unit_step_is_a_batch_em_step(data):
 
     X, Y, _ = data
     start = _start()
-    Yd = np.asarray(Y.todense())
     prior_mean = np.asarray(X @ start.W)
     psi = prior_mean @ start.V.T
-    gamma = exposure_posterior(psi, Yd, start.mu)
-    U1 = solve_spd(*row_updates(start.V, gamma * mean_omega(psi), gamma * (Yd - 0.5), prior_mean, PRIORS.lambda_u))
+    gamma = exposure_posterior(psi, Y, start.mu)
+    U1 = solve_spd(*row_updates(start.V, gamma * mean_omega(psi), centred_weights(gamma, Y), prior_mean,
+                                PRIORS.lambda_u))
     batch, _ = batch_em(X, Y, EMState(start.W, U1, start.V, start.mu), PRIORS, 1, cg_iterations=3, block_rows=N)
     online, trace = online_em(X, Y, EMState(start.W, None, start.V, start.mu), PRIORS, 1, N, tau=0.0, cg_iterations=3)
     assert trace["steps"].tolist() == [1]

@@ -133,15 +133,14 @@ def test_gibbs_chains_start_where_batch_em_ends_with_gibbs_start_em(drawn, monke
 def drawn_with_covariates():
     """Data drawn from GenEML with covariate exposure: η_nl = 1.5 − 2 f_l (one label feature)."""
     from mlgp.geneml import geneml_joint
-    from mlgp.geneml.exposure import default_covariates
 
     N, D, K = 700, 40, 25
     rng = np.random.default_rng(8)
     X = sp.random(N, D, density=0.25, random_state=8, format="csr")
     X = sp.csr_matrix(X.multiply(1 / np.sqrt(np.asarray(X.multiply(X).sum(axis=1)) + 1e-12)))
     feature = rng.standard_normal(K)
-    cov = np.stack([np.ones((N, K)), np.broadcast_to(feature, (N, K))], axis=2)
-    joint = geneml_joint(X, K, 4, exposure="covariates", covariates=cov, lambda_v=0.2, lambda_w=0.1)
+    F = np.column_stack([np.ones(K), feature])  # label part only: an intercept and the feature
+    joint = geneml_joint(X, K, 4, exposure="covariates", covariates=(F, np.zeros((N, 0))), lambda_v=0.2, lambda_w=0.1)
     values = joint.sample(value=dict(coef=np.array([1.5, -2.0])), seed=(8, 9))
     return X, sp.csr_matrix(values["Y"].numpy().astype(np.float64)), feature, values
 

@@ -1,6 +1,7 @@
 """GenEML's joint distribution: its log joint against a NumPy/SciPy computation of the same
 densities, draws that respect the model (no positive label without exposure; P(y = 1) = μ σ(uᵀv)),
-and bad arguments."""
+bad arguments, and the inferences' log posterior (:mod:`mlgp.geneml.em`) as the joint with ξ summed
+out, exactly (one model definition)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import pytest
 import scipy.sparse as sp
 import tensorflow as tf
 from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, logsumexp
 
 from mlgp.errors import ArgumentError, ShapeError
+from mlgp.geneml.em import EMState, Priors, global_log_prior, log_posterior
+from mlgp.geneml.exposure import CovariateExposure
 from mlgp.geneml.model import NAMES, geneml_joint
 
 N, D, K, k = 40, 12, 6, 3
@@ -21,6 +24,20 @@ PRIORS = dict(lambda_u=2.0, lambda_v=0.5, lambda_w=3.0, alpha=2.0, beta=5.0, lam
 @pytest.fixture(scope="module")
 def X():
     return sp.random(N, D, density=0.3, random_state=1, format="csr")
+
+
+def _covariates(seed: int, N: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """(F, G): F (K, 2) and G (N, 1)."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((K, 2)), rng.standard_normal((N, 1))
+
+
+def _dense(covariates) -> np.ndarray:
+    """(F, G) as the (N, K, C_F + C_G) array c_nl = (f_l, g_n) (test sizes only)."""
+    F, G = covariates
+    N, K = G.shape[0], F.shape[0]
+    return np.concatenate([np.broadcast_to(F[None], (N, K, F.shape[1])), np.broadcast_to(G[:, None], (N, K, G.shape[1]))],
+                          axis=2)
 
 
 def _reference_log_joint(X, values, exposure, covariates=None):
@@ -39,13 +56,13 @@ def _reference_log_joint(X, values, exposure, covariates=None):
     else:
         coef = np.asarray(values["coef"])
         lp += stats.norm.logpdf(coef, 0, 1 / np.sqrt(PRIORS["lambda_coef"])).sum()
-        lp += stats.bernoulli.logpmf(xi, expit(covariates @ coef)).sum()
+        lp += stats.bernoulli.logpmf(xi, expit(_dense(covariates) @ coef)).sum()
     return lp + stats.bernoulli.logpmf(Y, xi * s).sum()
 
 
 @pytest.mark.parametrize("exposure", ["global", "covariates", None])
 def test_the_log_joint_is_the_sum_of_the_model_densities(X, exposure):
-    cov = np.random.default_rng(2).standard_normal((N, K, 2)) if exposure == "covariates" else None
+    cov = _covariates(2, N, K) if exposure == "covariates" else None
     joint = geneml_joint(X, K, k, exposure=exposure, covariates=cov, **PRIORS)
     values = joint.sample(seed=(3, 4))
     assert set(values) == set(NAMES[exposure])
@@ -75,9 +92,18 @@ def test_no_label_without_exposure_and_the_positive_rate_is_mu_times_sigma(X):
 
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(exposure="sometimes"), ArgumentError, "exposure must be one of"),
-    (dict(exposure="covariates"), ArgumentError, r"needs covariates \(N, K, C\)"),
-    (dict(exposure="global", covariates=np.zeros((N, K, 1))), ArgumentError, "covariates are used only with"),
-    (dict(exposure="covariates", covariates=np.zeros((N, K))), ShapeError, r"covariates must be finite with shape"),
+    (dict(exposure="covariates"), ArgumentError, r"needs covariates \(F, G\)"),
+    (dict(exposure="global", covariates=(np.zeros((K, 1)), np.zeros((N, 1)))), ArgumentError,
+     "covariates are used only with"),
+    (dict(exposure="covariates", covariates=np.zeros((N, K, 1))), ShapeError, r"must be a pair \(F, G\)"),
+    (dict(exposure="covariates", covariates=(np.zeros((N, 1)), np.zeros((N, 1)))), ShapeError,
+     r"covariates \(F, G\) must be finite with shapes"),
+    (dict(exposure="covariates", covariates=(np.zeros((K, 1)), np.zeros((K, 1)))), ShapeError,
+     r"covariates \(F, G\) must be finite with shapes"),
+    (dict(exposure="covariates", covariates=(np.zeros((K, 0)), np.zeros((N, 0)))), ShapeError,
+     r"C_F \+ C_G ≥ 1"),
+    (dict(exposure="covariates", covariates=(np.full((K, 1), np.nan), np.zeros((N, 1)))), ShapeError,
+     r"covariates \(F, G\) must be finite"),
     (dict(lambda_u=0.0), ArgumentError, "lambda_u"),
     (dict(alpha=-1.0), ArgumentError, "alpha"),
 ])
@@ -103,3 +129,63 @@ def test_a_large_preference_keeps_a_finite_log_probability(X):
     values["xi"] = tf.ones_like(values["xi"])
     values["Y"] = tf.zeros_like(values["Y"])
     assert np.isfinite(joint.log_prob(values).numpy())
+
+
+# One model definition: the NumPy log posterior is the joint with ξ summed out, constants included.
+
+TINY_N, TINY_D, TINY_K, TINY_k = 2, 3, 3, 2
+TINY_Y = np.array([[1, 0, 1], [0, 0, 1]])  # positives and zeros in every row
+EM_PRIORS = Priors(lambda_u=PRIORS["lambda_u"], lambda_v=PRIORS["lambda_v"], lambda_w=PRIORS["lambda_w"],
+                   alpha=PRIORS["alpha"], beta=PRIORS["beta"])
+
+
+def _tiny(exposure, seed: int = 0):
+    """A tiny joint, a draw of its parameters with Y = ``TINY_Y``, and the same point as an EMState."""
+    X = sp.csr_matrix(np.random.default_rng(seed).standard_normal((TINY_N, TINY_D)))
+    cov = _covariates(seed + 1, TINY_N, TINY_K) if exposure == "covariates" else None
+    joint = geneml_joint(X, TINY_K, TINY_k, exposure=exposure, covariates=cov, **PRIORS)
+    values = dict(joint.sample(seed=(seed, 7)))
+    values["Y"] = tf.constant(TINY_Y, tf.int32)
+    W, U, V = (values[name].numpy() for name in ("W", "U", "V"))
+    mu = values["mu"].numpy() if exposure == "global" else None
+    covariates = CovariateExposure(*cov, values["coef"].numpy(), PRIORS["lambda_coef"]) if cov is not None else None
+    return X, joint, values, EMState(W, U, V, mu, covariates)
+
+
+def _xi_marginal(joint, values) -> float:
+    """log Σ_ξ p(W, U, V, μ or β, ξ, Y) over all 2^(N K) exposure configurations."""
+    bits = (np.arange(2 ** (TINY_N * TINY_K))[:, None] >> np.arange(TINY_N * TINY_K)) & 1
+    configs = bits.reshape(-1, TINY_N, TINY_K).astype(np.int32)
+    log_probs = np.array([joint.log_prob({**values, "xi": tf.constant(xi)}).numpy() for xi in configs])
+    impossible = np.any(configs < TINY_Y, axis=(1, 2))  # y = 1 without exposure
+    assert np.all(log_probs[impossible] < -1e29) and np.all(np.isfinite(log_probs[~impossible]))
+    return float(logsumexp(log_probs[~impossible]))
+
+
+@pytest.mark.parametrize("exposure", ["global", "covariates"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_log_posterior_is_the_joint_with_the_exposures_summed_out(exposure, seed):
+    """log_posterior(X, Y, state) = log Σ_ξ p(W, U, V, μ or β, ξ, Y), every constant included."""
+    X, joint, values, state = _tiny(exposure, seed)
+    expected = _xi_marginal(joint, values)
+    Y = sp.csr_matrix(TINY_Y.astype(np.float64))
+    np.testing.assert_allclose(log_posterior(X, Y, state, EM_PRIORS), expected, rtol=1e-10)
+    np.testing.assert_allclose(log_posterior(X, Y, state, EM_PRIORS, block_rows=1), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_without_exposure_the_log_posterior_is_the_log_joint(seed):
+    X, joint, values, state = _tiny(None, seed)
+    Y = sp.csr_matrix(TINY_Y.astype(np.float64))
+    np.testing.assert_allclose(log_posterior(X, Y, state, EM_PRIORS, block_rows=1), joint.log_prob(values).numpy(),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("exposure", ["global", "covariates", None])
+def test_the_global_log_prior_is_the_joints_w_v_and_exposure_parts(exposure):
+    """The objective's prior part shared by every row: log p(W) + log p(V) + log p(μ) (or log p(β))."""
+    _, joint, values, state = _tiny(exposure)
+    parts = {name: part.numpy() for name, part in joint.log_prob_parts(values).items()}
+    shared = [name for name in ("W", "V", "mu", "coef") if name in parts]
+    assert len(shared) == (2 if exposure is None else 3)
+    np.testing.assert_allclose(global_log_prior(state, EM_PRIORS), sum(parts[name] for name in shared), rtol=1e-12)
