@@ -146,6 +146,8 @@ class GenEML(MultiLabelEstimator):
         "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
         "num_chains": [Interval(Integral, 1, None, closed="left")],
         "gibbs_start": [StrOptions({"random", "em"})],
+        "scale_move": ["boolean"],
+        "precision_prior": [tuple, list, None],
         "n_jobs": [Integral, None],
         "progress": ["boolean"],
         "normalize_rows": ["boolean"],
@@ -157,10 +159,11 @@ class GenEML(MultiLabelEstimator):
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
                  alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0,
                  cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
-                 tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 50, num_chains: int = 1,
+                 tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 25, num_chains: int = 4,
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
-                 normalize_rows: bool = False) -> None:
+                 normalize_rows: bool = False, scale_move: bool = True,
+                 precision_prior: tuple[float, float] | None = None) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -187,6 +190,8 @@ class GenEML(MultiLabelEstimator):
         self.progress = progress
         self.max_seconds = max_seconds
         self.normalize_rows = normalize_rows
+        self.scale_move = scale_move
+        self.precision_prior = precision_prior
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -202,12 +207,13 @@ class GenEML(MultiLabelEstimator):
         """
         X, Y = self._validate_fit_data(X, Y)
         X = self._rows(X)
-        for stale in ("coef_", "samples_", "exposure_coef_"):  # from an earlier fit with other settings
+        for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
         init = float(self.exposure_init)
         covariates = self._covariates(Y, label_features, init)
-        callback = self._validation_callback(validation, D, K)
+        validation = self._checked_validation(validation, D, K)
+        callback = self._validation_callback(validation)
         progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
         rng = np.random.default_rng(self.random_state)
         mu = np.full(K, init) if self.exposure == "global" else None
@@ -219,7 +225,8 @@ class GenEML(MultiLabelEstimator):
                                           n_jobs=self.n_jobs, progress=progress, callback=callback,
                                           max_seconds=self.max_seconds)
         elif self.inference == "gibbs":
-            from .gibbs import gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
+            from .diagnostics import chain_diagnostics
+            from .gibbs import GibbsOptions, gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
 
             start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
                             covariates)
@@ -227,11 +234,14 @@ class GenEML(MultiLabelEstimator):
                 start, _ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
                                     cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
                                     n_jobs=self.n_jobs)
-            self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), int(self.num_results),
-                                                      int(self.num_burnin_steps), num_chains=int(self.num_chains),
-                                                      seed=int(self.random_state), block_rows=int(self.block_rows),
-                                                      progress=progress)
+            options = GibbsOptions(int(self.num_results), int(self.num_burnin_steps), int(self.block_rows),
+                                   bool(self.scale_move), self._precision_prior())
+            watch = validation[0] if validation is not None else X[np.sort(rng.permutation(N)[:100])]
+            self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), options,
+                                                      num_chains=int(self.num_chains), seed=int(self.random_state),
+                                                      n_jobs=self.n_jobs, watch=watch, progress=progress)
             self.coef_ = self.samples_["coef"].mean(axis=0)
+            self.diagnostics_ = chain_diagnostics(self.samples_, self.trace_)
             if mu is not None:
                 state = EMState(state.W, None, state.V, np.clip(self.samples_["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
             if covariates is not None:
@@ -253,17 +263,37 @@ class GenEML(MultiLabelEstimator):
         self._set_fitted_shape(N, D, K)
         return self
 
-    def _validation_callback(self, validation, D: int, K: int):
+    def _precision_prior(self) -> tuple[float, float] | None:
+        """``precision_prior`` checked: None or a pair (a, b) of finite numbers > 0."""
+        if self.precision_prior is None:
+            return None
+        try:
+            a, b = (float(v) for v in self.precision_prior)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"precision_prior must be None or a pair (shape a, rate b); got {self.precision_prior!r}")
+        if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+            raise ArgumentError(f"precision_prior's shape and rate must be finite and > 0; got ({a}, {b})")
+        return a, b
+
+    def _checked_validation(self, validation, D: int, K: int):
+        """``validation`` = (X_val, Y_val) checked against D and K (rows normalised like X), or None."""
+        if validation is None:
+            return None
+        from ..validation import check_features, check_labels
+
+        X_val, Y_val = validation
+        X_val = self._rows(check_features(X_val, "validation X", num_features=D))
+        return X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
+
+    def _validation_callback(self, validation):
         """A trace callback adding validation P@1/3/5 at the current W, V (None without data)."""
         if validation is None:
             return None
         from ..metrics import evaluate
         from ..scores import topk
-        from ..validation import check_features, check_labels
 
         X_val, Y_val = validation
-        X_val = self._rows(check_features(X_val, "validation X", num_features=D))
-        Y_val = check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
+        K = Y_val.shape[1]
 
         def record(step, state, row):
             scores = np.asarray(X_val @ state.W) @ state.V.T

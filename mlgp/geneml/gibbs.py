@@ -1,152 +1,222 @@
-"""A Gibbs sampler for GenEML with Pólya-Gamma augmentation.
+"""A Gibbs sampler for GenEML with Pólya-Gamma augmentation, over the shared row blocks.
 
-One sweep draws, in turn (:mod:`mlgp.geneml.updates` gives the Gaussian conditionals):
+One sweep of a chain draws, in turn:
 
-1. ξ_nl for the zero labels from Bernoulli(γ_nl) (exposure models only; ξ = 1 where y = 1);
-2. ω_nl ~ PG(1, ψ_nl) (:class:`mlgp.distributions.PolyaGamma`) for the exposed entries;
-3. every u_n ~ N(Λ_n⁻¹ h_n, Λ_n⁻¹) with weights a = ξ ω and b = ξ κ;
-4. every v_l ~ N(Λ_l⁻¹ h_l, Λ_l⁻¹) at the new U;
-5. each column of W from its Gaussian conditional, precision λ_u XᵀX + λ_w I (a Cholesky factor
-   computed once when D ≤ :data:`DENSE_W_LIMIT`, else perturb-then-solve by conjugate gradients to
-   a tight tolerance);
-6. μ_l ~ Beta(α + Σ_n ξ_nl, β + N − Σ_n ξ_nl), or, with covariate exposure, ω'_nl ~ PG(1, η_nl) and
-   β from its Gaussian conditional (:func:`mlgp.geneml.exposure.draw_coefficients`).
+1. for each block of rows (:func:`mlgp.blocks.row_blocks`, CSR features; Y stays sparse): ξ_nl for
+   the zero labels from Bernoulli(γ_nl) (exposure models only; ξ = 1 where y = 1), ω_nl ~ PG(1, ψ_nl)
+   (:class:`mlgp.distributions.PolyaGamma`), every u_n ~ N(Λ_n⁻¹ h_n, Λ_n⁻¹) with weights a = ξ ω and
+   b = ξ κ (:mod:`mlgp.geneml.updates`), and the block's part of V's statistics;
+2. every v_l ~ N(Λ_l⁻¹ h_l, Λ_l⁻¹) at the new U (prior precision λ_vj per latent dimension);
+3. W | U and its mean E[W | U] (:class:`mlgp.geneml.draws.WSampler`);
+4. μ_l ~ Beta(α + Σ_n ξ_nl, β + N − Σ_n ξ_nl), or, with covariate exposure, ω'_nl ~ PG(1, η_nl) and
+   β from its Gaussian conditional (:func:`mlgp.geneml.exposure.draw_coefficients`);
+5. with ``scale_move``, V → t V from t's conditional with ξ and ω summed out
+   (:func:`mlgp.geneml.draws.scale_labels`);
+6. with ``precision_prior = (a, b)``, λ_u, λ_w and each λ_vj from their Gamma conditionals.
 
-:func:`gibbs` returns the draws after burn-in as arrays with a chain dimension, as ``tfp.mcmc``
-returns them — (num_results, num_chains, …) — and a trace of the log posterior per sweep.
+The posterior-mean predictor's matrix is the Rao-Blackwellised Monte Carlo average of
+E[W | U] Vᵀ over the kept draws (``coef``, rotation-invariant). :func:`gibbs` runs ``num_chains``
+chains (through joblib when ``n_jobs`` asks; each chain has its own seed, so the draws are the same
+for any ``n_jobs``) and returns draws with a chain dimension, as ``tfp.mcmc`` returns them —
+(num_results, num_chains, …) — with a trace of the log posterior per sweep. A non-finite draw stops
+the chain with :class:`GibbsDivergedError`, which names the sweep and the block and keeps the draws
+made so far.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-import scipy.linalg
-import scipy.sparse as sp
-import tensorflow as tf
-from scipy.sparse.linalg import LinearOperator, cg
+from joblib import Parallel, delayed
 
-from ..distributions import PolyaGamma
-from .em import EMState, Priors, _blocks, log_posterior
+from ..blocks import row_blocks
+from ..errors import TrainingDivergedError
+from .draws import WSampler, draw_gaussians, draw_precisions, scale_labels
+from .em import EMState, Priors, log_posterior
 from .exposure import draw_coefficients
-from .updates import exposure_posterior, label_statistics, row_updates, solve_spd
+from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, normal_log_density,
+                      row_updates)
 
-__all__ = ["DENSE_W_LIMIT", "gibbs"]
-
-#: Largest D for which W's conditional is drawn through a dense Cholesky factor of its precision.
-DENSE_W_LIMIT = 4000
+__all__ = ["GibbsDivergedError", "GibbsOptions", "gibbs"]
 
 
-@tf.function(input_signature=[tf.TensorSpec([None], tf.float64), tf.TensorSpec([2], tf.int32)])
-def _pg_draws(psi, seed):
-    return PolyaGamma(tf.ones_like(psi), psi).sample(seed=seed)
+class GibbsDivergedError(TrainingDivergedError):
+    """A chain drew a non-finite value; ``samples`` and ``trace`` hold what was drawn before it."""
+
+    def __init__(self, message: str, samples: dict | None = None, trace: pd.DataFrame | None = None) -> None:
+        super().__init__(message)
+        self.samples, self.trace = samples, trace
+
+    def __reduce__(self):  # keep the partial draws across joblib's process boundary
+        return type(self), (str(self), self.samples, self.trace)
 
 
-def _draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k): Λ⁻¹ (h + L ε) with Λ = L Lᵀ and
-    ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (a Cholesky factor and one batched LU solve;
-    NumPy has no batched triangular solve)."""
-    L = np.linalg.cholesky(precision)
-    return solve_spd(precision, shift + np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0])
+@dataclass(frozen=True)
+class GibbsOptions:
+    """How the chains run: kept draws and burn-in per chain, rows per block, the scale move, the
+    Gamma(a, b) hyperprior of the precisions (None: fixed at ``Priors``), and the jitter of the
+    starts of chains after the first."""
+
+    num_results: int
+    num_burnin_steps: int = 0
+    block_rows: int = 1000
+    scale_move: bool = True
+    precision_prior: tuple[float, float] | None = None
+    jitter: float = 0.01
 
 
-class _WSampler:
-    """Draws W | U: each column from N(A⁻¹ λ_u Xᵀ u, A⁻¹), A = λ_u XᵀX + λ_w I."""
+@dataclass
+class _Chain:
+    """One chain's draws so far."""
 
-    def __init__(self, X, priors: Priors):
-        self.X, self.p = X, priors
-        D = X.shape[1]
-        self.factor = None
-        if D <= DENSE_W_LIMIT:
-            gram = np.asarray((X.T @ X).todense() if sp.issparse(X) else X.T @ X)
-            self.factor = scipy.linalg.cholesky(priors.lambda_u * gram + priors.lambda_w * np.eye(D), lower=True)
-        else:
-            self.op = LinearOperator((D, D), matvec=lambda w: priors.lambda_u * (X.T @ (X @ w)) + priors.lambda_w * w,
-                                     dtype=np.float64)
-
-    def draw(self, U: np.ndarray, W0: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        D, k = W0.shape
-        rhs = self.p.lambda_u * np.asarray(self.X.T @ U)
-        if self.factor is not None:
-            mean = scipy.linalg.cho_solve((self.factor, True), rhs)
-            noise = scipy.linalg.solve_triangular(self.factor.T, rng.standard_normal((D, k)), lower=False)
-            return mean + noise
-        # perturb-then-solve: A w = λ_u Xᵀ(u + ε₁/√λ_u) + √λ_w ε₂ has w ~ N(A⁻¹ λ_u Xᵀ u, A⁻¹)
-        eps1 = rng.standard_normal(U.shape) / np.sqrt(self.p.lambda_u)
-        b = self.p.lambda_u * np.asarray(self.X.T @ (U + eps1)) + np.sqrt(self.p.lambda_w) * rng.standard_normal((D, k))
-        return np.column_stack([cg(self.op, b[:, j], x0=W0[:, j], rtol=1e-10, maxiter=10 * D)[0] for j in range(k)])
+    V: list = field(default_factory=list)
+    mu: list = field(default_factory=list)
+    beta: list = field(default_factory=list)
+    precisions: list = field(default_factory=list)
+    watched: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    coef: np.ndarray | None = None
+    kept: int = 0
 
 
-def gibbs(X, Y, state: EMState, priors: Priors, num_results: int, num_burnin_steps: int = 0, *, num_chains: int = 1,
-          seed: int = 0, block_rows: int = 1000, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
+def _pg_draws(psi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """ω ~ PG(1, ψ) elementwise, seeded from ``rng``."""
+    from ._polya_gamma import polya_gamma_draws  # TensorFlow only when a chain runs
+
+    return polya_gamma_draws(psi, rng)
+
+
+def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_chains: int = 1, seed: int = 0,
+          n_jobs: int | None = None, watch=None, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
     """Run ``num_chains`` chains from ``state`` (the first exactly there, the others with U and V
-    jittered by their own seeds). The u_n are drawn ``block_rows`` rows at a time (their precisions
-    take block_rows · k² floats).
+    jittered by their own seeds) on CSR X (N, D) and CSR 0/1 Y (N, K).
 
-    Returns ``samples`` — ``W`` (R, C, D, k), ``V`` (R, C, K, k), ``mu`` (R, C, K) with exposure,
-    ``coef`` (C, D, K): each chain's mean of W Vᵀ over its draws (rotation-invariant, the
-    posterior-mean predictor's matrix) — and a trace (``chain``, ``sweep``, ``kept``,
-    ``objective`` — the log posterior at the draw — and ``seconds``), and the last chain's final
-    state (to continue it).
+    ``watch``: CSR features (P, D) whose Rao-Blackwellised predictions x E[W | U] Vᵀ are kept per
+    draw (``samples["watched"]`` (R, C, P, K), for effective sample sizes and R-hat).
+    ``progress(iterable)`` wraps each chain's sweeps (sequential chains only).
+
+    Returns ``samples`` — ``V`` (R, C, K, k), ``mu`` (R, C, K) with global exposure, ``beta``
+    (R, C, C_β) with covariates, ``precisions`` (R, C, 2 + k) (λ_u, λ_w, λ_v) with a hyperprior,
+    ``watched``, and ``coef`` (C, D, K): each chain's mean of E[W | U] Vᵀ — a trace (``chain``,
+    ``sweep``, ``kept``, ``objective`` — the log posterior at the draw given the precisions —
+    ``tau`` (the scale move's log t), and ``seconds``), and the last chain's final state.
     """
-    Yd = np.asarray(Y.todense(), dtype=np.float64)
-    kappa = Yd - 0.5
-    w_sampler = _WSampler(X, priors)
-    blocks = _blocks(X.shape[0], block_rows)
-    draws = {"W": [], "V": [], "mu": [], "coef": []}
-    coef, rows = [], []
-    total = num_burnin_steps + num_results
-    for chain in range(num_chains):
-        rng = np.random.default_rng([seed, chain])
-        jitter = 0.0 if chain == 0 else 0.01  # the first chain starts exactly at ``state``
-        W, V, mu, cov = state.W.copy(), state.V + jitter * rng.standard_normal(state.V.shape), state.mu, state.covariates
-        U = state.U + jitter * rng.standard_normal(state.U.shape)
-        chain_draws = {"W": [], "V": [], "mu": [], "coef": []}
-        running = np.zeros((X.shape[1], Y.shape[1]))
-        sweeps = range(total)
-        for sweep in (progress(sweeps) if progress else sweeps):
-            t0 = time.perf_counter()
-            psi = U @ V.T
-            mu_all = cov.probs(slice(None)) if cov is not None else mu
-            xi = np.ones_like(psi) if mu_all is None else np.where(Yd > 0, 1.0, rng.random(psi.shape) < exposure_posterior(psi, Yd, mu_all))
-            omega = _pg_draws(tf.constant(psi.ravel()), tf.constant(rng.integers(0, 2**31 - 1, 2), tf.int32))
-            omega = omega.numpy().reshape(psi.shape)
-            a, b = xi * omega, xi * kappa
-            prior_mean = np.asarray(X @ W)
-            U = np.empty_like(U)
-            stat_a, stat_b = 0.0, 0.0
-            for r in blocks:  # each block's new u_n, and its statistics added to a running sum
-                U[r] = _draw_gaussians(*row_updates(V, a[r], b[r], prior_mean[r], priors.lambda_u), rng)
-                part_a, part_b = label_statistics(U[r], a[r], b[r])
-                stat_a, stat_b = stat_a + part_a, stat_b + part_b
-            V = _draw_gaussians(stat_a + priors.lambda_v * np.eye(V.shape[1]), stat_b, rng)
-            W = w_sampler.draw(U, W, rng)
+    chains = range(num_chains)
+    if n_jobs is None or n_jobs == 1 or num_chains == 1:
+        results = [_run_chain(X, Y, state, priors, options, seed, c, watch, progress) for c in chains]
+    else:
+        results = Parallel(n_jobs=n_jobs)(delayed(_run_chain)(X, Y, state, priors, options, seed, c, watch, None)
+                                          for c in chains)
+    samples = _stack([r[0] for r in results])
+    trace = pd.DataFrame([row for r in results for row in r[0].rows])
+    return samples, trace, results[-1][1]
+
+
+def _stack(chains: list[_Chain]) -> dict[str, np.ndarray]:
+    """The chains' draws as (R, C, …) arrays (names with no draws left out)."""
+    samples = {"coef": np.stack([c.coef for c in chains])}
+    for name in ("V", "mu", "beta", "precisions", "watched"):
+        draws = [getattr(c, name) for c in chains]
+        if all(len(d) for d in draws):
+            samples[name] = np.stack([np.stack(d) for d in draws], axis=1)
+    return samples
+
+
+def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed: int, chain: int, watch,
+               progress) -> tuple[_Chain, EMState]:
+    rng = np.random.default_rng([seed, chain])
+    jitter = 0.0 if chain == 0 else options.jitter  # the first chain starts exactly at ``state``
+    N, D = X.shape
+    K, k = state.V.shape
+    W, mu, cov = state.W.copy(), state.mu, state.covariates
+    U = state.U + jitter * rng.standard_normal(state.U.shape)
+    V = state.V + jitter * rng.standard_normal(state.V.shape)
+    lambda_u, lambda_w, lambda_v = priors.lambda_u, priors.lambda_w, np.full(k, priors.lambda_v)
+    w_sampler = WSampler(X)
+    draws = _Chain(coef=np.zeros((D, K)))
+    sweeps = range(options.num_burnin_steps + options.num_results)
+    for sweep in (progress(sweeps) if progress else sweeps):
+        t0 = time.perf_counter()
+        stat_a, stat_b, exposed, xi_blocks = 0.0, 0.0, 0.0, []
+        for rows, X_b in row_blocks(X, options.block_rows, dense=False):
+            Y_b = Y[rows]
+            psi = U[rows] @ V.T
+            mu_b = cov.probs(rows) if cov is not None else mu
+            xi = np.ones_like(psi) if mu_b is None else \
+                (rng.random(psi.shape) < exposure_posterior(psi, Y_b, mu_b)).astype(np.float64)
+            a, b = xi * _pg_draws(psi, rng), centred_weights(xi, Y_b)
+            shift_mean = np.asarray(X_b @ W)
+            U[rows] = draw_gaussians(*row_updates(V, a, b, shift_mean, lambda_u), rng)
+            _check(U[rows], "u_n", sweep, chain, rows, draws, W, U, V, mu, cov)
+            part_a, part_b = label_statistics(U[rows], a, b)
+            stat_a, stat_b, exposed = stat_a + part_a, stat_b + part_b, exposed + xi.sum(axis=0)
+            if cov is not None:
+                xi_blocks.append(xi)
+        V = draw_gaussians(stat_a + np.diag(lambda_v), stat_b, rng)
+        _check(V, "V", sweep, chain, None, draws, W, U, V, mu, cov)
+        W, W_mean = w_sampler.draw(U, W, lambda_u, lambda_w, rng)
+        _check(W, "W", sweep, chain, None, draws, W, U, V, mu, cov)
+        if mu is not None:
+            mu = np.clip(rng.beta(priors.alpha + exposed, priors.beta + N - exposed), 1e-12, 1 - 1e-12)
+        if cov is not None:  # β | ξ by its own Pólya-Gamma augmentation, ω' ~ PG(1, η)
+            xi_all = np.vstack(xi_blocks)
+            eta = cov.logits(slice(None))
+            cov = draw_coefficients(cov, xi_all, _pg_draws(eta, rng), rng)
+        tau = 0.0
+        if options.scale_move:
+            current = EMState(W, U, V, mu, cov)
+            V, tau = scale_labels(V, lambda t: _log_likelihood(Y, current, options.block_rows, t), lambda_v, rng,
+                                    options.precision_prior)
+        if options.precision_prior is not None:
+            lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
+        kept = sweep >= options.num_burnin_steps
+        if kept:
+            draws.coef += W_mean @ V.T
+            draws.kept += 1
+            draws.V.append(V)
             if mu is not None:
-                exposed = xi.sum(axis=0)
-                mu = np.clip(rng.beta(priors.alpha + exposed, priors.beta + X.shape[0] - exposed), 1e-12, 1 - 1e-12)
-            if cov is not None:  # β | ξ by its own Pólya-Gamma augmentation, ω' ~ PG(1, η)
-                eta = cov.logits(slice(None))
-                omega_c = _pg_draws(tf.constant(eta.ravel()), tf.constant(rng.integers(0, 2**31 - 1, 2), tf.int32))
-                cov = draw_coefficients(cov, xi, omega_c.numpy().reshape(eta.shape), rng)
-            kept = sweep >= num_burnin_steps
-            if kept:
-                if cov is not None:
-                    chain_draws["coef"].append(cov.coef)
-                chain_draws["W"].append(W)
-                chain_draws["V"].append(V)
-                chain_draws["mu"].append(mu)
-                running += W @ V.T
-            seconds = time.perf_counter() - t0
-            rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept,
-                             objective=log_posterior(X, Y, EMState(W, U, V, mu, cov), priors), seconds=seconds))
-        for name in draws:
-            draws[name].append(chain_draws[name])
-        coef.append(running / max(num_results, 1))
-    samples = {"W": np.stack([np.stack(c) for c in draws["W"]], axis=1),
-               "V": np.stack([np.stack(c) for c in draws["V"]], axis=1), "coef": np.stack(coef)}
-    if state.mu is not None:
-        samples["mu"] = np.stack([np.stack(c) for c in draws["mu"]], axis=1)
-    if state.covariates is not None:
-        samples["beta"] = np.stack([np.stack(c) for c in draws["coef"]], axis=1)
-    return samples, pd.DataFrame(rows), EMState(W, U, V, mu, cov)
+                draws.mu.append(mu)
+            if cov is not None:
+                draws.beta.append(cov.coef)
+            if options.precision_prior is not None:
+                draws.precisions.append(np.concatenate([[lambda_u, lambda_w], lambda_v]))
+            if watch is not None:
+                draws.watched.append(np.asarray(watch @ W_mean) @ V.T)
+        seconds = time.perf_counter() - t0
+        objective = _objective(X, Y, EMState(W, U, V, mu, cov), priors, lambda_u, lambda_w, lambda_v,
+                               options.block_rows)
+        draws.rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau, seconds=seconds))
+    draws.coef /= max(draws.kept, 1)
+    return draws, EMState(W, U, V, mu, cov)
+
+
+def _objective(X, Y, state: EMState, priors: Priors, lambda_u: float, lambda_w: float, lambda_v: np.ndarray,
+               block_rows: int) -> float:
+    """log p(W, U, V, μ or β, Y | λ) at the current precisions, V's prior with one λ_vj per column."""
+    at = Priors(lambda_u, 1.0, lambda_w, priors.alpha, priors.beta)
+    value = log_posterior(X, Y, state, at, block_rows) - normal_log_density(state.V, 1.0)
+    return value + sum(normal_log_density(state.V[:, j], lam) for j, lam in enumerate(lambda_v))
+
+
+def _log_likelihood(Y, state: EMState, block_rows: int, t: float) -> float:
+    """log p(Y | t U Vᵀ, μ) with ξ summed out, over blocks of rows."""
+    total = 0.0
+    for start in range(0, Y.shape[0], block_rows):
+        rows = slice(start, start + block_rows)
+        total += log_likelihood(t * (state.U[rows] @ state.V.T), Y[rows], state.exposure(rows))
+    return total
+
+
+def _check(values: np.ndarray, name: str, sweep: int, chain: int, rows, draws: _Chain, *state) -> None:
+    """Raise :class:`GibbsDivergedError` (with the draws so far) if ``values`` are not all finite."""
+    if np.all(np.isfinite(values)):
+        return
+    where = f"rows {rows.start}–{rows.stop - 1}" if rows is not None else "the global draws"
+    draws.coef = draws.coef / max(draws.kept, 1)
+    raise GibbsDivergedError(
+        f"chain {chain}, sweep {sweep + 1}, {where}: a draw of {name} is not finite (likely cause: extreme feature "
+        "values or precisions too small for them; try normalize_rows=True or larger lambda_u / lambda_v)",
+        _stack([draws]) if draws.kept else {}, pd.DataFrame(draws.rows))

@@ -1,0 +1,55 @@
+"""Convergence diagnostics of GenEML's Gibbs chains, through ``tfp.mcmc``: effective sample sizes
+(``tfp.mcmc.effective_sample_size``, chains pooled) and split R-hat
+(``tfp.mcmc.potential_scale_reduction`` with ``split_chains=True``) of draws shaped
+(num_results, num_chains, …) — the Rao-Blackwellised predictions for a watched set of points, μ, and
+the log posterior per sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["chain_diagnostics", "ess", "split_rhat"]
+
+
+def ess(draws: np.ndarray) -> np.ndarray:
+    """Effective sample size of each coordinate of ``draws`` (R, C, …), summed over the chains
+    (Geyer's initial-positive-sequence truncation); shape (…)."""
+    import tensorflow_probability as tfp
+
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.shape[0] < 4:
+        return np.full(draws.shape[2:], np.nan)
+    value = tfp.mcmc.effective_sample_size(draws, filter_beyond_positive_pairs=True, cross_chain_dims=None)
+    return np.asarray(value).sum(axis=0)
+
+
+def split_rhat(draws: np.ndarray) -> np.ndarray:
+    """Split R-hat of each coordinate of ``draws`` (R, C, …) (each chain halved; NaN with fewer
+    than 4 draws); shape (…)."""
+    import tensorflow_probability as tfp
+
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.shape[0] < 4:
+        return np.full(draws.shape[2:], np.nan)
+    return np.asarray(tfp.mcmc.potential_scale_reduction(draws, independent_chain_ndims=1, split_chains=True))
+
+
+def chain_diagnostics(samples: dict, trace: pd.DataFrame) -> dict[str, float]:
+    """Summaries for a fit: ESS of the log posterior and the median / 10 % quantile ESS of the
+    watched predictions and of μ, and the largest split R-hat of each (R-hat only with ≥ 2 chains,
+    or 1 chain split in two)."""
+    kept = trace[trace["kept"]]
+    out: dict[str, float] = {"draws": float(len(kept))}
+    if "objective" in kept and kept["objective"].notna().all() and len(kept):
+        objective = kept.pivot(index="sweep", columns="chain", values="objective").to_numpy()
+        out["ess_log_posterior"] = float(ess(objective))
+        out["rhat_log_posterior"] = float(split_rhat(objective))
+    for name in ("watched", "mu"):
+        if name in samples:
+            draws = samples[name].reshape(samples[name].shape[:2] + (-1,))
+            values, rhat = ess(draws), split_rhat(draws)
+            out[f"ess_{name}_median"] = float(np.median(values))
+            out[f"ess_{name}_q10"] = float(np.quantile(values, 0.1))
+            out[f"rhat_{name}_max"] = float(np.max(rhat))
+    return out

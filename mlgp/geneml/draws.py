@@ -1,0 +1,147 @@
+"""The Gibbs sampler's draws that are not a row block's: Gaussian stacks, W | U, the label-scale
+move, the precisions under their Gamma hyperprior, and a univariate slice sampler.
+
+- :func:`draw_gaussians`: N(Λ⁻¹ h, Λ⁻¹) for stacks of (k, k) precisions (every u_n, every v_l).
+- :class:`WSampler`: each column of W from N(A⁻¹ λ_u Xᵀ u, A⁻¹), A = λ_u XᵀX + λ_w I, and the mean
+  A⁻¹ λ_u Xᵀ U itself (the Rao-Blackwellised W of the posterior-mean estimate).
+- :func:`scale_labels`: the move V → t V, t > 0, drawn from its conditional given (U, μ, Y) with ξ
+  and ω summed out. On the group of scalings with its Haar measure dt/t, Liu & Sabatti's
+  generalised Gibbs step draws τ = log t from
+
+      log f(τ) = log p(Y | e^τ U Vᵀ, μ) − ½ e^{2τ} Σ_j λ_vj ‖V_j‖² + K k τ,
+
+  which leaves p(V | U, μ, Y) invariant; ξ and ω are drawn afresh from their conditionals after it.
+  Plain Gibbs moves the scale of ψ = U Vᵀ a few per cent per sweep (ω and V pin each other); this
+  move sets it in one step.
+- :func:`draw_precisions`: λ_u, λ_w and one λ_vj per latent dimension (automatic relevance
+  determination of V's columns) from their Gamma conditionals under the hyperprior Gamma(a, b).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, cg
+
+from .updates import solve_spd
+
+__all__ = ["DENSE_W_LIMIT", "WSampler", "draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
+
+#: Largest D for which W's conditional is drawn through a dense Cholesky factor of its precision.
+DENSE_W_LIMIT = 4000
+
+
+def draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k): Λ⁻¹ (h + L ε) with Λ = L Lᵀ and
+    ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (a Cholesky factor and one batched LU solve;
+    NumPy has no batched triangular solve)."""
+    L = np.linalg.cholesky(precision)
+    return solve_spd(precision, shift + np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0])
+
+
+class WSampler:
+    """W | U for CSR (or dense) X (N, D): a Cholesky factor of λ_u XᵀX + λ_w I when D ≤
+    :data:`DENSE_W_LIMIT` (recomputed when λ_u or λ_w change), else conjugate gradients."""
+
+    def __init__(self, X) -> None:
+        self.X = X
+        self.gram = None
+        if X.shape[1] <= DENSE_W_LIMIT:
+            gram = X.T @ X
+            self.gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
+        self._key, self._factor = None, None
+
+    def _precision_factor(self, lambda_u: float, lambda_w: float) -> np.ndarray:
+        if self._key != (lambda_u, lambda_w):
+            D = self.gram.shape[0]
+            self._factor = scipy.linalg.cholesky(lambda_u * self.gram + lambda_w * np.eye(D), lower=True)
+            self._key = (lambda_u, lambda_w)
+        return self._factor
+
+    def draw(self, U: np.ndarray, W0: np.ndarray, lambda_u: float, lambda_w: float,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """(a draw of W (D, k), its conditional mean E[W | U]) given U (N, k); ``W0`` starts CG."""
+        D, k = W0.shape
+        rhs = lambda_u * np.asarray(self.X.T @ U)
+        if self.gram is not None:
+            factor = self._precision_factor(lambda_u, lambda_w)
+            mean = scipy.linalg.cho_solve((factor, True), rhs)
+            return mean + scipy.linalg.solve_triangular(factor.T, rng.standard_normal((D, k)), lower=False), mean
+        X = self.X
+        op = LinearOperator((D, D), matvec=lambda w: lambda_u * (X.T @ (X @ w)) + lambda_w * w, dtype=np.float64)
+        # perturb-then-solve: A w = λ_u Xᵀ(u + ε₁/√λ_u) + √λ_w ε₂ has w ~ N(A⁻¹ λ_u Xᵀ u, A⁻¹)
+        noise = np.sqrt(lambda_u) * np.asarray(X.T @ rng.standard_normal(U.shape)) \
+            + np.sqrt(lambda_w) * rng.standard_normal((D, k))
+        solve = lambda b, x0: np.column_stack([cg(op, b[:, j], x0=x0[:, j], rtol=1e-10, maxiter=10 * D)[0]  # noqa: E731
+                                               for j in range(k)])
+        mean = solve(rhs, W0)
+        return mean + solve(noise, np.zeros_like(W0)), mean
+
+
+def slice_sample(log_density: Callable[[float], float], x0: float, rng: np.random.Generator, *, width: float = 0.25,
+                 max_steps: int = 50) -> tuple[float, int]:
+    """One univariate slice-sampling step from ``x0`` (Neal 2003: stepping out by ``width``, then
+    shrinkage); returns the new point and the number of density evaluations."""
+    level = log_density(x0) + np.log(rng.random())
+    lo = x0 - width * rng.random()
+    hi = lo + width
+    evaluations = 1
+    for _ in range(max_steps):
+        evaluations += 1
+        if log_density(lo) <= level:
+            break
+        lo -= width
+    for _ in range(max_steps):
+        evaluations += 1
+        if log_density(hi) <= level:
+            break
+        hi += width
+    while True:
+        x = rng.uniform(lo, hi)
+        evaluations += 1
+        if log_density(x) > level:
+            return x, evaluations
+        if x < x0:
+            lo = x
+        else:
+            hi = x
+
+
+def scale_labels(V: np.ndarray, log_likelihood_at: Callable[[float], float], lambda_v: np.ndarray,
+                 rng: np.random.Generator, precision_prior: tuple[float, float] | None = None) -> tuple[np.ndarray, float]:
+    """The scale move (module docstring): V (K, k) → e^τ V with τ drawn by slice sampling.
+
+    ``log_likelihood_at(t)`` is log p(Y | t U Vᵀ, μ) with ξ summed out; ``lambda_v`` (k,) the prior
+    precision of each column of V. With a Gamma(a, b) ``precision_prior`` the λ_vj are summed out
+    instead (each column's prior is then a multivariate t, −(a + K/2) log(b + ‖V_j‖²/2)), so the
+    likelihood, not the current λ_vj, sets the scale. Returns (the new V, τ)."""
+    K, k = V.shape
+    column_norms = np.sum(V ** 2, axis=0)
+
+    def log_prior(tau: float) -> float:
+        if precision_prior is None:
+            return -0.5 * np.exp(2 * tau) * float(lambda_v @ column_norms)
+        a, b = precision_prior
+        return -(a + K / 2) * float(np.sum(np.log(b + 0.5 * np.exp(2 * tau) * column_norms)))
+
+    def log_density(tau: float) -> float:
+        return log_likelihood_at(np.exp(tau)) + log_prior(tau) + K * k * tau
+
+    tau, _ = slice_sample(log_density, 0.0, rng)
+    return np.exp(tau) * V, float(tau)
+
+
+def draw_precisions(W: np.ndarray, residual: np.ndarray, V: np.ndarray, prior: tuple[float, float],
+                    rng: np.random.Generator) -> tuple[float, float, np.ndarray]:
+    """(λ_u, λ_w, λ_v (k,)) from their Gamma conditionals given W (D, k), U − X W (N, k) and V
+    (K, k), under the hyperprior Gamma(shape a, rate b) = ``prior`` on each:
+    λ_u ~ Gamma(a + N k / 2, b + ‖U − XW‖² / 2), λ_w ~ Gamma(a + D k / 2, b + ‖W‖² / 2),
+    λ_vj ~ Gamma(a + K / 2, b + ‖V_j‖² / 2)."""
+    a, b = prior
+    lambda_u = rng.gamma(a + residual.size / 2, 1.0 / (b + 0.5 * float(np.sum(residual ** 2))))
+    lambda_w = rng.gamma(a + W.size / 2, 1.0 / (b + 0.5 * float(np.sum(W ** 2))))
+    lambda_v = rng.gamma(a + V.shape[0] / 2, 1.0 / (b + 0.5 * np.sum(V ** 2, axis=0)))
+    return float(lambda_u), float(lambda_w), lambda_v
