@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 SETTINGS = dict(n_components=100, lambda_u=1.0, lambda_v=1.0, lambda_w=1.0, max_iter=20, batch_size=1000,
-                num_results=50, num_burnin_steps=50)
+                num_results=50, num_burnin_steps=50, num_chains=1)
 #: Gibbs sweeps (burn-in, kept) where a sweep costs too much for SETTINGS' 50 + 50 on 2 cores.
 GIBBS_SWEEPS = {"delicious": (15, 15)}
-QUICK = dict(n_components=3, max_iter=2, batch_size=100, num_results=2, num_burnin_steps=2, max_train=300)
+QUICK = dict(n_components=3, max_iter=2, batch_size=100, num_results=2, num_burnin_steps=2, num_chains=1, max_train=300)
 METHODS = {"em": dict(exposure="global", inference="em"), "online-em": dict(exposure="global", inference="online-em"),
            "gibbs": dict(exposure="global", inference="gibbs"),
            "gibbs-em-start": dict(exposure="global", inference="gibbs", gibbs_start="em"),
@@ -79,7 +79,7 @@ def fit_one(method: str, settings: dict, seed: int, Xtr, Ytr, Xte, Yte, sweeps: 
         t = time.perf_counter()
         return LabelFrequency().fit(Xtr, Ytr), time.perf_counter() - t, None
     params = {k: settings[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w", "max_iter", "batch_size",
-                                      "num_results", "num_burnin_steps")}
+                                      "num_results", "num_burnin_steps", "num_chains")}
     if sweeps is not None:
         params["num_burnin_steps"], params["num_results"] = sweeps
     est = GenEML(random_state=seed, n_jobs=n_jobs, **params, **METHODS[method])

@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> None:
     seeds = args.seeds or [0]
     common = {k: s[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w")}
     per_inference = {"em": dict(max_iter=s["max_iter"]), "online-em": dict(max_iter=s["max_iter"], batch_size=s["batch_size"]),
-                     "gibbs": dict(num_results=s["num_results"], num_burnin_steps=s["num_burnin_steps"])}
+                     "gibbs": dict(num_results=s["num_results"], num_burnin_steps=s["num_burnin_steps"], num_chains=1)}
     methods = {method_name(inf, init, kind): dict(exposure=kind, inference=inf, exposure_init=init, **per_inference[inf])
                for inf, init, kind in args.exposure_methods}
     methods["GenEML no exposure (em)"] = dict(exposure=None, inference="em", **per_inference["em"])

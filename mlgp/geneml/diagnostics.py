@@ -9,7 +9,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["chain_diagnostics", "ess", "split_rhat"]
+__all__ = ["CHUNK", "chain_diagnostics", "ess", "split_rhat"]
+
+#: Coordinates per ``tfp.mcmc`` call (its FFT pads each series to a power of two, in complex128).
+CHUNK = 2 ** 14
+
+
+def _by_chunks(function, draws: np.ndarray) -> np.ndarray:
+    """``function`` applied to (R, C, CHUNK) slices of ``draws`` (R, C, …) flattened; shape (…)."""
+    flat = draws.reshape(draws.shape[:2] + (-1,))
+    parts = [np.asarray(function(flat[:, :, s:s + CHUNK])) for s in range(0, max(flat.shape[2], 1), CHUNK)]
+    return np.concatenate(parts, axis=-1).reshape(draws.shape[2:])
 
 
 def ess(draws: np.ndarray) -> np.ndarray:
@@ -20,8 +30,8 @@ def ess(draws: np.ndarray) -> np.ndarray:
     draws = np.asarray(draws, dtype=np.float64)
     if draws.shape[0] < 4:
         return np.full(draws.shape[2:], np.nan)
-    value = tfp.mcmc.effective_sample_size(draws, filter_beyond_positive_pairs=True, cross_chain_dims=None)
-    return np.asarray(value).sum(axis=0)
+    return _by_chunks(lambda d: np.asarray(tfp.mcmc.effective_sample_size(d, filter_beyond_positive_pairs=True))
+                      .sum(axis=0), draws)
 
 
 def split_rhat(draws: np.ndarray) -> np.ndarray:
@@ -32,7 +42,8 @@ def split_rhat(draws: np.ndarray) -> np.ndarray:
     draws = np.asarray(draws, dtype=np.float64)
     if draws.shape[0] < 4:
         return np.full(draws.shape[2:], np.nan)
-    return np.asarray(tfp.mcmc.potential_scale_reduction(draws, independent_chain_ndims=1, split_chains=True))
+    return _by_chunks(lambda d: tfp.mcmc.potential_scale_reduction(d, independent_chain_ndims=1, split_chains=True),
+                      draws)
 
 
 def chain_diagnostics(samples: dict, trace: pd.DataFrame) -> dict[str, float]:

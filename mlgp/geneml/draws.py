@@ -1,9 +1,8 @@
-"""The Gibbs sampler's draws that are not a row block's: Gaussian stacks, W | U, the label-scale
-move, the precisions under their Gamma hyperprior, and a univariate slice sampler.
+"""The Gibbs sampler's draws that are not a row block's or W's (:mod:`mlgp.geneml.ridge`): Gaussian
+stacks, the label-scale move, the precisions under their Gamma hyperprior, and a univariate slice
+sampler.
 
 - :func:`draw_gaussians`: N(Λ⁻¹ h, Λ⁻¹) for stacks of (k, k) precisions (every u_n, every v_l).
-- :class:`WSampler`: each column of W from N(A⁻¹ λ_u Xᵀ u, A⁻¹), A = λ_u XᵀX + λ_w I, and the mean
-  A⁻¹ λ_u Xᵀ U itself (the Rao-Blackwellised W of the posterior-mean estimate).
 - :func:`scale_labels`: the move V → t V, t > 0, drawn from its conditional given (U, μ, Y) with ξ
   and ω summed out. On the group of scalings with its Haar measure dt/t, Liu & Sabatti's
   generalised Gibbs step draws τ = log t from
@@ -22,63 +21,23 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, cg
 
 from .updates import solve_spd
 
-__all__ = ["DENSE_W_LIMIT", "WSampler", "draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
-
-#: Largest D for which W's conditional is drawn through a dense Cholesky factor of its precision.
-DENSE_W_LIMIT = 4000
+__all__ = ["draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
 
 
-def draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator, *, with_mean: bool = False):
     """Draws from N(Λ⁻¹ h, Λ⁻¹) for stacks Λ (…, k, k), h (…, k): Λ⁻¹ (h + L ε) with Λ = L Lᵀ and
     ε ~ N(0, I), whose covariance is Λ⁻¹ L Lᵀ Λ⁻¹ = Λ⁻¹ (a Cholesky factor and one batched LU solve;
-    NumPy has no batched triangular solve)."""
+    NumPy has no batched triangular solve). ``with_mean``: return (Λ⁻¹ h, the draw), both from one
+    solve with two right-hand sides."""
     L = np.linalg.cholesky(precision)
-    return solve_spd(precision, shift + np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0])
-
-
-class WSampler:
-    """W | U for CSR (or dense) X (N, D): a Cholesky factor of λ_u XᵀX + λ_w I when D ≤
-    :data:`DENSE_W_LIMIT` (recomputed when λ_u or λ_w change), else conjugate gradients."""
-
-    def __init__(self, X) -> None:
-        self.X = X
-        self.gram = None
-        if X.shape[1] <= DENSE_W_LIMIT:
-            gram = X.T @ X
-            self.gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
-        self._key, self._factor = None, None
-
-    def _precision_factor(self, lambda_u: float, lambda_w: float) -> np.ndarray:
-        if self._key != (lambda_u, lambda_w):
-            D = self.gram.shape[0]
-            self._factor = scipy.linalg.cholesky(lambda_u * self.gram + lambda_w * np.eye(D), lower=True)
-            self._key = (lambda_u, lambda_w)
-        return self._factor
-
-    def draw(self, U: np.ndarray, W0: np.ndarray, lambda_u: float, lambda_w: float,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """(a draw of W (D, k), its conditional mean E[W | U]) given U (N, k); ``W0`` starts CG."""
-        D, k = W0.shape
-        rhs = lambda_u * np.asarray(self.X.T @ U)
-        if self.gram is not None:
-            factor = self._precision_factor(lambda_u, lambda_w)
-            mean = scipy.linalg.cho_solve((factor, True), rhs)
-            return mean + scipy.linalg.solve_triangular(factor.T, rng.standard_normal((D, k)), lower=False), mean
-        X = self.X
-        op = LinearOperator((D, D), matvec=lambda w: lambda_u * (X.T @ (X @ w)) + lambda_w * w, dtype=np.float64)
-        # perturb-then-solve: A w = λ_u Xᵀ(u + ε₁/√λ_u) + √λ_w ε₂ has w ~ N(A⁻¹ λ_u Xᵀ u, A⁻¹)
-        noise = np.sqrt(lambda_u) * np.asarray(X.T @ rng.standard_normal(U.shape)) \
-            + np.sqrt(lambda_w) * rng.standard_normal((D, k))
-        solve = lambda b, x0: np.column_stack([cg(op, b[:, j], x0=x0[:, j], rtol=1e-10, maxiter=10 * D)[0]  # noqa: E731
-                                               for j in range(k)])
-        mean = solve(rhs, W0)
-        return mean + solve(noise, np.zeros_like(W0)), mean
+    noisy = shift + np.matmul(L, rng.standard_normal(shift.shape)[..., None])[..., 0]
+    if not with_mean:
+        return solve_spd(precision, noisy)
+    both = np.linalg.solve(precision, np.stack([shift, noisy], axis=-1))
+    return both[..., 0], both[..., 1]
 
 
 def slice_sample(log_density: Callable[[float], float], x0: float, rng: np.random.Generator, *, width: float = 0.25,

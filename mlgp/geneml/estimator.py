@@ -79,12 +79,25 @@ class GenEML(MultiLabelEstimator):
         Online EM's minibatch.
     kappa, tau : float, default=0.7, 1.0
         Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
-    num_results, num_burnin_steps, num_chains : int, default=100, 50, 1
-        The Gibbs sampler's kept draws per chain, discarded sweeps, and chains.
+    final_passes : int, default=1
+        Online EM only: after the epochs, passes that sum (not blend) every minibatch's statistics
+        and set V, μ and W from them — batch-EM iterations streamed over minibatches, U still never
+        held whole (:func:`mlgp.geneml.online_em.online_em`).
+    num_results, num_burnin_steps, num_chains : int, default=100, 25, 4
+        The Gibbs sampler's kept draws per chain, discarded sweeps, and chains (run through joblib
+        with ``n_jobs``; the draws are the same for any ``n_jobs``).
     gibbs_start : {"random", "em"}, default="random"
         Where the chains start: the random U and V every inference starts from, or the MAP
         estimate after ``max_iter`` batch-EM iterations from there (counted in the fit's time, not
         in ``n_iter_`` or ``trace_``).
+    scale_move : bool, default=True
+        Gibbs only: end every sweep with the label-scale move V → t V, t drawn from its conditional
+        with ξ and ω summed out (:func:`mlgp.geneml.draws.scale_labels`). Without it the scale of
+        ψ = U Vᵀ creeps a few per cent per sweep and the chains take hundreds of sweeps to reach it.
+    precision_prior : (float, float) or None, default=None
+        Gibbs only: a Gamma(shape, rate) hyperprior on λ_u, λ_w and on one λ_v per latent dimension
+        (automatic relevance determination), all drawn in the sweep from the values above; None
+        keeps the precisions fixed.
     normalize_rows : bool, default=False
         L2-normalise every row of X, in ``fit`` and in every scoring call (Jain et al.'s and
         ``experiments/geneml_benchmarks.py``'s preprocessing; ``mlgp fit geneml`` and
@@ -105,15 +118,22 @@ class GenEML(MultiLabelEstimator):
     V_ : np.ndarray (K, k)
         Likewise.
     coef_ : np.ndarray (D, K)
-        Gibbs only: the posterior mean of W Vᵀ over the kept draws and chains; ψ = x ``coef_``.
+        Gibbs only: a Monte Carlo estimate of the posterior mean of W Vᵀ — the average of the
+        Rao-Blackwellised E[W | U] Vᵀ over the kept draws of every chain; ψ = x ``coef_``. Its
+        precision is in ``diagnostics_``.
+    diagnostics_ : dict
+        Gibbs only (not saved): effective sample sizes (chains pooled) and split R-hat of the log
+        posterior, of the predictions for the watched points (``validation``'s X, else 100
+        training rows) and of μ (:func:`mlgp.geneml.diagnostics.chain_diagnostics`).
     exposure_ : np.ndarray (K,) or None
         Inferred μ_l (the posterior mean with Gibbs; with covariates, each label's μ_nl averaged
         over the training points; ``None`` without exposure).
     exposure_coef_ : np.ndarray (C,)
         ``exposure="covariates"`` only: β = (β_F, β_G) (the posterior mean with Gibbs).
     samples_ : dict
-        Gibbs only (not saved): ``W`` (R, C, D, k), ``V`` (R, C, K, k), ``mu`` (R, C, K), as
-        ``tfp.mcmc`` returns draws.
+        Gibbs only (not saved): ``V`` (R, C, K, k), ``mu`` (R, C, K), ``precisions`` (R, C, 2 + k)
+        with a hyperprior, ``watched`` (R, C, P, K) predictions, as ``tfp.mcmc`` returns draws
+        (W is not kept: D × k per draw).
     trace_ : pandas.DataFrame
         Per iteration: ``objective`` (the log posterior, non-decreasing) and ``seconds``.
     n_iter_ : int
@@ -142,6 +162,7 @@ class GenEML(MultiLabelEstimator):
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "kappa": [Interval(Real, 0.5, 1, closed="right")],
         "tau": [Interval(Real, 0, None, closed="left")],
+        "final_passes": [Interval(Integral, 0, None, closed="left")],
         "num_results": [Interval(Integral, 1, None, closed="left")],
         "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
         "num_chains": [Interval(Integral, 1, None, closed="left")],
@@ -163,7 +184,7 @@ class GenEML(MultiLabelEstimator):
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
                  normalize_rows: bool = False, scale_move: bool = True,
-                 precision_prior: tuple[float, float] | None = None) -> None:
+                 precision_prior: tuple[float, float] | None = None, final_passes: int = 1) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -192,6 +213,7 @@ class GenEML(MultiLabelEstimator):
         self.normalize_rows = normalize_rows
         self.scale_move = scale_move
         self.precision_prior = precision_prior
+        self.final_passes = final_passes
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -203,9 +225,11 @@ class GenEML(MultiLabelEstimator):
 
         ``label_features`` (K, C), finite: extra per-label exposure covariates
         (``exposure="covariates"`` only). ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent)
-        the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``).
+        the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``);
+        with Gibbs, the points whose predictions the draws keep (``samples_["watched"]``).
         """
         X, Y = self._validate_fit_data(X, Y)
+        precision_prior = self._precision_prior()
         X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
@@ -235,7 +259,7 @@ class GenEML(MultiLabelEstimator):
                                     cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
                                     n_jobs=self.n_jobs)
             options = GibbsOptions(int(self.num_results), int(self.num_burnin_steps), int(self.block_rows),
-                                   bool(self.scale_move), self._precision_prior())
+                                   bool(self.scale_move), precision_prior)
             watch = validation[0] if validation is not None else X[np.sort(rng.permutation(N)[:100])]
             self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), options,
                                                       num_chains=int(self.num_chains), seed=int(self.random_state),
@@ -253,7 +277,7 @@ class GenEML(MultiLabelEstimator):
                                            kappa=float(self.kappa), tau=float(self.tau),
                                            cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
                                            block_rows=int(self.batch_size), progress=progress, callback=callback,
-                                           max_seconds=self.max_seconds)
+                                           max_seconds=self.max_seconds, final_passes=int(self.final_passes))
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
@@ -267,6 +291,9 @@ class GenEML(MultiLabelEstimator):
         """``precision_prior`` checked: None or a pair (a, b) of finite numbers > 0."""
         if self.precision_prior is None:
             return None
+        if self.inference != "gibbs":
+            raise ArgumentError(f"precision_prior is a hyperprior of the Gibbs sampler: it needs inference='gibbs', "
+                                f"not {self.inference!r}")
         try:
             a, b = (float(v) for v in self.precision_prior)
         except (TypeError, ValueError):

@@ -7,7 +7,7 @@ One sweep of a chain draws, in turn:
    (:class:`mlgp.distributions.PolyaGamma`), every u_n ~ N(Λ_n⁻¹ h_n, Λ_n⁻¹) with weights a = ξ ω and
    b = ξ κ (:mod:`mlgp.geneml.updates`), and the block's part of V's statistics;
 2. every v_l ~ N(Λ_l⁻¹ h_l, Λ_l⁻¹) at the new U (prior precision λ_vj per latent dimension);
-3. W | U and its mean E[W | U] (:class:`mlgp.geneml.draws.WSampler`);
+3. W | U and its mean E[W | U] (:class:`mlgp.geneml.ridge.WRidge`);
 4. μ_l ~ Beta(α + Σ_n ξ_nl, β + N − Σ_n ξ_nl), or, with covariate exposure, ω'_nl ~ PG(1, η_nl) and
    β from its Gaussian conditional (:func:`mlgp.geneml.exposure.draw_coefficients`);
 5. with ``scale_move``, V → t V from t's conditional with ξ and ω summed out
@@ -15,7 +15,9 @@ One sweep of a chain draws, in turn:
 6. with ``precision_prior = (a, b)``, λ_u, λ_w and each λ_vj from their Gamma conditionals.
 
 The posterior-mean predictor's matrix is the Rao-Blackwellised Monte Carlo average of
-E[W | U] Vᵀ over the kept draws (``coef``, rotation-invariant). :func:`gibbs` runs ``num_chains``
+E[W Vᵀ | U, ω, ξ] = E[W | U] E[V | U, ω, ξ]ᵀ over the kept draws (``coef``, rotation-invariant): given
+(U, ω, ξ), W depends on U alone and V on (U, ω, ξ), so the two are independent and the product of
+the conditional means the sweep computes anyway is the conditional mean of the product. :func:`gibbs` runs ``num_chains``
 chains (through joblib when ``n_jobs`` asks; each chain has its own seed, so the draws are the same
 for any ``n_jobs``) and returns draws with a chain dimension, as ``tfp.mcmc`` returns them —
 (num_results, num_chains, …) — with a trace of the log posterior per sweep. A non-finite draw stops
@@ -34,9 +36,10 @@ from joblib import Parallel, delayed
 
 from ..blocks import row_blocks
 from ..errors import TrainingDivergedError
-from .draws import WSampler, draw_gaussians, draw_precisions, scale_labels
+from .draws import draw_gaussians, draw_precisions, scale_labels
 from .em import EMState, Priors, log_posterior
 from .exposure import draw_coefficients
+from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, normal_log_density,
                       row_updates)
 
@@ -92,15 +95,16 @@ def _pg_draws(psi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_chains: int = 1, seed: int = 0,
           n_jobs: int | None = None, watch=None, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
     """Run ``num_chains`` chains from ``state`` (the first exactly there, the others with U and V
-    jittered by their own seeds) on CSR X (N, D) and CSR 0/1 Y (N, K).
+    jittered by their own seeds) on CSR X (N, D) and CSR 0/1 Y (N, K). The precisions start at
+    ``priors``' (``lambda_v`` a number or one per latent dimension, (k,)).
 
-    ``watch``: CSR features (P, D) whose Rao-Blackwellised predictions x E[W | U] Vᵀ are kept per
+    ``watch``: CSR features (P, D) whose Rao-Blackwellised predictions x E[W | U] E[V | U, ω, ξ]ᵀ are kept per
     draw (``samples["watched"]`` (R, C, P, K), for effective sample sizes and R-hat).
     ``progress(iterable)`` wraps each chain's sweeps (sequential chains only).
 
     Returns ``samples`` — ``V`` (R, C, K, k), ``mu`` (R, C, K) with global exposure, ``beta``
     (R, C, C_β) with covariates, ``precisions`` (R, C, 2 + k) (λ_u, λ_w, λ_v) with a hyperprior,
-    ``watched``, and ``coef`` (C, D, K): each chain's mean of E[W | U] Vᵀ — a trace (``chain``,
+    ``watched``, and ``coef`` (C, D, K): each chain's mean of E[W | U] E[V | U, ω, ξ]ᵀ — a trace (``chain``,
     ``sweep``, ``kept``, ``objective`` — the log posterior at the draw given the precisions —
     ``tau`` (the scale move's log t), and ``seconds``), and the last chain's final state.
     """
@@ -134,8 +138,9 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
     W, mu, cov = state.W.copy(), state.mu, state.covariates
     U = state.U + jitter * rng.standard_normal(state.U.shape)
     V = state.V + jitter * rng.standard_normal(state.V.shape)
-    lambda_u, lambda_w, lambda_v = priors.lambda_u, priors.lambda_w, np.full(k, priors.lambda_v)
-    w_sampler = WSampler(X)
+    lambda_u, lambda_w = priors.lambda_u, priors.lambda_w
+    lambda_v = np.array(np.broadcast_to(priors.lambda_v, (k,)), dtype=np.float64)  # one per latent dimension
+    w_sampler = WRidge(X)
     draws = _Chain(coef=np.zeros((D, K)))
     sweeps = range(options.num_burnin_steps + options.num_results)
     for sweep in (progress(sweeps) if progress else sweeps):
@@ -155,7 +160,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
             stat_a, stat_b, exposed = stat_a + part_a, stat_b + part_b, exposed + xi.sum(axis=0)
             if cov is not None:
                 xi_blocks.append(xi)
-        V = draw_gaussians(stat_a + np.diag(lambda_v), stat_b, rng)
+        V_mean, V = draw_gaussians(stat_a + np.diag(lambda_v), stat_b, rng, with_mean=True)
         _check(V, "V", sweep, chain, None, draws, W, U, V, mu, cov)
         W, W_mean = w_sampler.draw(U, W, lambda_u, lambda_w, rng)
         _check(W, "W", sweep, chain, None, draws, W, U, V, mu, cov)
@@ -174,7 +179,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
         kept = sweep >= options.num_burnin_steps
         if kept:
-            draws.coef += W_mean @ V.T
+            draws.coef += W_mean @ V_mean.T
             draws.kept += 1
             draws.V.append(V)
             if mu is not None:
@@ -184,7 +189,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
             if options.precision_prior is not None:
                 draws.precisions.append(np.concatenate([[lambda_u, lambda_w], lambda_v]))
             if watch is not None:
-                draws.watched.append(np.asarray(watch @ W_mean) @ V.T)
+                draws.watched.append(np.asarray(watch @ W_mean) @ V_mean.T)
         seconds = time.perf_counter() - t0
         objective = _objective(X, Y, EMState(W, U, V, mu, cov), priors, lambda_u, lambda_w, lambda_v,
                                options.block_rows)

@@ -3,15 +3,16 @@
 At step t a minibatch B of rows gets its u_n from two E-step / mode updates started at the prior
 mean x_n W (local variables: U is never held whole, so memory is bounded by the minibatch), then
 the E-step at them.
-The global statistics — Σ_n a_nl u_n u_nᵀ and Σ_n b_nl u_n of each label, and Σ_n γ_nl — are blended
-with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.5, 1]:
+The global statistics — Σ_n a_nl u_n u_nᵀ and Σ_n b_nl u_n of each label, Σ_n γ_nl, and Xᵀ U
+(D, k) — are blended with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.5, 1]:
 
     S ← (1 − ρ_t) S + ρ_t (N/|B|) S_B,
 
-and V and μ are set from the blended statistics with the priors' precision λ_v I (and the Beta
-prior's pseudo-counts) added at every step, never decayed with them. W takes a few conjugate-gradient
-steps on the minibatch's ridge regression (scaled by N/|B|) and is blended the same way — a
-stochastic approximation of W's M-step, not a blend of its sufficient statistics (XᵀX is D × D).
+and V, μ and W are set from the blended statistics with the priors' precisions (and the Beta
+prior's pseudo-counts) added at every step, never decayed with them: W is the exact ridge solution
+(λ_u XᵀX + λ_w I)⁻¹ λ_u (Xᵀ U) — XᵀX is the data's own, not an expectation, so it is never blended
+(:class:`mlgp.geneml.ridge.WRidge`: a Cholesky factor computed once for D ≤ 4,000, else
+``cg_iterations`` warm-started conjugate-gradient steps per minibatch on the whole data).
 One ``epoch`` is a shuffled pass over the rows (each minibatch's rows in increasing order, taken as
 CSR blocks through :func:`mlgp.blocks.take_rows`). The objective (:func:`streamed_objective`) is
 the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
@@ -29,7 +30,8 @@ import pandas as pd
 from .. import arguments
 from ..blocks import row_blocks, take_rows
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, _ridge_cg, global_log_prior, rows_log_density
+from .em import EMState, Priors, _mu_mode, global_log_prior, rows_log_density
+from .ridge import WRidge
 from .updates import centred_weights, exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
 
 __all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
@@ -52,7 +54,8 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
-              callback=None, max_seconds: float | None = None) -> tuple[EMState, pd.DataFrame]:
+              callback=None, max_seconds: float | None = None, local_iterations: int = 2,
+              final_passes: int = 0) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch), or fewer: it stops after
     the epoch at which the wall time since the call began (objectives and ``callback`` included)
@@ -61,7 +64,11 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
     log posterior at the epoch's end, computed outside the timed steps in blocks of ``block_rows``,
     default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
-    the empty ones); later steps follow the schedule.
+    the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
+    of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
+    every minibatch (ρ = 1 over the whole data, U still never held whole) and then set V, μ, β and
+    W from them — batch EM iterations streamed over minibatches; each adds a trace row
+    (``epoch`` continues, ``final`` True).
     """
     started = time.perf_counter()
     block_rows = batch_size if block_rows is None else block_rows
@@ -71,6 +78,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     K = state.V.shape[0]
     stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
     W, V, mu, cov = state.W, state.V, state.mu, state.covariates
+    ridge, stat_xu = WRidge(X), np.zeros_like(W)  # XᵀX is the data's own: only Xᵀ U is blended
     t, rows = 0, []
     loop = range(1, epochs + 1)
     for epoch in (progress(loop) if progress else loop):
@@ -83,7 +91,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
             X_b = take_rows(X, batch, dense=False)
-            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch)
+            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations)
             stat_a = (1 - rho) * stat_a + rho * scale * a_b
             stat_b = (1 - rho) * stat_b + rho * scale * b_b
             V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
@@ -95,29 +103,61 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
                 grad = scale * grad - cov.lambda_coef * cov.coef
                 hess = scale * hess + cov.lambda_coef * np.eye(len(cov.coef))
                 cov = replace(cov, coef=cov.coef + rho * np.linalg.solve(hess, grad))
-            W_b = _ridge_cg(X_b, U_b, W, Priors(priors.lambda_u * scale, priors.lambda_v, priors.lambda_w,
-                                                priors.alpha, priors.beta), cg_iterations)
-            W = (1 - rho) * W + rho * W_b
+            stat_xu = (1 - rho) * stat_xu + rho * scale * np.asarray(X_b.T @ U_b)
+            W = ridge.mean(stat_xu, W, priors.lambda_u, priors.lambda_w, cg_iterations)
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
-        row = dict(epoch=epoch, steps=t, objective=streamed_objective(X, Y, current, priors, block_rows), seconds=seconds)
+        row = dict(epoch=epoch, steps=t, final=False,
+                   objective=streamed_objective(X, Y, current, priors, block_rows), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
         if max_seconds is not None and time.perf_counter() - started >= max_seconds:
             break
-    return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "objective",
-                                                                                     "seconds"])
+    for extra in range(final_passes):
+        t0 = time.perf_counter()
+        W, V, mu, cov = _full_pass(X, Y, EMState(W, None, V, mu, cov), priors, batch_size, ridge, cg_iterations,
+                                   local_iterations)
+        seconds = time.perf_counter() - t0
+        current = EMState(W, None, V, mu, cov)
+        epoch = (rows[-1]["epoch"] if rows else 0) + 1
+        row = dict(epoch=epoch, steps=t, final=True, objective=streamed_objective(X, Y, current, priors, block_rows),
+                   seconds=seconds)
+        if callback is not None:
+            callback(epoch, current, row)
+        rows.append(row)
+    return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "final",
+                                                                                     "objective", "seconds"])
 
 
-def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows):
-    """A minibatch's (rows ``rows``; CSR X_b (B, D) and 0/1 Y_b (B, K)) u_n at their conditional
-    mode given (W, V, μ), with the E-step iterated once at them, and its statistics: (U_b (B, k),
-    Σ a u uᵀ (K, k, k), Σ b u (K, k), Σ γ (K,), γ (B, K))."""
+def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRidge, cg_iterations: int,
+               local_iterations: int):
+    """One batch-EM iteration streamed over minibatches of rows: every minibatch's local step at
+    ``state``, the statistics summed (not blended), then V, μ, β and W from the sums."""
+    N, k = X.shape[0], state.V.shape[1]
+    stat_a = stat_b = exposed = stat_xu = 0.0
+    blocks, gammas = [], []
+    for rows, X_b in row_blocks(X, batch_size, dense=False):
+        U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[rows], state, priors, rows, local_iterations)
+        stat_a, stat_b, exposed = stat_a + a_b, stat_b + b_b, exposed + e_b
+        stat_xu = stat_xu + np.asarray(X_b.T @ U_b)
+        if state.covariates is not None:  # the covariates' Newton steps need every block's γ
+            blocks.append(rows)
+            gammas.append(gamma_b)
+    V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
+    mu = None if state.mu is None else _mu_mode(exposed, N, priors)
+    cov = None if state.covariates is None else state.covariates.newton(blocks, gammas)
+    return ridge.mean(stat_xu, state.W, priors.lambda_u, priors.lambda_w, cg_iterations), V, mu, cov
+
+
+def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int = 2):
+    """A minibatch's (rows ``rows``; CSR X_b (B, D) and 0/1 Y_b (B, K)) u_n after ``iterations``
+    E-step / mode updates from the prior mean given (W, V, μ), and its statistics at the last
+    E-step: (U_b (B, k), Σ a u uᵀ (K, k, k), Σ b u (K, k), Σ γ (K,), γ (B, K))."""
     prior_mean = np.asarray(X_b @ state.W)
     mu_b = state.exposure(rows)
     U_b = prior_mean
-    for _ in range(2):  # E-step at the prior mean, then at the first mode
+    for _ in range(iterations):  # E-step at the prior mean, then at each mode
         psi = U_b @ state.V.T
         gamma = exposure_posterior(psi, Y_b, mu_b)
         a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)

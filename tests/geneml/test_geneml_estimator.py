@@ -63,11 +63,30 @@ def test_the_joint_distribution_has_the_fitted_shape(drawn):
     (dict(inference="variational"), "inference"), (dict(alpha=0.5), "alpha"), (dict(lambda_u=0.0), "lambda_u"),
     (dict(tau=-1.0), "tau"), (dict(batch_size=0), "batch_size"), (dict(exposure_init=1.0), "exposure_init"),
     (dict(exposure_init=0.0), "exposure_init"), (dict(gibbs_start="map"), "gibbs_start"),
+    (dict(num_chains=0), "num_chains"), (dict(num_results=0), "num_results"),
+    (dict(inference="gibbs", precision_prior=(0.0, 1.0)), "precision_prior"),
+    (dict(inference="gibbs", precision_prior=(1.0, float("inf"))), "precision_prior"),
+    (dict(inference="gibbs", precision_prior=(1.0, float("nan"))), "precision_prior"),
+    (dict(inference="gibbs", precision_prior=(1.0,)), "precision_prior"),
+    (dict(inference="em", precision_prior=(1.0, 1.0)), "precision_prior"),
 ])
 def test_bad_parameters_are_refused_before_any_work(drawn, params, message):
     Xtr, Ytr, _, _, _ = drawn
     with pytest.raises(ArgumentError, match=message):
         GenEML(**params).fit(Xtr, Ytr)
+
+
+@pytest.mark.parametrize("inference", ["em", "gibbs"])
+def test_a_validation_pair_of_other_d_or_k_is_refused_before_any_work(drawn, inference, monkeypatch):
+    import mlgp.geneml.gibbs as gibbs_module
+
+    Xtr, Ytr, _, _, _ = drawn
+    monkeypatch.setattr(gibbs_module, "gibbs", lambda *a, **kw: pytest.fail("the sampler ran"))
+    est = GenEML(n_components=2, inference=inference, max_iter=1)
+    with pytest.raises(ShapeError, match="validation X"):
+        est.fit(Xtr, Ytr, validation=(Xtr[:, :-1], Ytr))
+    with pytest.raises(ShapeError, match="validation Y"):
+        est.fit(Xtr, Ytr, validation=(Xtr, Ytr[:, :-1]))
 
 
 def test_bad_data_are_refused(drawn):
@@ -103,7 +122,7 @@ def test_online_em_refuses_a_step_schedule_outside_robbins_monro(drawn, kappa):
 def test_the_gibbs_sampler_ranks_better_than_label_frequency(drawn, tmp_path):
     Xtr, Ytr, Xte, Yte, values = drawn
     est = GenEML(n_components=4, inference="gibbs", num_results=20, num_burnin_steps=20, lambda_v=0.2,
-                 lambda_w=0.1, alpha=2.0, beta=2.0).fit(Xtr, Ytr)
+                 lambda_w=0.1, alpha=2.0, beta=2.0, num_chains=1).fit(Xtr, Ytr)
     ours = precision_at_k(Yte, est.predict_topk(Xte, 3), 3)
     base = precision_at_k(Yte, LabelFrequency().fit(Xtr, Ytr).predict_topk(Xte, 3), 3)
     assert ours > base + 0.02, (ours, base)
