@@ -60,7 +60,8 @@ class GenEML(MultiLabelEstimator):
     max_seconds : float or None, default=None
         Stop EM (or online EM) after the iteration (epoch) at which the wall time of the
         iterations — objectives and ``validation`` evaluations included — reaches this many
-        seconds; ``max_iter`` is then an upper bound. The Gibbs sampler runs all its sweeps.
+        seconds; ``max_iter`` is then an upper bound (online EM's ``final_passes`` still run). The
+        Gibbs sampler runs all its sweeps.
     lambda_u, lambda_v, lambda_w : float, default=1.0
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
@@ -137,7 +138,8 @@ class GenEML(MultiLabelEstimator):
     trace_ : pandas.DataFrame
         Per iteration: ``objective`` (the log posterior, non-decreasing) and ``seconds``.
     n_iter_ : int
-        EM iterations, online-EM epochs, or Gibbs sweeps (over all chains) run.
+        EM iterations, online-EM epochs (final passes included), or Gibbs sweeps (over all chains)
+        run.
     n_features_in_, n_labels_, n_samples_, classes_
         As every mlgp estimator.
     """

@@ -121,3 +121,25 @@ def test_a_non_finite_draw_stops_with_the_draws_so_far(small, monkeypatch):
     with pytest.raises(GibbsDivergedError, match=r"chain 0, sweep 3, rows 10–19: a draw of u_n is not finite") as err:
         gibbs(X, Y, start, Priors(), GibbsOptions(5, 0, block_rows=10), seed=1)
     assert err.value.samples["V"].shape[0] == 2 and len(err.value.trace) == 2
+
+
+def test_the_exposure_coefficients_conditional_is_the_dense_one():
+    """β | ξ, ω' is N(Λ⁻¹ Σ (ξ − ½) c, Λ⁻¹) with Λ = Σ ω' c cᵀ + λ_β I: 4,000 draws of
+    draw_coefficients against that Gaussian computed from the explicit (N, K, C) covariates
+    c_nl = (f_l, g_n)."""
+    from mlgp.geneml.exposure import CovariateExposure, draw_coefficients
+
+    rng = np.random.default_rng(3)
+    N, K = 7, 5
+    F, G = np.column_stack([np.ones(K), rng.standard_normal(K)]), rng.standard_normal((N, 1))
+    cov = CovariateExposure(F, G, np.zeros(3), lambda_coef=2.0)
+    xi = (rng.random((N, K)) < 0.6).astype(float)
+    omega = rng.gamma(2.0, 0.1, (N, K))
+    c = np.concatenate([np.broadcast_to(F[None], (N, K, 2)), np.broadcast_to(G[:, None], (N, K, 1))], axis=2)
+    c = c.reshape(N * K, 3)
+    precision = (c * omega.reshape(-1, 1)).T @ c + 2.0 * np.eye(3)
+    mean = np.linalg.solve(precision, c.T @ (xi.reshape(-1) - 0.5))
+    draws = np.array([draw_coefficients(cov, xi, omega, rng).coef for _ in range(4000)])
+    covariance = np.linalg.inv(precision)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 4 * np.sqrt(np.diag(covariance) / 4000))
+    np.testing.assert_allclose(np.cov(draws.T), covariance, atol=0.1 * np.abs(covariance).max())
