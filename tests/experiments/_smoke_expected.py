@@ -45,6 +45,20 @@ EXPECTED: dict[str, dict] = {
                 "summary": (["dataset", "hiding", "fraction", "method", "seeds", "P@1", "PSP@3", "P@1 drop"], set())},
         figures=["missing_labels"],
     ),
+    "geneml_cv": dict(
+        tables={"cv": (["dataset", "P@1", "P@3", "P@5", "best", "validation P@1", "search s"], set())},
+        figures=[],
+    ),
+    "geneml_gibbs": dict(
+        tables={"runs": (["variant", "P@1", "P@3", "P@5", "fit s", "sweeps", "ess_pred_median", "ess_pred_q10",
+                          "rhat_pred_median", "rhat_pred_max", "ess_logpost", "rhat_logpost", "ess_pred_per_s"], set())},
+        figures=["mixing"],
+    ),
+    "geneml_online_em": dict(
+        tables={"online_em": (["dataset", "method", "P@1", "P@3", "P@5", "P@1 epochs only", "fit s",
+                               "median s per epoch", "final pass s"], {"P@1 epochs only", "final pass s"})},
+        figures=[],
+    ),
     "geneml_benchmarks": dict(
         tables={"benchmarks": (["dataset", "name", "method", "seed", "P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5",
                                 "train s", "iterations", "s/iteration"], {"iterations", "s/iteration"}),
