@@ -1,4 +1,4 @@
-"""GenEML's Gibbs sampler on Bibtex: mixing diagnostics and test P@k, with and without the scale move.
+"""GenEML's Gibbs sampler on Bibtex (or ``--dataset``): mixing diagnostics and test P@k, with and without the scale move.
 
 For each variant — ``conditional`` (the plain sweep: every block of (ξ, ω, U), V, W, μ from its
 conditional) and ``scale`` (the same sweep plus the label-scale move, the default), optionally
@@ -19,6 +19,7 @@ starts over). ``--quick``: 300 training points, k = 5, 2 chains of 3 + 4 sweeps.
 
     python experiments/geneml_gibbs.py
     python experiments/geneml_gibbs.py --variants conditional,scale,hyperprior
+    python experiments/geneml_gibbs.py --dataset enron --variants scale
     python experiments/geneml_gibbs.py --quick
 """
 
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
     parser.add_argument("--variants", default="conditional,scale", help=f"any of {','.join(VARIANTS)}")
+    parser.add_argument("--dataset", default="bibtex", help="the dataset (default bibtex; results of another go to "
+                                                             "geneml_gibbs/<dataset> unless --out)")
     parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
     args = parser.parse_args(argv)
     unknown = set(args.variants.split(",")) - set(VARIANTS)
@@ -65,16 +68,18 @@ def run(args: argparse.Namespace) -> None:
     import matplotlib.pyplot as plt
 
     import mlgp.data
-    from mlgp.experiment import Experiment, RunLog
+    from mlgp.experiment import Experiment, RunLog, results_root
     from mlgp.geneml import GenEML
     from mlgp.geneml.diagnostics import ess, split_rhat
     from mlgp.metrics import evaluate
 
     settings = {**dict(n_components=100, normalize_rows=True, random_state=0), **(QUICK if args.quick else {})}
-    with Experiment("geneml_gibbs", quick=args.quick, settings=settings, seeds=[0], out=args.out) as exp:
+    out = args.out if args.out is not None or args.dataset == "bibtex" else f"{results_root()}/geneml_gibbs/{args.dataset}"
+    with Experiment("geneml_gibbs", quick=args.quick, settings=dict(settings, dataset=args.dataset), seeds=[0],
+                    out=out) as exp:
         runs = RunLog(exp.folder, "runs", RUN_COLUMNS, ["variant"], settings, args.fresh)
         curves = RunLog(exp.folder, "curves", CURVE_COLUMNS, ["variant", "draw"], settings, args.fresh)
-        ds = mlgp.data.load("bibtex")
+        ds = mlgp.data.load(args.dataset)
         n = 300 if args.quick else None
         Xtr, Ytr, Xte, Yte = ds.train.X[:n], ds.train.Y[:n], ds.test.X, ds.test.Y
         for variant in args.variants.split(","):
