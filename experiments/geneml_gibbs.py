@@ -102,10 +102,10 @@ def run(args: argparse.Namespace) -> None:
                                        **{"P@1_mean_so_far": p_at_1(Yte, running[r] / (r + 1))}))
             runs.append({"variant": variant, "P@1": float(p.loc["P", 1]), "P@3": float(p.loc["P", 3]),
                          "P@5": float(p.loc["P", 5]), "fit s": seconds, "sweeps": est.n_iter_,
-                         "ess_pred_median": float(np.median(pred_ess)), "ess_pred_q10": float(np.quantile(pred_ess, 0.1)),
-                         "rhat_pred_median": float(np.median(pred_rhat)), "rhat_pred_max": float(np.max(pred_rhat)),
+                         "ess_pred_median": float(np.nanmedian(pred_ess)), "ess_pred_q10": float(np.nanquantile(pred_ess, 0.1)),
+                         "rhat_pred_median": float(np.nanmedian(pred_rhat)), "rhat_pred_max": float(np.nanmax(pred_rhat)),
                          "ess_logpost": d.get("ess_log_posterior", np.nan), "rhat_logpost": d.get("rhat_log_posterior", np.nan),
-                         "ess_pred_per_s": float(np.median(pred_ess)) / seconds})
+                         "ess_pred_per_s": float(np.nanmedian(pred_ess)) / seconds})
             del est, watched, flat
         exp.table("runs", runs.rows)
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))

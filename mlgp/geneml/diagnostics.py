@@ -60,7 +60,8 @@ def chain_diagnostics(samples: dict, trace: pd.DataFrame) -> dict[str, float]:
         if name in samples:
             draws = samples[name].reshape(samples[name].shape[:2] + (-1,))
             values, rhat = ess(draws), split_rhat(draws)
-            out[f"ess_{name}_median"] = float(np.median(values))
-            out[f"ess_{name}_q10"] = float(np.quantile(values, 0.1))
-            out[f"rhat_{name}_max"] = float(np.max(rhat))
+            # a coordinate that never moves (a point with no features) has no ESS or R-hat: left out
+            out[f"ess_{name}_median"] = float(np.nanmedian(values))
+            out[f"ess_{name}_q10"] = float(np.nanquantile(values, 0.1))
+            out[f"rhat_{name}_max"] = float(np.nanmax(rhat))
     return out

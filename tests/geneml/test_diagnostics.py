@@ -47,3 +47,14 @@ def test_a_fit_summary_reads_the_kept_sweeps():
     assert out["draws"] == 80 and np.isfinite(out["ess_log_posterior"])
     assert out["rhat_log_posterior"] < 1.2  # the burn-in's jump (+100) is left out
     assert out["ess_watched_median"] == np.median(ess(x))
+
+
+def test_a_coordinate_that_never_moves_is_left_out_of_the_summary():
+    """A watched point with no features predicts 0 in every draw: it has no ESS or R-hat, and the
+    summary is taken over the others."""
+    x = _ar1(40, 2, 3, 0.5, seed=3)
+    watched = np.concatenate([x, np.zeros((40, 2, 1))], axis=2)
+    trace = pd.DataFrame([dict(chain=c, sweep=s + 1, kept=True, objective=x[s, c, 0]) for c in range(2) for s in range(40)])
+    out = chain_diagnostics({"watched": watched}, trace)
+    assert np.isfinite([out["ess_watched_median"], out["ess_watched_q10"], out["rhat_watched_max"]]).all()
+    assert out["ess_watched_median"] == np.median(ess(x))
