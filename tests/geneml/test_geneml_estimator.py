@@ -141,8 +141,8 @@ def test_gibbs_chains_start_where_batch_em_ends_with_gibbs_start_em(drawn, monke
     monkeypatch.setattr(gibbs_module, "gibbs", lambda X, Y, start, *a, **kw: starts.append(start) or real(X, Y, start, *a, **kw))
     params = dict(n_components=3, max_iter=4, exposure_init=0.6, random_state=3)
     em = GenEML(inference="em", **params).fit(Xtr, Ytr)
-    GenEML(inference="gibbs", gibbs_start="em", num_results=1, num_burnin_steps=0, **params).fit(Xtr, Ytr)
-    GenEML(inference="gibbs", num_results=1, num_burnin_steps=0, **params).fit(Xtr, Ytr)
+    GenEML(inference="gibbs", gibbs_start="em", num_results=1, num_burnin_steps=0, num_chains=1, **params).fit(Xtr, Ytr)
+    GenEML(inference="gibbs", num_results=1, num_burnin_steps=0, num_chains=1, **params).fit(Xtr, Ytr)
     np.testing.assert_array_equal(starts[0].W, em.W_)
     np.testing.assert_array_equal(starts[0].V, em.V_)
     np.testing.assert_array_equal(starts[0].mu, em.exposure_)
@@ -168,7 +168,7 @@ def drawn_with_covariates():
 @pytest.mark.parametrize("inference", ["em", "online-em", "gibbs"])
 def test_covariate_exposure_finds_the_label_feature_that_hides_labels(drawn_with_covariates, inference):
     X, Y, feature, values = drawn_with_covariates
-    kw = dict(max_iter=8, batch_size=100) if inference == "online-em" else dict(num_results=10, num_burnin_steps=10) \
+    kw = dict(max_iter=8, batch_size=100) if inference == "online-em" else dict(num_results=10, num_burnin_steps=10, num_chains=1) \
         if inference == "gibbs" else dict(max_iter=25)
     est = GenEML(n_components=4, exposure="covariates", inference=inference, lambda_v=0.2, lambda_w=0.1,
                  **kw).fit(X, Y, label_features=feature[:, None])
@@ -204,7 +204,8 @@ def test_the_trace_records_validation_precision(drawn, inference, capsys):
 @pytest.mark.parametrize("inference", ["em", "online-em", "gibbs"])
 def test_a_fixed_seed_reproduces_the_fit_exactly(drawn, inference):
     Xtr, Ytr, _, _, _ = drawn
-    kw = dict(n_components=3, inference=inference, max_iter=3, batch_size=200, num_results=3, num_burnin_steps=2)
+    kw = dict(n_components=3, inference=inference, max_iter=3, batch_size=200, num_results=3, num_burnin_steps=2,
+              num_chains=2)
     one, two = GenEML(random_state=4, **kw).fit(Xtr, Ytr), GenEML(random_state=4, **kw).fit(Xtr, Ytr)
     other = GenEML(random_state=5, **kw).fit(Xtr, Ytr)
     np.testing.assert_array_equal(one.V_, two.V_)
@@ -234,7 +235,7 @@ def test_exposure_gives_a_better_held_out_likelihood_when_labels_were_hidden(dra
 
 def test_a_refit_with_other_settings_leaves_nothing_of_the_earlier_fit(drawn):
     Xtr, Ytr, Xte, _, _ = drawn
-    est = GenEML(n_components=3, inference="gibbs", num_results=2, num_burnin_steps=1).fit(Xtr, Ytr)
+    est = GenEML(n_components=3, inference="gibbs", num_results=2, num_burnin_steps=1, num_chains=1).fit(Xtr, Ytr)
     assert hasattr(est, "coef_") and hasattr(est, "samples_")
     est.set_params(inference="em", max_iter=2).fit(Xtr, Ytr)
     assert not hasattr(est, "coef_") and not hasattr(est, "samples_")
