@@ -65,12 +65,6 @@ class Priors:
     beta: float = 1.0
 
 
-def _blocks(N: int, block_rows: int) -> list[slice]:
-    """Temporary: :mod:`mlgp.geneml.gibbs` imports it until its rewrite; remove then (the inferences
-    take their blocks from :func:`mlgp.blocks.row_blocks`)."""
-    return [slice(s, min(s + block_rows, N)) for s in range(0, N, block_rows)]
-
-
 class _Block(NamedTuple):
     """One row block's E-step and M-step parts: its rows, new u_n (B, k), Σ a u uᵀ (K, k, k),
     Σ b u (K, k), Σ γ (K,), and γ (B, K) when the covariates' step needs it."""
