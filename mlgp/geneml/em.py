@@ -26,11 +26,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import betaln
 
 from ..blocks import row_blocks
 from .exposure import CovariateExposure
+from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
                       normal_log_density, row_updates, solve_spd)
 
@@ -91,6 +91,7 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     """
     started = time.perf_counter()
     N = X.shape[0]
+    ridge = WRidge(X, factorise=False)  # a few warm-started CG steps per iteration, as the M-step needs
     rows = []
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
@@ -105,7 +106,7 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
         exposed = sum(r.exposed for r in results)
         k = state.V.shape[1]
         V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
-        W = _ridge_cg(X, U, state.W, priors, cg_iterations)
+        W = ridge.mean(np.asarray(X.T @ U), state.W, priors.lambda_u, priors.lambda_w, cg_iterations)
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
         covariates = None if state.covariates is None else \
             state.covariates.newton([r.rows for r in results], [r.gamma for r in results])
@@ -131,16 +132,6 @@ def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: 
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)
     return _Block(rows, U_new, stat_a, stat_b, gamma.sum(axis=0), gamma if keep_gamma else None)
-
-
-def _ridge_cg(X, U, W0, priors: Priors, iterations: int) -> np.ndarray:
-    """A few CG steps on (λ_u XᵀX + λ_w I) W = λ_u Xᵀ U, one column of W at a time, from ``W0``."""
-    D = X.shape[1]
-    op = LinearOperator((D, D), matvec=lambda w: priors.lambda_u * (X.T @ (X @ w)) + priors.lambda_w * w,
-                        dtype=np.float64)
-    rhs = priors.lambda_u * np.asarray(X.T @ U)
-    return np.column_stack([cg(op, rhs[:, j], x0=W0[:, j], maxiter=iterations, rtol=1e-12, atol=0.0)[0]
-                            for j in range(U.shape[1])])
 
 
 def _mu_mode(exposed: np.ndarray, N: int, priors: Priors) -> np.ndarray:

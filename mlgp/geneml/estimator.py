@@ -22,9 +22,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..estimator import MultiLabelEstimator, SavedState
-from ..errors import ArgumentError, ShapeError
+
 from .em import EMState, Priors, batch_em
-from .exposure import CovariateExposure, default_covariates
+from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
 from .online_em import online_em
 
 __all__ = ["GenEML"]
@@ -231,15 +231,15 @@ class GenEML(MultiLabelEstimator):
         with Gibbs, the points whose predictions the draws keep (``samples_["watched"]``).
         """
         X, Y = self._validate_fit_data(X, Y)
-        precision_prior = self._precision_prior()
+        precision_prior = check_precision_prior(self.precision_prior, self.inference)
         X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
         init = float(self.exposure_init)
-        covariates = self._covariates(Y, label_features, init)
+        covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
         validation = self._checked_validation(validation, D, K)
-        callback = self._validation_callback(validation)
+        callback = validation_callback(validation)
         progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
         rng = np.random.default_rng(self.random_state)
         mu = np.full(K, init) if self.exposure == "global" else None
@@ -289,21 +289,6 @@ class GenEML(MultiLabelEstimator):
         self._set_fitted_shape(N, D, K)
         return self
 
-    def _precision_prior(self) -> tuple[float, float] | None:
-        """``precision_prior`` checked: None or a pair (a, b) of finite numbers > 0."""
-        if self.precision_prior is None:
-            return None
-        if self.inference != "gibbs":
-            raise ArgumentError(f"precision_prior is a hyperprior of the Gibbs sampler: it needs inference='gibbs', "
-                                f"not {self.inference!r}")
-        try:
-            a, b = (float(v) for v in self.precision_prior)
-        except (TypeError, ValueError):
-            raise ArgumentError(f"precision_prior must be None or a pair (shape a, rate b); got {self.precision_prior!r}")
-        if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
-            raise ArgumentError(f"precision_prior's shape and rate must be finite and > 0; got ({a}, {b})")
-        return a, b
-
     def _checked_validation(self, validation, D: int, K: int):
         """``validation`` = (X_val, Y_val) checked against D and K (rows normalised like X), or None."""
         if validation is None:
@@ -313,41 +298,6 @@ class GenEML(MultiLabelEstimator):
         X_val, Y_val = validation
         X_val = self._rows(check_features(X_val, "validation X", num_features=D))
         return X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
-
-    def _validation_callback(self, validation):
-        """A trace callback adding validation P@1/3/5 at the current W, V (None without data)."""
-        if validation is None:
-            return None
-        from ..metrics import evaluate
-        from ..scores import topk
-
-        X_val, Y_val = validation
-        K = Y_val.shape[1]
-
-        def record(step, state, row):
-            scores = np.asarray(X_val @ state.W) @ state.V.T
-            p = evaluate(Y_val, topk(scores, min(5, K)), ks=[k for k in (1, 3, 5) if k <= K])
-            row.update({f"P@{k}": float(p.loc["P", k]) for k in p.columns})
-
-        return record
-
-    def _covariates(self, Y, label_features, init: float):
-        """The exposure covariates (``exposure="covariates"``), β starting at logit(``init``) for the
-        intercept; ``label_features`` refused otherwise."""
-        if self.exposure != "covariates":
-            if label_features is not None:
-                raise ArgumentError(f"label_features are exposure covariates: they need exposure='covariates', "
-                                    f"not {self.exposure!r}")
-            return None
-        if label_features is not None:
-            label_features = np.asarray(label_features, dtype=np.float64)
-            if label_features.ndim != 2 or label_features.shape[0] != Y.shape[1] or not np.all(np.isfinite(label_features)):
-                raise ShapeError(f"label_features must be a finite (K, C) array with K = {Y.shape[1]}; got shape "
-                                 f"{label_features.shape}")
-        F, G = default_covariates(Y, label_features)
-        coef = np.zeros(F.shape[1] + G.shape[1])
-        coef[0] = np.log(init / (1.0 - init))  # the intercept: μ = exposure_init
-        return CovariateExposure(F, G, coef, float(self.lambda_coef))
 
     def _rows(self, X):
         """``X`` with L2-normalised rows when ``normalize_rows`` (a new CSR matrix), else ``X``."""

@@ -21,12 +21,13 @@ DENSE_W_LIMIT = 4000
 
 
 class WRidge:
-    """W | U for CSR (or dense) X (N, D) (module docstring)."""
+    """W | U for CSR (or dense) X (N, D) (module docstring); ``factorise=False``: conjugate gradients
+    at every D (batch EM's few warm-started steps per iteration)."""
 
-    def __init__(self, X) -> None:
+    def __init__(self, X, *, factorise: bool = True) -> None:
         self.X = X
         self.gram = None
-        if X.shape[1] <= DENSE_W_LIMIT:
+        if factorise and X.shape[1] <= DENSE_W_LIMIT:
             gram = X.T @ X
             self.gram = np.asarray(gram.toarray() if sp.issparse(gram) else gram)
         self._key, self._factor = None, None
@@ -42,7 +43,7 @@ class WRidge:
         X, D = self.X, self.X.shape[1]
         op = LinearOperator((D, D), matvec=lambda w: lambda_u * (X.T @ (X @ w)) + lambda_w * w, dtype=np.float64)
         iterations = 10 * D if maxiter is None else maxiter
-        return np.column_stack([cg(op, rhs[:, j], x0=W0[:, j], rtol=1e-10, maxiter=iterations)[0]
+        return np.column_stack([cg(op, rhs[:, j], x0=W0[:, j], rtol=1e-12, atol=0.0, maxiter=iterations)[0]
                                 for j in range(rhs.shape[1])])
 
     def mean(self, XtU: np.ndarray, W0: np.ndarray, lambda_u: float, lambda_w: float,

@@ -104,7 +104,7 @@ def test_without_refit_it_reports_the_search_and_refuses_to_score_or_save(drawn,
                  lambda: cv.save(tmp_path / "cv")):
         with pytest.raises(ArgumentError, match="refit=False"):
             call()
-    with pytest.raises(NotFittedError):
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
         _search().decision_function(X_test)
 
 

@@ -102,9 +102,11 @@ def test_draws_have_a_chain_dimension_and_the_trace_a_row_per_sweep(small):
     assert len(trace) == 14 and trace["kept"].sum() == 8 and np.isfinite(trace["objective"]).all()
     again, _, _ = gibbs(X, Y, start, Priors(), GibbsOptions(4, 3, block_rows=7), num_chains=2, seed=5)
     np.testing.assert_array_equal(again["V"], samples["V"])  # the same seed, the same draws
-    with parallel_backend("threading", n_jobs=2):  # chains on workers: the same draws
+    # chains on workers draw the same values, to rounding: concurrent BLAS calls may split their work
+    # differently, so this is not asserted bit for bit
+    with parallel_backend("threading", n_jobs=2):
         threaded, _, _ = gibbs(X, Y, start, Priors(), GibbsOptions(4, 3, block_rows=7), num_chains=2, seed=5, n_jobs=2)
-    np.testing.assert_array_equal(threaded["V"], samples["V"])
+    np.testing.assert_allclose(threaded["V"], samples["V"], rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(start.U, small[2].U)  # the start is not changed
 
 

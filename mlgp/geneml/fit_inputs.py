@@ -1,0 +1,67 @@
+"""What ``GenEML.fit`` checks and builds from its arguments before any inference: the precision
+hyperprior, the exposure covariates, and the validation callback that adds P@1/3/5 to a trace."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError, ShapeError
+from .exposure import CovariateExposure, default_covariates
+
+__all__ = ["check_precision_prior", "exposure_covariates", "validation_callback"]
+
+
+def check_precision_prior(precision_prior, inference: str) -> tuple[float, float] | None:
+    """``precision_prior`` checked: None, or a pair (shape a, rate b) of finite numbers > 0 with
+    ``inference="gibbs"``."""
+    if precision_prior is None:
+        return None
+    if inference != "gibbs":
+        raise ArgumentError(f"precision_prior is a hyperprior of the Gibbs sampler: it needs inference='gibbs', "
+                            f"not {inference!r}")
+    try:
+        a, b = (float(v) for v in precision_prior)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"precision_prior must be None or a pair (shape a, rate b); got {precision_prior!r}")
+    if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+        raise ArgumentError(f"precision_prior's shape and rate must be finite and > 0; got ({a}, {b})")
+    return a, b
+
+
+def exposure_covariates(exposure: str | None, Y, label_features, init: float,
+                        lambda_coef: float) -> CovariateExposure | None:
+    """The exposure covariates of checked 0/1 labels ``Y`` (N, K) CSR (``exposure="covariates"``),
+    β starting at logit(``init``) for the intercept; ``label_features`` (K, C) refused otherwise."""
+    if exposure != "covariates":
+        if label_features is not None:
+            raise ArgumentError(f"label_features are exposure covariates: they need exposure='covariates', "
+                                f"not {exposure!r}")
+        return None
+    if label_features is not None:
+        label_features = np.asarray(label_features, dtype=np.float64)
+        if label_features.ndim != 2 or label_features.shape[0] != Y.shape[1] or not np.all(np.isfinite(label_features)):
+            raise ShapeError(f"label_features must be a finite (K, C) array with K = {Y.shape[1]}; got shape "
+                             f"{label_features.shape}")
+    F, G = default_covariates(Y, label_features)
+    coef = np.zeros(F.shape[1] + G.shape[1])
+    coef[0] = np.log(init / (1.0 - init))  # the intercept: μ = exposure_init
+    return CovariateExposure(F, G, coef, lambda_coef)
+
+
+def validation_callback(validation):
+    """A trace callback adding P@1/3/5 of checked ``validation`` = (X_val, Y_val) at the current
+    W, V (None without data)."""
+    if validation is None:
+        return None
+    from ..metrics import evaluate
+    from ..scores import topk
+
+    X_val, Y_val = validation
+    K = Y_val.shape[1]
+
+    def record(step, state, row):
+        scores = np.asarray(X_val @ state.W) @ state.V.T
+        p = evaluate(Y_val, topk(scores, min(5, K)), ks=[k for k in (1, 3, 5) if k <= K])
+        row.update({f"P@{k}": float(p.loc["P", k]) for k in p.columns})
+
+    return record
