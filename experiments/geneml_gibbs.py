@@ -15,7 +15,7 @@ test points, and writes
   over the draws so far (all chains), against the sweep.
 
 Each finished variant is appended at once; a rerun resumes after the variants done (``--fresh``
-starts over). ``--quick``: 300 training points, k = 5, 2 chains of 3 + 4 sweeps.
+starts over). ``--quick``: 300 training and 300 test points, k = 5, 2 chains of 3 + 4 sweeps.
 
     python experiments/geneml_gibbs.py
     python experiments/geneml_gibbs.py --variants conditional,scale,hyperprior
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> None:
         curves = RunLog(exp.folder, "curves", CURVE_COLUMNS, ["variant", "draw"], settings, args.fresh)
         ds = mlgp.data.load(args.dataset)
         n = 300 if args.quick else None
-        Xtr, Ytr, Xte, Yte = ds.train.X[:n], ds.train.Y[:n], ds.test.X, ds.test.Y
+        Xtr, Ytr, Xte, Yte = ds.train.X[:n], ds.train.Y[:n], ds.test.X[:n], ds.test.Y[:n]
         for variant in args.variants.split(","):
             if runs.done(variant):
                 continue

@@ -34,7 +34,7 @@ def test_geweke_successive_conditionals_keep_the_prior():
     state = EMState(W, np.asarray(X @ W) + rng.standard_normal((N, k)) / np.sqrt(p.lambda_u),
                     rng.standard_normal((K, k)) / np.sqrt(p.lambda_v), rng.beta(p.alpha, p.beta, K))
     mu, V, Wd, R, tau = [], [], [], [], []
-    for it in range(700):
+    for it in range(500):
         _, trace, state = gibbs(X, _draw_labels(state, rng), state, p, GibbsOptions(1, block_rows=4), seed=it)
         mu.append(state.mu), V.append(state.V), Wd.append(state.W), R.append(state.U - X @ state.W)
         tau.append(trace["tau"].iloc[0])
@@ -58,7 +58,7 @@ def test_geweke_with_the_precisions_hyperprior():
     state = EMState(W, np.asarray(X @ W) + rng.standard_normal((N, k)) / np.sqrt(lam_u),
                     rng.standard_normal((K, k)) / np.sqrt(lam_v), rng.beta(2.0, 3.0, K))
     draws = []
-    for it in range(1500):
+    for it in range(1000):
         p = Priors(lambda_u=lam_u, lambda_v=lam_v, lambda_w=lam_w, alpha=2.0, beta=3.0)
         samples, _, state = gibbs(X, _draw_labels(state, rng), state, p, GibbsOptions(1, precision_prior=(a, b)), seed=it)
         lam_u, lam_w, lam_v = samples["precisions"][0, 0, 0], samples["precisions"][0, 0, 1], samples["precisions"][0, 0, 2:]
