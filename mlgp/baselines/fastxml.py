@@ -156,7 +156,8 @@ class FastXML(MultiLabelEstimator):
         "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "separator_features": [StrOptions({"all", "node"})],
+        "separator_features": [StrOptions({"all", "node"}), None],
+        "solver": [StrOptions({"newglmnet", "liblinear"})],
     }
 
     _block_format = "csr"
@@ -165,7 +166,8 @@ class FastXML(MultiLabelEstimator):
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "ndcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
-                 random_state=None, verbose: int = 0, separator_features: str = "all") -> None:
+                 random_state=None, verbose: int = 0, separator_features: str | None = None,
+                 solver: str = "newglmnet") -> None:
         self.n_estimators = n_estimators
         self.max_leaf = max_leaf
         self.max_leaf_labels = max_leaf_labels
@@ -183,6 +185,7 @@ class FastXML(MultiLabelEstimator):
         self.random_state = random_state
         self.verbose = verbose
         self.separator_features = separator_features
+        self.solver = solver
 
     # ----------------------------------------------------------------------------------- fit --
     def _label_weights(self, Y: sp.csr_matrix) -> np.ndarray | None:
@@ -192,7 +195,18 @@ class FastXML(MultiLabelEstimator):
     def _split_options(self) -> SplitOptions:
         return SplitOptions(c_pos=float(self.c_pos), c_neg=float(self.c_neg), c_rank=float(self.c_rank),
                             bias=float(self.bias), max_iter=int(self.max_iter), tol=float(self.tol),
-                            n_w_updates=int(self.n_w_updates))
+                            n_w_updates=int(self.n_w_updates), solver=self.solver)
+
+    def _node_features(self) -> bool:
+        """Whether separators are fitted on their node's columns only; ``ArgumentError`` for
+        ``separator_features="all"`` with the compiled solver, which always uses the node's columns."""
+        if self.solver == "liblinear":
+            return self.separator_features == "node"
+        if self.separator_features == "all":
+            raise ArgumentError('separator_features="all" needs solver="liblinear": the compiled solver fits each '
+                                "separator on its node's own columns (its result does not depend on D); leave "
+                                "separator_features=None")
+        return True
 
     # tree_dir and progress only say where trees are kept and whether to show a bar: not metadata
     __metadata_request__fit = {"tree_dir": metadata_routing.UNUSED, "progress": metadata_routing.UNUSED}
@@ -223,8 +237,10 @@ class FastXML(MultiLabelEstimator):
         from tqdm.auto import tqdm
 
         progress = flag(progress, "progress")
+        node_features = self._node_features()
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
-        X = _int32_indices(X)  # liblinear reads int32 column indices and row pointers
+        if self.solver == "liblinear":
+            X = _int32_indices(X)  # liblinear reads int32 column indices and row pointers
         N, K = Y.shape
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()
@@ -232,10 +248,12 @@ class FastXML(MultiLabelEstimator):
         store = None if tree_dir is None else TreeStore(tree_dir, self._tree_settings(X, Y))
         trees: dict = {t: store.load(t, seeds[t]) for t in store.grown(self.n_estimators)} if store else {}
         todo = [t for t in range(self.n_estimators) if t not in trees]
-        grown = Parallel(n_jobs=self.n_jobs, prefer="processes", verbose=self.verbose,
-                         return_as="generator_unordered")(
+        # the compiled solver runs without the GIL: trees in threads share X (a joblib backend set by
+        # the caller, e.g. Dask, still takes the work); liblinear's calls are serialised, so processes
+        prefer = "threads" if self.solver == "newglmnet" else "processes"
+        grown = Parallel(n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, return_as="generator_unordered")(
             delayed(_grow_indexed)(t, X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
-                                   int(seeds[t]), self.separator_features == "node")
+                                   int(seeds[t]), node_features)
             for t in todo)
         with tqdm(total=self.n_estimators, initial=len(trees), desc="trees", unit="tree",
                   disable=not progress) as bar:

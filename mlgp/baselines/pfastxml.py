@@ -59,13 +59,13 @@ class PfastXML(FastXML):
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "dcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
-                 random_state=None, verbose: int = 0, separator_features: str = "all", propensity_a: float = 0.55,
-                 propensity_b: float = 1.5) -> None:
+                 random_state=None, verbose: int = 0, separator_features: str | None = None,
+                 solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5) -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-                         separator_features=separator_features)
+                         separator_features=separator_features, solver=solver)
         self.propensity_a = propensity_a
         self.propensity_b = propensity_b
 
@@ -112,13 +112,15 @@ class PfastreXML(PfastXML):
                  c_pos: float = 1.0, c_neg: float = 1.0, c_rank: float = 1.0, bias: float = 1.0,
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "dcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
-                 random_state=None, verbose: int = 0, separator_features: str = "all", propensity_a: float = 0.55,
-                 propensity_b: float = 1.5, gamma: float = 30.0, alpha: float = 0.8) -> None:
+                 random_state=None, verbose: int = 0, separator_features: str | None = None,
+                 solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5, gamma: float = 30.0,
+                 alpha: float = 0.8) -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-                         separator_features=separator_features, propensity_a=propensity_a, propensity_b=propensity_b)
+                         separator_features=separator_features, solver=solver, propensity_a=propensity_a,
+                         propensity_b=propensity_b)
         self.gamma = gamma
         self.alpha = alpha
 

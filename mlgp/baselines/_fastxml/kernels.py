@@ -14,13 +14,13 @@ NumPy's values.
 
 from __future__ import annotations
 
-import numba
+from ._jit import compiled
 import numpy as np
 
 __all__ = ["alternate", "compact_columns", "label_pairs", "route", "row_dots"]
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def alternate(nodes, row_ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_pos, loss_neg, discount,
               c_pos, c_neg, c_rank, max_alternations, alternations, continued):  # pragma: no cover - compiled
     """Alternate r± and δ for each node of ``nodes`` (int64) until δ is stable.
@@ -81,7 +81,7 @@ def alternate(nodes, row_ptr, nz_ptr, nz_label, nz_val, pair_ptr, delta, loss_po
         continued[k] = went_on
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots, num_features, capacity,
           out):  # pragma: no cover - compiled
     """The leaf each point reaches in each tree: ``out[i, t]`` for CSR points (``x_ptr``, ``x_idx``,
@@ -144,7 +144,7 @@ def route(x_ptr, x_idx, x_val, w_ptr, w_idx, w_val, bias, children, leaf, roots,
             top += 2
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def label_pairs(row_ptr, nz_ptr, labels, num_labels):  # pragma: no cover - compiled
     """Each node's active labels, numbered in increasing label order: ``(pair_ptr, nz_label)``.
 
@@ -175,7 +175,7 @@ def label_pairs(row_ptr, nz_ptr, labels, num_labels):  # pragma: no cover - comp
     return pair_ptr, nz_label
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def compact_columns(cols, scratch):  # pragma: no cover - compiled
     """The distinct columns of ``cols`` in increasing order (int64) and each entry's rank among
     them (int32): a node's columns renumbered 0..D_node − 1 in O(len(cols) + D_node log D_node).
@@ -200,7 +200,7 @@ def compact_columns(cols, scratch):  # pragma: no cover - compiled
     return used, local
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def row_dots(indptr, data, columns, offset, coef, lo, hi, b, out):  # pragma: no cover - compiled
     """``out[i] = (Σ_z data[z] · coef[columns[z − offset]]) + b`` for rows i in ``lo:hi`` of a CSR
     matrix, each row summed over its non-zeros in order from 0 and the bias added last, as SciPy's

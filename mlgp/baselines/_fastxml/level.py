@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .kernels import alternate, label_pairs, row_dots
+from .l1_logistic import fit_level
 from .split import SplitOptions, _logloss, fit_separator_arrays
 
 __all__ = ["LevelSplit", "split_level"]
@@ -59,6 +60,22 @@ class LevelSplit:
 def _per_node(mask: np.ndarray, ptr: np.ndarray) -> np.ndarray:
     """How many rows of each node ``mask`` (R,) marks: (M,) int64."""
     return np.add.reduceat(mask.astype(np.int64), ptr[:-1]) if mask.size else np.zeros(ptr.size - 1, np.int64)
+
+
+def _fit_compiled(X: sp.csr_matrix, ptr: np.ndarray, nodes: np.ndarray, delta: np.ndarray, seeds: np.ndarray,
+                  opts: SplitOptions, wx: np.ndarray, bias: np.ndarray, n_iter: np.ndarray, w_indices: list,
+                  w_data: list) -> None:
+    """The w step of ``nodes`` in one compiled call (:func:`~.l1_logistic.fit_level`): fills their
+    ``wx`` rows, ``bias``, ``w_indices`` / ``w_data`` and adds their Newton iterations to ``n_iter``."""
+    if not nodes.size:
+        return
+    iters = np.zeros(n_iter.size, np.int64)
+    w_ptr, w_idx, w_val = fit_level(nodes, ptr, X.indptr, X.indices, X.data, 0, int(X.shape[1]), delta,
+                                    np.asarray(seeds, dtype=np.int64), float(opts.c_pos), float(opts.c_neg),
+                                    float(opts.bias), float(opts.tol), int(opts.max_iter), wx, bias, iters)
+    n_iter[nodes] += iters[nodes]
+    for t, k in enumerate(nodes.tolist()):
+        w_indices[k], w_data[k] = w_idx[w_ptr[t]:w_ptr[t + 1]], w_val[w_ptr[t]:w_ptr[t + 1]]
 
 
 def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.ndarray, seeds: np.ndarray,
@@ -106,7 +123,15 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
         n_pos = _per_node(delta == 1, ptr)[nodes]
         one_sided = ~stop & ((n_pos == 0) | (n_pos == sizes[nodes]))
         fit = ~stop & ~one_sided
-        for k in nodes[fit]:
+        if opts.solver == "newglmnet":
+            _fit_compiled(X, ptr, nodes[fit], delta, seeds, opts, wx, bias, n_iter, w_indices, w_data)
+            fitted[nodes[fit]] = just_updated[nodes[fit]] = True
+            w_updates[nodes[fit]] += 1
+            again = nodes[fit][w_updates[nodes[fit]] < opts.n_w_updates]
+            for k in again:  # these nodes alternate again, with the new logistic terms
+                lo, hi = int(ptr[k]), int(ptr[k + 1])
+                loss_pos[lo:hi], loss_neg[lo:hi] = _logloss(wx[lo:hi]), _logloss(-wx[lo:hi])
+        for k in nodes[fit] if opts.solver == "liblinear" else ():
             lo, hi = int(ptr[k]), int(ptr[k + 1])
             sep = fit_separator_arrays(X, lo, hi, delta[lo:hi], opts, int(seeds[k]), scratch)
             row_dots(X.indptr, X.data, sep.columns, sep.offset, sep.coef, lo, hi, sep.b, wx)

@@ -51,6 +51,7 @@ class SplitOptions:
     tol: float = 0.1
     n_w_updates: int = 1
     max_alternations: int = 200
+    solver: str = "liblinear"
 
 
 @dataclass
@@ -186,8 +187,9 @@ def _liblinear_fit(X, delta: np.ndarray, opts: SplitOptions, seed: int) -> tuple
 def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed: int
                   ) -> tuple[sp.csr_matrix, float, int]:
     """The w step: L1-regularised logistic regression of δ on ``X`` with C = C_δ(δ_i), by
-    scikit-learn's liblinear (newGLMNET), bias feature ``opts.bias`` (penalised like w), at most
-    ``opts.max_iter`` Newton iterations; ``seed`` (< 2³¹ − 1) seeds liblinear's coordinate order.
+    newGLMNET, bias feature ``opts.bias`` (penalised like w), at most ``opts.max_iter`` Newton
+    iterations; ``seed`` (< 2³¹ − 1) seeds the coordinate order. ``opts.solver`` picks the compiled
+    solver of :mod:`.l1_logistic` (``"newglmnet"``) or scikit-learn's liblinear (``"liblinear"``).
 
     A node split is a small problem, and ``LogisticRegression.fit``'s checks cost more than the
     solve, so scikit-learn's compiled liblinear entry point is called directly (with the
@@ -195,6 +197,17 @@ def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed:
     ``delta`` must hold both classes. Returns the separator as a (1, D) CSR row, the bias and
     liblinear's number of Newton iterations.
     """
+    if opts.solver == "newglmnet":
+        from .l1_logistic import fit_level
+
+        X = sp.csr_matrix(X)
+        n = X.shape[0]
+        b, iters = np.zeros(1), np.zeros(1, np.int64)
+        w_ptr, w_idx, w_val = fit_level(np.zeros(1, np.int64), np.array([0, n], np.int64), X.indptr, X.indices,
+                                        np.asarray(X.data, dtype=np.float64), 0, int(X.shape[1]), delta,
+                                        np.array([seed], np.int64), float(opts.c_pos), float(opts.c_neg),
+                                        float(opts.bias), float(opts.tol), int(opts.max_iter), np.zeros(n), b, iters)
+        return sp.csr_matrix((w_val, w_idx, w_ptr), shape=(1, X.shape[1])), float(b[0]), int(iters[0])
     coef, intercept, n_iter = _liblinear_fit(X, delta, opts, seed)
     w = sp.csr_matrix(coef.reshape(1, -1))
     w.eliminate_zeros()
