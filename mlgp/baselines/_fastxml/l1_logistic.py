@@ -90,16 +90,15 @@ def solve_node(col_ptr, col_row, col_val, n, m, side, c_pos, c_neg, eps, max_new
     newton = 0
     qp_idle = 0  # Newton iterations in a row whose quadratic model moved no coordinate
     while newton < max_newton:
-        active = m  # shrinking holds for one Newton iteration only
         for i in range(n):
             e = exp_wx[i]
             tau[i] = C[i] / (1.0 + e)
             D[i] = C[i] * e / ((1.0 + e) * (1.0 + e))
         gmax_new = 0.0
         gnorm = 0.0
-        s = 0
-        while s < active:
-            j = index[s]
+        active = 0  # the columns not shrunk this Newton iteration, listed in increasing order
+        shrink = gmax_old / n
+        for j in range(m):  # in storage order: each column's entries are read one after another
             h = _NU
             g = 0.0
             for p in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
@@ -116,17 +115,16 @@ def solve_node(col_ptr, col_row, col_val, n, m, side, c_pos, c_neg, eps, max_new
                     viol = -gp
                 elif gn > 0.0:
                     viol = gn
-                elif gp > gmax_old / n and gn < -gmax_old / n:  # stays at zero: shrink it
-                    active -= 1
-                    index[s], index[active] = index[active], index[s]
+                elif gp > shrink and gn < -shrink:  # stays at zero: left out of this iteration
                     continue
             elif w[j] > 0.0:
                 viol = abs(gp)
             else:
                 viol = abs(gn)
+            index[active] = j
+            active += 1
             gmax_new = max(gmax_new, viol)
             gnorm += viol
-            s += 1
         if newton == 0:
             gnorm_init = gnorm
         if gnorm <= eps * gnorm_init or qp_idle >= 10:
