@@ -7,12 +7,14 @@ point; :func:`mlgp.data.extreme_like`, seed ``--seeds``) it runs, in one invocat
 
 1. generation of the training and test splits;
 2. tree growth: :class:`mlgp.baselines.FastXML` with the paper's settings, ``--trees`` trees on
-   ``--jobs`` processes, ``separator_features="node"`` (liblinear sees each node's own columns:
-   with all 203,882 columns every liblinear call would cost O(D)), a progress bar per tree, and
+   ``--jobs`` threads sharing one copy of the data (the compiled node solver, ``solver="newglmnet"``,
+   which fits each separator on its node's own columns), or with ``--solver liblinear`` on ``--jobs``
+   processes with ``separator_features="node"`` (with all 203,882 columns every liblinear call
+   would cost O(D)), a progress bar per tree, and
    each tree stored in ``<out>/trees`` as soon as it is grown: a killed run started again with the
    same settings grows only the missing trees (the folder's ``settings.json`` records the run; a
    folder of another run is refused). Each tree file records the seconds its worker took to grow it, so the time for 50
-   trees on ``--jobs`` processes, mean tree seconds × 50 / jobs, also covers runs that were killed
+   trees on ``--jobs`` workers, mean tree seconds × 50 / jobs, also covers runs that were killed
    and resumed; it is *extrapolated* whenever fewer than 50 trees were grown;
 3. prediction: top-5 of the first ``--test-points`` test points in blocks of ``--block-rows``,
    with P@1/3/5 beside :class:`mlgp.baselines.LabelFrequency`;
@@ -26,6 +28,7 @@ once per process) and as summed proportional sets (PSS; shared pages counted onc
 
     python experiments/fastxml_scale.py --trees 50          # the full run (hours: see the README)
     python experiments/fastxml_scale.py --trees 4           # 4 trees, 50 extrapolated
+    python experiments/fastxml_scale.py --trees 4 --solver liblinear   # the reference solver, in processes
     python experiments/fastxml_scale.py --quick             # a small shape, for the smoke test
 """
 
@@ -91,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
     add_count_options(parser, FULL, QUICK)
+    parser.add_argument("--solver", choices=("newglmnet", "liblinear"), default="newglmnet",
+                        help="FastXML's node solver (default: the compiled one, trees in threads)")
     args = parser.parse_args(argv)
     opts = count_options(args, FULL, QUICK)
     if min(opts.values()) < 1:
@@ -116,7 +121,8 @@ def run(args: argparse.Namespace, o: dict) -> None:
     shape = dict(QUICK_SHAPE) if args.quick else {k: v for k, v in AMAZONCAT_13K.items() if k != "nnz_per_row"}
     shape["nnz_per_row"] = o["nnz_per_row"]
     exp = Experiment("fastxml_scale", quick=args.quick, seeds=[seed], out=args.out,
-                     settings=dict(shape=shape, **o, separator_features="node", max_leaf=10, max_leaf_labels=20))
+                     settings=dict(shape=shape, **o, solver=args.solver, separator_features="node", max_leaf=10,
+                                   max_leaf_labels=20))
     phases: list[dict] = []
 
     def phase(name: str, seconds: float, watch: MemoryWatch, **extra) -> None:
@@ -134,7 +140,8 @@ def run(args: argparse.Namespace, o: dict) -> None:
         phase("generate", time.perf_counter() - t0, watch, train_nnz=int(Xtr.nnz), labels=int(Ytr.nnz))
 
         tree_dir = exp.folder / "trees"
-        est = FastXML(n_estimators=o["trees"], n_jobs=o["jobs"], separator_features="node", random_state=seed)
+        est = FastXML(n_estimators=o["trees"], n_jobs=o["jobs"], solver=args.solver,
+                      separator_features="node" if args.solver == "liblinear" else None, random_state=seed)
         before = len(list(tree_dir.glob("tree_*.npz"))) if tree_dir.exists() else 0
         with MemoryWatch() as watch:
             t0 = time.perf_counter()

@@ -79,12 +79,13 @@ def run(args: argparse.Namespace) -> None:
     orders = args.orders or (2 if args.quick else 5)
     seed = (args.seeds or [0])[0]
     exp = Experiment(NAME, quick=args.quick, settings=dict(datasets=datasets, trees=trees, orders=orders,
-                                                           n_jobs=args.n_jobs), seeds=[seed], out=args.out)
+                                                           n_jobs=args.n_jobs, solver=args.solver), seeds=[seed],
+                     out=args.out)
     with exp:
         frames = []
         for name in datasets:
             ds = mlgp.data.load(name)
-            est, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs)
+            est, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs, solver=args.solver)
             c = curves(est, ds.test.X, ds.test.Y, orders, seed)
             own = 100 * precision_at_k(ds.test.Y, est.predict_topk(ds.test.X, 5), 5)
             c.insert(0, "dataset", name)

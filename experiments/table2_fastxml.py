@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> None:
     seeds = args.seeds or ([0, 1] if args.quick else [0, 1, 2, 3, 4])
     model_settings = dict(trees=trees, max_leaf=10, leaf_labels=20, c_delta=1.0, c_rank=1.0, w_updates=1,
                           liblinear="max_iter 10, tol 0.1, bias 1", n_jobs=args.n_jobs)
+    if args.solver != "liblinear":  # runs stored before the compiled solver were liblinear's and say nothing
+        model_settings["solver"] = args.solver
     columns = ["dataset", "method", "seed", *METRIC_COLUMNS, "fit_seconds", "predict_seconds", "balance",
                "balance_std_over_trees", "labels_per_leaf", "leaves_per_tree"]
     exp = Experiment(NAME, quick=args.quick, settings=dict(model_settings, datasets=datasets), seeds=seeds, out=args.out)
@@ -79,11 +81,11 @@ def run(args: argparse.Namespace) -> None:
             ds = mlgp.data.load(name)
             for seed in seeds:
                 if not log.done(name, "FastXML", seed):
-                    _, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs)
+                    _, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs, solver=args.solver)
                     log.append(dict(row, dataset=name, method="FastXML", seed=seed))
                     _report(name, "FastXML", seed, row)
                 if not (log.done(name, "PfastreXML", seed) and log.done(name, "PfastXML", seed)):
-                    est, row = fit_and_score("PfastreXML", ds, seed, trees, args.n_jobs)
+                    est, row = fit_and_score("PfastreXML", ds, seed, trees, args.n_jobs, solver=args.solver)
                     est.set_params(alpha=1.0)
                     metrics, predict = score(est, ds)
                     prow = dict(row, **metrics, predict_seconds=predict, dataset=name, method="PfastXML", seed=seed)

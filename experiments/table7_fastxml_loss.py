@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> None:
     datasets, trees = args.datasets, args.trees
     seeds = args.seeds or [0]
     settings = dict(trees=trees, n_jobs=args.n_jobs, losses={k: list(v) for k, v in LOSSES.items()})
+    if args.solver != "liblinear":  # runs stored before the compiled solver were liblinear's and say nothing
+        settings["solver"] = args.solver
     exp = Experiment(NAME, quick=args.quick, settings=dict(settings, datasets=datasets), seeds=seeds, out=args.out)
     columns = ["dataset", "loss", "seed", *METRIC_COLUMNS, "fit_seconds", "predict_seconds", "balance", "labels_per_leaf"]
     log = RunLog(exp.folder, "loss_runs", columns, ["dataset", "loss", "seed"], settings, args.fresh)
@@ -53,7 +55,8 @@ def run(args: argparse.Namespace) -> None:
                 for seed in seeds:
                     if log.done(name, loss, seed):
                         continue
-                    _, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs, split_loss=kind, split_loss_k=k)
+                    _, row = fit_and_score("FastXML", ds, seed, trees, args.n_jobs, split_loss=kind, split_loss_k=k,
+                                           solver=args.solver)
                     log.append(dict(row, dataset=name, loss=loss, seed=seed))
                     print(f"[{NAME}] {name} {loss} seed {seed}: P@1/3/5 {row['P@1']:.2f} / {row['P@3']:.2f} / "
                           f"{row['P@5']:.2f}; fit {row['fit_seconds']:.1f} s", flush=True)

@@ -48,11 +48,15 @@ PAPER_TABLE7 = {
 
 def add_ensemble_args(parser: argparse.ArgumentParser, datasets: str, quick_trees: int = 3) -> None:
     """The options every FastXML script shares: ``--datasets`` (default ``datasets``; ``--quick``:
-    enron), ``--trees`` (default 50; ``--quick``: ``quick_trees``) and ``--n-jobs`` (default 2;
-    ``--quick``: 1). Resolve them with :func:`ensemble_options`."""
+    enron), ``--trees`` (default 50; ``--quick``: ``quick_trees``), ``--n-jobs`` (default 2;
+    ``--quick``: 1) and ``--solver`` (the node solver, default ``newglmnet``). Resolve them with
+    :func:`ensemble_options`."""
     parser.add_argument("--datasets", default=None, help=f"comma-separated (default {datasets}; --quick: enron)")
     parser.add_argument("--trees", type=int, default=None, help=f"trees per ensemble (default 50; --quick: {quick_trees})")
-    parser.add_argument("--n-jobs", type=int, default=None, help="processes growing trees (default 2; --quick: 1)")
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="threads (newglmnet) or processes (liblinear) growing trees (default 2; --quick: 1)")
+    parser.add_argument("--solver", choices=("newglmnet", "liblinear"), default="newglmnet",
+                        help="the separators' solver (default newglmnet, compiled; liblinear: the reference)")
     parser.set_defaults(default_datasets=datasets, quick_trees=quick_trees)
 
 

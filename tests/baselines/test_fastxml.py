@@ -84,14 +84,16 @@ def test_dask_backend_grows_the_same_trees(rng) -> None:
     _assert_same_forest(ref, est)
 
 
-def test_threads_grow_the_same_trees(rng) -> None:
+@pytest.mark.parametrize("solver", ["newglmnet", "liblinear"])
+def test_threads_grow_the_same_trees(rng, solver) -> None:
     """Trees grown by threads of one process (joblib's threading backend, a threaded Dask worker)
-    are the trees of n_jobs=1; repeated, as a race between threads need not show every time."""
+    are the trees of n_jobs=1 — for liblinear thanks to its lock, for the compiled solver without
+    one; repeated, as a race between threads need not show every time."""
     X, Y = _data(rng, N=200, D=30)
-    ref = FastXML(n_estimators=8, max_leaf=5, random_state=0, n_jobs=1).fit(X, Y)
+    ref = FastXML(n_estimators=8, max_leaf=5, random_state=0, n_jobs=1, solver=solver).fit(X, Y)
     for _ in range(3):
         with joblib.parallel_backend("threading", n_jobs=2):
-            _assert_same_forest(ref, FastXML(n_estimators=8, max_leaf=5, random_state=0).fit(X, Y))
+            _assert_same_forest(ref, FastXML(n_estimators=8, max_leaf=5, random_state=0, solver=solver).fit(X, Y))
 
 
 # --------------------------------------------------------------------------- #

@@ -305,7 +305,7 @@ def test_leaf_distribution_of_no_points() -> None:
 def test_paired_row_dots_equals_the_dense_products(rng) -> None:
     A = sp.random(50, 30, density=0.2, random_state=1, format="csr")
     B = sp.random(12, 30, density=0.5, random_state=2, format="csr")
-    # column 3 is paired 250 times (its own sparse product), 7 is paired 130 times, the rest at most a few times
+    # column 3 is paired 250 times, 7 is paired 130 times, the rest at most a few times
     cols = np.concatenate([np.full(250, 3), np.full(130, 7), np.arange(12), [0, 0, 11]])
     cols = rng.permutation(cols)
     rows = rng.integers(0, 50, size=cols.size)
@@ -314,6 +314,12 @@ def test_paired_row_dots_equals_the_dense_products(rng) -> None:
     assert got.shape == (cols.size,)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
     assert paired_row_dots(A, np.zeros(0, np.int64), B, np.zeros(0, np.int64)).shape == (0,)
+    # a B with unsorted and duplicate column indices (built from its arrays) is read as its sum
+    messy = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0]), np.array([5, 2, 5, 0]), np.array([0, 3, 4])), shape=(2, 30))
+    want = A.toarray()[rows[:7]] @ messy.toarray()[[0, 1, 0, 1, 0, 1, 0]].T
+    got = paired_row_dots(A, rows[:7], messy, np.array([0, 1, 0, 1, 0, 1, 0]))
+    np.testing.assert_allclose(got, np.diag(want), rtol=1e-12, atol=1e-14)
+    assert not messy.has_canonical_format  # the caller's matrix is left as it was
 
 
 def _brute_objective_with_bias(X, G, discount, w, b, delta, opts) -> float:

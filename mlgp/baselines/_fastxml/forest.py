@@ -18,35 +18,34 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels import route
+from .kernels import pair_dots, route
 from .tree import Tree
 
 __all__ = ["CSR_FIELDS", "Forest", "paired_row_dots"]
 
 #: The fields held as CSR matrices: separators (n_nodes, D) and leaf distributions (n_leaves, K).
 CSR_FIELDS = ("W", "leaf_labels")
-# A row of B paired with at least this many rows of A gets its own sparse product.
-_GROUP_MIN = 128
 
 
 def paired_row_dots(A: sp.csr_matrix, rows: np.ndarray, B: sp.csr_matrix, cols: np.ndarray) -> np.ndarray:
-    """``A[rows[p]] · B[cols[p]]`` for each pair p: (P,), for CSR ``A`` (n, D) and ``B`` (m, D).
-
-    A row of ``B`` paired with many rows of ``A`` (a separator near the root, a popular label's
-    centroid: usually the densest rows) is one sparse product with those rows; the other pairs are
-    one element-wise product of gathered rows, so no dense row of ``B`` is copied once per pair.
-    """
-    out = np.empty(rows.size)
-    order = np.argsort(cols, kind="stable")
-    uniq, start, count = np.unique(cols[order], return_index=True, return_counts=True)
-    big = count >= _GROUP_MIN
-    for u, st, c in zip(uniq[big], start[big], count[big]):
-        sel = order[st:st + c]
-        out[sel] = (A[rows[sel]] @ B[u].T).toarray().ravel()
-    rest = order[np.repeat(~big, count)]
-    if rest.size:
-        out[rest] = np.asarray(A[rows[rest]].multiply(B[cols[rest]]).sum(axis=1)).ravel()
+    """``A[rows[p]] · B[cols[p]]`` for each pair p: (P,), for CSR ``A`` (n, D) and ``B`` (m, D), in one
+    compiled pass over the pairs (:func:`~.kernels.pair_dots`: each of the A row's non-zeros looked
+    up in the B row; nothing dense, no sparse product per pair). A matrix that is not canonical is
+    canonicalised in a copy first."""
+    A, B = _sorted(sp.csr_matrix(A)), _sorted(sp.csr_matrix(B))
+    out = np.empty(np.asarray(rows).size)
+    pair_dots(A.indptr, A.indices, np.asarray(A.data, dtype=np.float64), np.asarray(rows, dtype=np.int64),
+              B.indptr, B.indices, np.asarray(B.data, dtype=np.float64), np.asarray(cols, dtype=np.int64), out)
     return out
+
+
+def _sorted(M: sp.csr_matrix) -> sp.csr_matrix:
+    """``M`` with sorted column indices and no duplicates (a copy only when it has neither)."""
+    if M.has_canonical_format:
+        return M
+    M = M.copy()
+    M.sum_duplicates()
+    return M
 
 
 # Tree fields holding node / leaf numbers, renumbered when trees are joined or split apart.

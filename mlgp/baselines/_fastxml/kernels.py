@@ -17,7 +17,7 @@ from __future__ import annotations
 from ._jit import compiled
 import numpy as np
 
-__all__ = ["alternate", "compact_columns", "label_pairs", "route", "row_dots"]
+__all__ = ["alternate", "compact_columns", "label_pairs", "pair_dots", "route", "row_dots"]
 
 
 @compiled
@@ -210,3 +210,26 @@ def row_dots(indptr, data, columns, offset, coef, lo, hi, b, out):  # pragma: no
         for z in range(indptr[i], indptr[i + 1]):
             s += data[z] * coef[columns[z - offset]]
         out[i] = s + b
+
+
+@compiled
+def pair_dots(a_ptr, a_idx, a_val, rows, b_ptr, b_idx, b_val, cols, out):  # pragma: no cover - compiled
+    """``out[p] = A[rows[p]] · B[cols[p]]`` for CSR ``A`` and ``B`` with sorted column indices: each of
+    the A row's non-zeros (in order) is looked up in the B row by binary search, so a pair costs
+    O(nnz(A row) · log nnz(B row)) and no dense row is formed (a candidate label's centroid may be
+    far denser than a point)."""
+    for q in range(rows.size):
+        i, j = rows[q], cols[q]
+        lo, hi = b_ptr[j], b_ptr[j + 1]
+        s = 0.0
+        for z in range(a_ptr[i], a_ptr[i + 1]):
+            if lo >= hi:
+                break
+            c = a_idx[z]
+            at = lo + np.searchsorted(b_idx[lo:hi], c)
+            if at < hi and b_idx[at] == c:
+                s += a_val[z] * b_val[at]
+                lo = at + 1
+            else:
+                lo = at  # the A row's columns increase: later ones lie at or after this position
+        out[q] = s
