@@ -243,34 +243,35 @@ def _gather_columns(x_indptr, x_indices, x_data, x_offset, lo, hi, bias, colmap,
     order in ``colmap``, a (D,) int64 array of −1 that is left numbering them; their original
     numbers in ``used[:m]``), the bias a last column of value ``bias`` when it is > 0. Returns
     (col_ptr, col_row, col_val, m, number of columns)."""
-    a, z = x_indptr[lo] - x_offset, x_indptr[hi] - x_offset
+    a, z = np.uint64(x_indptr[lo] - x_offset), np.uint64(x_indptr[hi] - x_offset)
     m = 0
-    for p in range(a, z):
-        c = x_indices[p]
+    for p in range(a, z):  # count each column's entries (colmap: −1, then the count)
+        c = np.uint64(x_indices[p])
         if colmap[c] < 0:
-            colmap[c] = 0
+            colmap[c] = 1
             used[m] = c
             m += 1
+        else:
+            colmap[c] += 1
     used[:m].sort()
-    for q in range(m):
-        colmap[used[q]] = q
     n = hi - lo
     width = m + 1 if bias > 0 else m
     col_ptr = np.zeros(width + 1, np.int64)
-    for p in range(a, z):
-        col_ptr[colmap[x_indices[p]] + 1] += 1
+    for q in range(m):
+        col_ptr[q + 1] = col_ptr[q] + colmap[used[q]]
+        colmap[used[q]] = q
     if bias > 0:
-        col_ptr[m + 1] = n
-    for q in range(width):
-        col_ptr[q + 1] += col_ptr[q]
+        col_ptr[m + 1] = col_ptr[m] + n
     fill = col_ptr[:-1].copy()
     col_row = np.empty(col_ptr[width], np.uint32)
     col_val = np.empty(col_ptr[width])
     for i in range(lo, hi):
-        for p in range(x_indptr[i] - x_offset, x_indptr[i + 1] - x_offset):
-            q = colmap[x_indices[p]]
-            col_row[fill[q]] = i - lo
-            col_val[fill[q]] = x_data[p]
+        row = np.uint32(i - lo)
+        for p in range(np.uint64(x_indptr[i] - x_offset), np.uint64(x_indptr[i + 1] - x_offset)):
+            q = np.uint64(colmap[np.uint64(x_indices[p])])
+            at = np.uint64(fill[q])
+            col_row[at] = row
+            col_val[at] = x_data[p]
             fill[q] += 1
     if bias > 0:
         for i in range(n):
