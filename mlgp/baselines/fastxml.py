@@ -3,10 +3,12 @@ nDCG ranking loss, as a scikit-learn estimator on NumPy/SciPy.
 
 Contract: ``fit(X, Y)`` takes features ``X`` (N, D), CSR or dense, and 0/1 labels ``Y`` (N, K),
 checks them and the parameters before any work (bad input raises a ``ValueError`` naming the
-problem), and grows ``n_estimators`` trees in parallel with joblib (processes; joblib's active
-backend, e.g. Dask, takes the work when set). Tree t is seeded by the t-th draw of
-``random_state``, so a fixed seed gives the same trees for every ``n_jobs``. Each node is split by
-:mod:`._fastxml.split` until it holds at most ``max_leaf`` points; a leaf keeps its
+problem), and grows ``n_estimators`` trees in parallel with joblib (threads sharing one copy of the
+data with the compiled node solver, processes with liblinear; joblib's active backend, e.g. Dask,
+takes the work when set). Tree t is seeded by the t-th draw of ``random_state``, so a fixed seed
+gives the same trees for every ``n_jobs``. Each node is split by :mod:`._fastxml.split` (its
+separator by :mod:`._fastxml.l1_logistic` or scikit-learn's liblinear, ``solver``) until it holds
+at most ``max_leaf`` points; a leaf keeps its
 ``max_leaf_labels`` most frequent labels. Scores are the leaf distributions averaged over trees:
 ``decision_function`` → dense float64 (N, K) in [0, 1], ``predict_topk`` → :class:`TopK` (labels
 no leaf reached score 0, ties to the lower label index), both computed ``batch_size`` rows at a
@@ -85,9 +87,10 @@ class FastXML(MultiLabelEstimator):
     n_w_updates : int, default=1
         Separator (w) updates per node; the paper stops after one.
     max_iter : int, default=10
-        liblinear's outer (Newton) iterations per w-update.
+        The solver's outer (Newton) iterations per w-update.
     tol : float, default=0.1
-        liblinear's stopping tolerance.
+        The solver's stopping tolerance (liblinear's rule: the minimum-norm subgradient's 1-norm
+        at ``tol`` · max(min(n₊, n₋), 1) / n of its value at w = 0).
     split_loss : {"ndcg", "dcg", "precision"}, default="ndcg"
         The ranking loss of a split (:mod:`mlgp.baselines._fastxml.loss`); the paper's is nDCG.
     split_loss_k : int or None, default=None
@@ -95,19 +98,26 @@ class FastXML(MultiLabelEstimator):
     threshold : float, default=0.5
         ``predict`` marks a label present when its score is at least this.
     n_jobs : int or None, default=None
-        Trees grown at once (joblib; None means 1 unless a joblib backend context says otherwise,
-        -1 all cores).
+        Trees grown at once (joblib threads with ``solver="newglmnet"``, processes with
+        ``"liblinear"``; None means 1 unless a joblib backend context says otherwise, -1 all
+        cores).
     random_state : int, RandomState or None, default=None
         Seeds the trees (one seed drawn per tree).
     verbose : int, default=0
         joblib's progress messages.
-    separator_features : {"all", "node"}, default="all"
-        The columns liblinear sees when it fits a node's separator: all D (the trees of earlier
-        releases, bit for bit), or only those the node's points use, renumbered. Both solve the
-        same objective (a column no point of the node uses keeps weight 0), but liblinear's cost
-        per call grows with the columns it is given and its random coordinate order depends on
-        them: ``"node"`` is much faster when D is far above a node's non-zeros (10⁵ features and
-        more) and grows different trees of the same accuracy (``experiments/bench_fastxml.py``).
+    separator_features : {"all", "node"} or None, default=None
+        With ``solver="liblinear"``, the columns liblinear sees when it fits a node's separator:
+        all D (None or ``"all"``: the trees of earlier releases, bit for bit), or only those the
+        node's points use, renumbered (``"node"``: the same objective, much faster when D is far
+        above a node's non-zeros, different trees of the same accuracy). The compiled solver always
+        works on the node's columns: None or ``"node"`` (``"all"`` raises ``ArgumentError``).
+    solver : {"newglmnet", "liblinear"}, default="newglmnet"
+        The separators' L1-logistic solver: mlgp's compiled newGLMNET
+        (:mod:`mlgp.baselines._fastxml.l1_logistic`: a level's nodes in one call, no GIL, trees in
+        threads sharing X), or scikit-learn's liblinear (the reference: the trees of earlier
+        releases). Both minimise the same objective with the same stopping rule; their random
+        coordinate orders differ, so their trees differ (with the same accuracy over seeds:
+        ``experiments/bench_fastxml.py``).
 
     Attributes
     ----------
@@ -122,7 +132,7 @@ class FastXML(MultiLabelEstimator):
     n_leaves_ : np.ndarray (T,), int64
         Leaves per tree.
     n_iter_ : np.ndarray (T,), int64
-        The most liblinear Newton iterations any separator of each tree took (at most
+        The most Newton iterations any separator of each tree took (at most
         ``max_iter`` × ``n_w_updates``; 0 for a tree that is one leaf).
     n_features_in_, n_labels_, n_samples_, classes_
         As in :class:`~mlgp.baselines.LabelFrequency`.

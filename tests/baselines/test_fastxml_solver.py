@@ -178,3 +178,15 @@ def test_compiles_without_a_cache_folder(monkeypatch) -> None:
         warnings.simplefilter("error")
         g = _jit.compiled(thrice)  # said once per process
     assert f(4) == 8 and g(4) == 12
+
+
+def test_a_tree_worker_imports_no_tensorflow() -> None:
+    """What a process growing trees imports (liblinear's workers, a Dask worker) leaves TensorFlow
+    out: a worker starts in the time of NumPy, SciPy, scikit-learn and numba."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from mlgp.baselines import FastXML, PfastreXML; "
+            "import mlgp.baselines._fastxml.tree, mlgp.baselines._fastxml.l1_logistic; "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -59,11 +59,16 @@ def _shuffle(index, size, state):  # pragma: no cover - compiled
 
 
 @compiled
-def solve_node(col_ptr, col_row, col_val, n, m, side, c_pos, c_neg, eps, max_newton, seed, w):  # pragma: no cover
+def solve_node(col_ptr, col_row, col_val, row_ptr, row_col, row_val, bias, n, m, side, c_pos, c_neg, eps, max_newton,
+               seed, w):  # pragma: no cover - compiled
     """Minimise f (module docstring) over ``w`` (m,), which must hold zeros on entry, for n points
-    given column by column: column j's points ``col_row[col_ptr[j]:col_ptr[j + 1]]`` (increasing)
-    and values ``col_val``; ``side`` (n,) ±1. Stops at ``eps`` times the initial subgradient norm
-    or after ``max_newton`` Newton iterations; returns the iterations done."""
+    given column by column — column j's points ``col_row[col_ptr[j]:col_ptr[j + 1]]`` (increasing)
+    and values ``col_val`` — and row by row (row i's columns ``row_col[row_ptr[i]:row_ptr[i + 1]]``
+    and values ``row_val``, the bias column left out); ``side`` (n,) ±1. With ``bias`` > 0 the last
+    of the m columns is the bias feature. The gradient and curvature of every column are summed row
+    by row (one pass over the non-zeros, no work per column); the coordinate steps go column by
+    column. Stops at ``eps`` times the initial subgradient norm or after ``max_newton`` Newton
+    iterations; returns the iterations done."""
     C = np.empty(n)
     exp_wx = np.ones(n)
     exp_new = np.empty(n)
@@ -98,15 +103,20 @@ def solve_node(col_ptr, col_row, col_val, n, m, side, c_pos, c_neg, eps, max_new
         gnorm = 0.0
         active = 0  # the columns not shrunk this Newton iteration, listed in increasing order
         shrink = gmax_old / n
-        for j in range(m):  # in storage order: each column's entries are read one after another
-            h = _NU
-            g = 0.0
-            for p in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-                v = col_val[p]
-                h += v * v * D[col_row[p]]
-                g += v * tau[col_row[p]]
-            g = neg_sum[j] - g
-            hdiag[j] = h
+        hdiag[:] = _NU
+        grad[:] = 0.0
+        for i in range(n):  # Σ_i x_ij τ_i and Σ_i x_ij² D_i for every column, row by row
+            t, d = tau[i], D[i]
+            for p in range(np.uint64(row_ptr[i]), np.uint64(row_ptr[i + 1])):
+                q = row_col[p]
+                v = row_val[p]
+                hdiag[q] += v * v * d
+                grad[q] += v * t
+            if bias > 0:
+                hdiag[m - 1] += bias * bias * d
+                grad[m - 1] += bias * t
+        for j in range(m):
+            g = neg_sum[j] - grad[j]
             grad[j] = g
             gp, gn = g + 1.0, g - 1.0
             viol = 0.0
@@ -241,8 +251,9 @@ def solve_node(col_ptr, col_row, col_val, n, m, side, c_pos, c_neg, eps, max_new
 def _gather_columns(x_indptr, x_indices, x_data, x_offset, lo, hi, bias, colmap, used):  # pragma: no cover - compiled
     """Rows ``lo:hi`` of CSR X in column form over their own columns (renumbered in increasing
     order in ``colmap``, a (D,) int64 array of −1 that is left numbering them; their original
-    numbers in ``used[:m]``), the bias a last column of value ``bias`` when it is > 0. Returns
-    (col_ptr, col_row, col_val, m, number of columns)."""
+    numbers in ``used[:m]``), the bias a last column of value ``bias`` when it is > 0; and in row
+    form over the renumbered columns (the bias left out; the values are X's own, a view). Returns
+    (col_ptr, col_row, col_val, row_ptr, row_col, row_val, m, number of columns)."""
     a, z = np.uint64(x_indptr[lo] - x_offset), np.uint64(x_indptr[hi] - x_offset)
     m = 0
     for p in range(a, z):  # count each column's entries (colmap: −1, then the count)
@@ -265,19 +276,24 @@ def _gather_columns(x_indptr, x_indices, x_data, x_offset, lo, hi, bias, colmap,
     fill = col_ptr[:-1].copy()
     col_row = np.empty(col_ptr[width], np.uint32)
     col_val = np.empty(col_ptr[width])
+    row_ptr = np.empty(n + 1, np.int64)
+    row_col = np.empty(z - a, np.uint32)
     for i in range(lo, hi):
         row = np.uint32(i - lo)
+        row_ptr[i - lo] = x_indptr[i] - x_offset - a
         for p in range(np.uint64(x_indptr[i] - x_offset), np.uint64(x_indptr[i + 1] - x_offset)):
             q = np.uint64(colmap[np.uint64(x_indices[p])])
+            row_col[p - a] = q
             at = np.uint64(fill[q])
             col_row[at] = row
             col_val[at] = x_data[p]
             fill[q] += 1
+    row_ptr[n] = z - a
     if bias > 0:
         for i in range(n):
             col_row[fill[m] + i] = i
             col_val[fill[m] + i] = bias
-    return col_ptr, col_row, col_val, m, width
+    return col_ptr, col_row, col_val, row_ptr, row_col, x_data[a:z], m, width
 
 
 @compiled
@@ -302,15 +318,16 @@ def fit_level(nodes, ptr, x_indptr, x_indices, x_data, x_offset, num_features, d
         k = nodes[t]
         lo, hi = ptr[k], ptr[k + 1]
         n = hi - lo
-        col_ptr, col_row, col_val, m, width = _gather_columns(x_indptr, x_indices, x_data, x_offset, lo, hi, bias,
-                                                              colmap, used)
+        col_ptr, col_row, col_val, row_ptr, row_col, row_val, m, width = _gather_columns(
+            x_indptr, x_indices, x_data, x_offset, lo, hi, bias, colmap, used)
         n_pos = 0
         for i in range(lo, hi):
             if delta[i] > 0:
                 n_pos += 1
         eps = tol * max(min(n_pos, n - n_pos), 1) / n
         w = np.zeros(width)
-        n_iter_out[k] = solve_node(col_ptr, col_row, col_val, n, width, delta[lo:hi], c_pos, c_neg, eps, max_iter,
+        n_iter_out[k] = solve_node(col_ptr, col_row, col_val, row_ptr, row_col, row_val, bias, n, width, delta[lo:hi],
+                                   c_pos, c_neg, eps, max_iter,
                                    seeds[k], w)
         b = w[m] * bias if bias > 0 else 0.0
         b_out[k] = b

@@ -3,18 +3,20 @@ minimisation run for all nodes together, on the level's raw CSR arrays.
 
 Contract: :func:`split_level` takes the level's rows grouped by node (``ptr`` (M + 1,) bounds node
 k's rows ``ptr[k]:ptr[k + 1]``), their features ``X`` (R, D) and weighted labels ``G`` (R, K) as
-CSR, each node's random start of δ and liblinear seed, and returns what :func:`~.split.split_node`
+CSR, each node's random start of δ and solver seed, and returns what :func:`~.split.split_node`
 returns for each node with those draws, bit for bit: the same r± (labels ranked by their summed
 weight on a side within the node, ties to the lower label), δ steps (sums taken in the same order),
-stopping rules, and liblinear calls. The alternation of all nodes runs in one compiled loop
+stopping rules, and separators. The alternation of all nodes runs in one compiled loop
 (:func:`~.kernels.alternate`) over the level's (node, label) pairs and non-zeros, so the work is
-Σ over nodes of alternations × size with no per-node Python overhead except the liblinear call,
-which stays one call per node (as in the paper).
+Σ over nodes of alternations × size with no per-node Python overhead. With
+``opts.solver == "newglmnet"`` the separators of all nodes that reach the w step are fitted in one
+compiled call (:func:`~.l1_logistic.fit_level`, on the node's own columns); with ``"liblinear"``,
+scikit-learn's liblinear is called once per node (as in the paper).
 
-With ``node_features`` the separator of a node is fitted on the node's own feature columns
-(renumbered 0..D_node − 1) instead of all D: the same L1-logistic objective (a column with no
-non-zero in the node keeps weight 0), at a cost that no longer grows with D, but liblinear's random
-coordinate order then differs, so the trees are not bitwise those of the all-D call.
+With ``node_features`` (liblinear only) the separator of a node is fitted on the node's own feature
+columns (renumbered 0..D_node − 1) instead of all D: the same L1-logistic objective (a column with
+no non-zero in the node keeps weight 0), at a cost that no longer grows with D, but liblinear's
+random coordinate order then differs, so the trees are not bitwise those of the all-D call.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class LevelSplit:
         separator was fitted, the last one fitted if the node still did not split.
     bias : np.ndarray (M,), float64
     n_iter : np.ndarray (M,), int64
-        liblinear's Newton iterations summed over the node's w-updates.
+        The solver's Newton iterations summed over the node's w-updates.
     """
 
     split: np.ndarray
@@ -93,7 +95,7 @@ def split_level(X: sp.csr_matrix, G: sp.csr_matrix, ptr: np.ndarray, delta: np.n
     delta : np.ndarray (R,), int8
         The random ±1 start of δ (changed in place into the final δ).
     seeds : np.ndarray (M,)
-        liblinear's seed per node.
+        The solver's seed per node (its coordinate orders).
     """
     M, R = ptr.size - 1, int(ptr[-1])
     ptr = ptr.astype(np.int64)

@@ -37,7 +37,7 @@ class Tree:
     bias : np.ndarray (n_nodes,), float64
         Separator bias (0 at leaves).
     n_iter : np.ndarray (n_nodes,), int32
-        liblinear's Newton iterations for the node's separator (0 at leaves).
+        The solver's Newton iterations for the node's separator (0 at leaves).
     W : CSR (n_nodes, D), float64
         Separators, one row per node (empty at leaves).
     leaf_labels : CSR (n_leaves, K), float64
@@ -106,7 +106,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
     max_leaf, top_k : int
         A node with at most ``max_leaf`` points is a leaf; a leaf keeps ``top_k`` labels.
     seed : int
-        Seeds the tree's random state (δ starts and liblinear).
+        Seeds the tree's random state (δ starts and the solver's coordinate orders).
     node_features : bool
         Fit each separator on its node's feature columns only (:mod:`.level`).
     """
@@ -125,7 +125,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
         sizes = np.diff(ptr)
         label_count = np.add.reduceat(g_count[rows], ptr[:-1]) if rows.size else np.zeros(sizes.size, np.int64)
         eligible = (sizes > max_leaf) & (label_count > 0)
-        # the random draws in breadth-first order: each node's δ start, then its liblinear seed
+        # the random draws in breadth-first order: each node's δ start, then its solver seed
         e_nodes = np.flatnonzero(eligible)
         starts, seeds = [], np.zeros(e_nodes.size, np.int64)
         for j, k in enumerate(e_nodes):
@@ -173,7 +173,7 @@ def grow_tree(X: sp.csr_matrix, Y: sp.csr_matrix, G: sp.csr_matrix, discount: np
 
 
 #: Non-zeros of X a level is split with at a time (a node with more gets a call of its own): bounds
-#: the level's copy of X's rows, which liblinear reads as contiguous slices.
+#: the level's copy of X's rows, which the node solvers read as contiguous slices.
 CHUNK_NNZ = 1 << 24
 
 
