@@ -53,7 +53,7 @@ def _int32_indices(X: sp.csr_matrix) -> sp.csr_matrix:
     limit = np.iinfo(np.int32).max
     if X.nnz > limit or X.shape[1] > limit:
         raise ArgumentError(f"FastXML's liblinear takes at most {limit} non-zeros and columns; X has {X.nnz} and "
-                            f"{X.shape[1]}")
+                            f"{X.shape[1]} (solver='newglmnet' takes more)")
     return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape, copy=False)
 
 
@@ -249,8 +249,10 @@ class FastXML(MultiLabelEstimator):
         progress = flag(progress, "progress")
         node_features = self._node_features()
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
-        if self.solver == "liblinear":
-            X = _int32_indices(X)  # liblinear reads int32 column indices and row pointers
+        if self.solver == "liblinear" or max(X.nnz, X.shape[1]) <= np.iinfo(np.int32).max:
+            # liblinear reads int32 column indices and row pointers; the compiled solver reads any,
+            # and int32 ones where they fit keep one compiled version and half the index memory
+            X = _int32_indices(X)
         N, K = Y.shape
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()

@@ -72,7 +72,7 @@ def _fit_compiled(X: sp.csr_matrix, ptr: np.ndarray, nodes: np.ndarray, delta: n
     if not nodes.size:
         return
     iters = np.zeros(n_iter.size, np.int64)
-    w_ptr, w_idx, w_val = fit_level(nodes, ptr, X.indptr, X.indices, X.data, 0, int(X.shape[1]), delta,
+    w_ptr, w_idx, w_val = fit_level(nodes, ptr, X.indptr.astype(np.int64), X.indices, X.data, 0, int(X.shape[1]), delta,
                                     np.asarray(seeds, dtype=np.int64), float(opts.c_pos), float(opts.c_neg),
                                     float(opts.bias), float(opts.tol), int(opts.max_iter), wx, bias, iters)
     n_iter[nodes] += iters[nodes]

@@ -203,7 +203,7 @@ def fit_separator(X: sp.csr_matrix, delta: np.ndarray, opts: SplitOptions, seed:
         X = sp.csr_matrix(X)
         n = X.shape[0]
         b, iters = np.zeros(1), np.zeros(1, np.int64)
-        w_ptr, w_idx, w_val = fit_level(np.zeros(1, np.int64), np.array([0, n], np.int64), X.indptr, X.indices,
+        w_ptr, w_idx, w_val = fit_level(np.zeros(1, np.int64), np.array([0, n], np.int64), X.indptr.astype(np.int64), X.indices,
                                         np.asarray(X.data, dtype=np.float64), 0, int(X.shape[1]), delta,
                                         np.array([seed], np.int64), float(opts.c_pos), float(opts.c_neg),
                                         float(opts.bias), float(opts.tol), int(opts.max_iter), np.zeros(n), b, iters)
