@@ -10,6 +10,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Under pytest-xdist the workers share the machine's cores: one BLAS thread each, so that tiny
+    # linear algebra does not wait on the other worker's threads (results do not depend on it).
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
 
 def _find_data_home() -> Path | None:
     env = os.environ.get("MLGP_DATA")
