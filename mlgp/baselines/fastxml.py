@@ -36,6 +36,7 @@ from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..fingerprint import data_fingerprint
+from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
 from ._fastxml.split import SplitOptions
@@ -263,12 +264,14 @@ class FastXML(MultiLabelEstimator):
         # the compiled solver runs without the GIL: trees in threads share X (a joblib backend set by
         # the caller, e.g. Dask, still takes the work); liblinear's calls are serialised, so processes
         prefer = "threads" if self.solver == "newglmnet" else "processes"
-        grown = Parallel(n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, return_as="generator_unordered")(
-            delayed(_grow_indexed)(t, X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
-                                   int(seeds[t]), node_features)
-            for t in todo)
-        with tqdm(total=self.n_estimators, initial=len(trees), desc="trees", unit="tree",
-                  disable=not progress) as bar:
+        # on a Dask cluster the data go to each worker once, not with every tree (mlgp.parallel)
+        with scatter_once([X, Y, G, discount]), tqdm(total=self.n_estimators, initial=len(trees), desc="trees",
+                                                     unit="tree", disable=not progress) as bar:
+            grown = Parallel(n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose,
+                             return_as="generator_unordered")(
+                delayed(_grow_indexed)(t, X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
+                                       int(seeds[t]), node_features)
+                for t in todo)
             for t, tree, seconds in grown:  # as each tree is done, in any order
                 if store:
                     store.save(t, tree, int(seeds[t]), seconds)

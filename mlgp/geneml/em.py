@@ -29,6 +29,7 @@ from joblib import Parallel, delayed
 from scipy.special import betaln
 
 from ..blocks import row_blocks
+from ..parallel import scatter_once
 from .exposure import CovariateExposure
 from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
@@ -89,6 +90,19 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     evaluation). ``progress(iterable)`` wraps the iteration loop;
     ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
     """
+    blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
+    with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]):
+        return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds)
+
+
+def _blocks(X, Y, block_rows: int) -> list:
+    """``[(rows, X_b, Y_b), ...]``: the row blocks of CSR X and Y (:func:`mlgp.blocks.row_blocks`)."""
+    return [(s, X_b, Y[s]) for s, X_b in row_blocks(X, block_rows, dense=False)]
+
+
+def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
+              progress, callback, max_seconds) -> tuple[EMState, pd.DataFrame]:
+    """:func:`batch_em` over precomputed ``blocks``."""
     started = time.perf_counter()
     N = X.shape[0]
     ridge = WRidge(X, factorise=False)  # a few warm-started CG steps per iteration, as the M-step needs
@@ -97,9 +111,9 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     for it in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
         results: list[_Block] = Parallel(n_jobs=n_jobs)(
-            delayed(_em_block)(s, X_b, Y[s], state.U[s], state.W, state.V, state.exposure(s),
+            delayed(_em_block)(s, X_b, Y_b, state.U[s], state.W, state.V, state.exposure(s),
                                state.covariates is not None, priors)
-            for s, X_b in row_blocks(X, block_rows, dense=False))
+            for s, X_b, Y_b in blocks)
         U = np.vstack([r.U for r in results])
         stat_a = sum(r.stat_a for r in results)
         stat_b = sum(r.stat_b for r in results)
@@ -112,7 +126,7 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
             state.covariates.newton([r.rows for r in results], [r.gamma for r in results])
         state = EMState(W, U, V, mu, covariates)
         seconds = time.perf_counter() - t0  # the iteration's steps, not the objective's evaluation
-        row = dict(iteration=it, objective=log_posterior(X, Y, state, priors, block_rows, n_jobs), seconds=seconds)
+        row = dict(iteration=it, objective=_log_posterior(blocks, state, priors, n_jobs), seconds=seconds)
         if callback is not None:
             callback(it, state, row)
         rows.append(row)
@@ -144,9 +158,14 @@ def log_posterior(X, Y, state: EMState, priors: Priors, block_rows: int = 1000, 
     """log p(Y | U, V, μ) + log p(U | W) + log p(V) + log p(W) + log p(μ) (or log p(β) with
     covariates), exactly: the log joint of :func:`mlgp.geneml.model.geneml_joint` at (W, U, V,
     μ or β, Y) with ξ summed out. CSR X (N, D) and 0/1 Y (N, K), in blocks of ``block_rows`` rows."""
-    parts = Parallel(n_jobs=n_jobs)(delayed(rows_log_density)(X_b, Y[s], state.U[s], state.W, state.V,
+    return _log_posterior(_blocks(X, Y, block_rows), state, priors, n_jobs)
+
+
+def _log_posterior(blocks: list, state: EMState, priors: Priors, n_jobs) -> float:
+    """:func:`log_posterior` over precomputed ``blocks``."""
+    parts = Parallel(n_jobs=n_jobs)(delayed(rows_log_density)(X_b, Y_b, state.U[s], state.W, state.V,
                                                               state.exposure(s), priors.lambda_u)
-                                    for s, X_b in row_blocks(X, block_rows, dense=False))
+                                    for s, X_b, Y_b in blocks)
     return float(sum(parts)) + global_log_prior(state, priors)
 
 
