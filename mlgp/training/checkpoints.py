@@ -247,10 +247,13 @@ class CheckpointFolder:
         The ``tf.train.Checkpoint`` saved and restored (model, optimizer, epoch counter).
     record
         From :func:`run_record`.
+    writable
+        False in a process that only restores from the folder (a cluster's worker other than the
+        chief): :meth:`resume` then writes nothing and :meth:`save` is a no-op.
     """
 
-    def __init__(self, folder: Path, checkpoint: tf.train.Checkpoint, record: dict):
-        self.folder, self.checkpoint, self.record = folder, checkpoint, record
+    def __init__(self, folder: Path, checkpoint: tf.train.Checkpoint, record: dict, writable: bool = True):
+        self.folder, self.checkpoint, self.record, self.writable = folder, checkpoint, record, writable
         checkpoint.save_counter  # noqa: B018  created now, so that every file holds it and restores match
         self.latest: str | None = None
 
@@ -288,8 +291,10 @@ class CheckpointFolder:
             self._check_manifest()
             self._restore(numbers[::-1], state)
             rows = self._trace_rows(int(self.checkpoint.epoch.numpy()))
-            self._write_state(int(Path(self.latest).name.split("-")[1]))
-        self._write_manifest()
+            if self.writable:
+                self._write_state(int(Path(self.latest).name.split("-")[1]))
+        if self.writable:
+            self._write_manifest()
         return rows
 
     def _trace_rows(self, epoch: int) -> list[dict]:
@@ -345,7 +350,10 @@ class CheckpointFolder:
 
     def save(self, epoch: int, rows: list[dict]) -> None:
         """Write the trace, the checkpoint of ``epoch``, the state file and the manifest; keep the
-        newest :data:`KEEP` checkpoints up to this one. A failed write raises :class:`FileAccessError`."""
+        newest :data:`KEEP` checkpoints up to this one (nothing when the folder was opened read-only:
+        another process, a cluster's chief, writes it). A failed write raises :class:`FileAccessError`."""
+        if not self.writable:
+            return
         try:
             atomic_write(self.folder / "trace.csv", lambda f: f.write(pd.DataFrame(rows).to_csv(index=False).encode()))
             self.latest = self.checkpoint.write(str(self.folder / f"ckpt-{epoch}"))

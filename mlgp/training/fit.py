@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from .. import arguments
 from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
+from ..fingerprint import data_fingerprint
 from ..floats import float_policy
 from ..validation import check_features, check_labels, check_training_data
 from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
@@ -32,6 +33,7 @@ from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import make_optimizer
 from .steps import make_step
+from .workers import LOST_PEER_ERRORS, agree_on_run, is_chief, is_multi_worker, lost_worker_error
 
 __all__ = ["fit"]
 
@@ -117,7 +119,12 @@ def fit(
         paper's schedule is ``(10, 20)``).
     strategy
         A ``tf.distribute.Strategy`` whose scope the model was built in; each minibatch is split
-        across its replicas.
+        across its replicas. With a ``MultiWorkerMirroredStrategy`` over several processes
+        (:func:`mlgp.training.workers.multi_worker_strategy`) every worker runs this same call on the
+        same data: they check that their data and settings agree, each feeds its rows of the
+        global minibatch, only the chief writes ``checkpoint_dir`` and ``log_dir`` (all restore
+        from it), and a lost worker stops the others with an :class:`~mlgp.errors.MLGPError`
+        naming it (:mod:`mlgp.training.workers`).
     jit_compile
         ``False``: a plain ``tf.function`` step. ``True``: the whole step compiled with XLA
         (``tf.function(jit_compile=True)``), which fuses the element-wise passes over the (P, M, M)
@@ -253,6 +260,10 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
 
     folder = checked_folder(checkpoint_dir) if checkpoint_dir is not None else None  # made before any step
+    multi, chief = is_multi_worker(strategy), is_chief(strategy)
+    settings = training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth)
+    if multi:  # every worker on the same data and settings, or none starts
+        agree_on_run(strategy, {"data": data_fingerprint(X, Y), "settings": settings})
     step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
 
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
@@ -260,10 +271,9 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     state = lambda: list(variables) + list(opt.variables())  # noqa: E731
     names = variable_names(model)
     ckpts, rows = None, []
-    if folder is not None:
-        settings = training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth)
+    if folder is not None:  # only the chief writes; every worker restores from the chief's folder
         ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
-                                 run_record(model, X, Y, settings))
+                                 run_record(model, X, Y, settings), writable=chief)
         rows = ckpts.resume(state() + [epoch_var])
     good = _snapshot(state())
     bad = next((name for name, x in zip(names, good) if not np.all(np.isfinite(x))), None)
@@ -279,7 +289,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     restored = lambda e: f"the model was restored to the end of epoch {e}" + (  # noqa: E731
         f"; last checkpoint: {ckpts.latest}" if ckpts is not None and ckpts.latest else "")
     why = lambda batch, e: _diagnosis(model, batch, X, e, start, opt, learning_rate)  # noqa: E731
-    writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None else None
+    writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None and chief else None
     trained = 0.0
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
@@ -291,6 +301,10 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         for s, (xb, yb) in enumerate(steps):
             try:
                 elbo, kl = (float(t) for t in step(xb, yb))
+            except LOST_PEER_ERRORS as err:
+                if multi:
+                    raise lost_worker_error(err, epoch, ckpts.latest if ckpts is not None else None) from None
+                raise
             except tf.errors.InvalidArgumentError as err:
                 _restore(state(), good)
                 raise TrainingDivergedError(

@@ -33,6 +33,10 @@ EXPECTED: dict[str, dict] = {
                                           {"fit s std", "P@1 std", "P@3 std", "P@5 std"})},
         figures=[],
     ),
+    "multiworker": dict(
+        tables={"multiworker": (["epoch", "max_rel_diff", "s_per_step_1", "s_per_step_W"], set())},
+        figures=[],
+    ),
     "fastxml_scale": dict(
         tables={"phases": (["phase", "seconds", "peak_GB", "peak_PSS_GB", "detail"], set()),
                 "accuracy": (["method", "P@1", "P@3", "P@5"], set())},
