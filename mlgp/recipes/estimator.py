@@ -30,7 +30,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
-from .mlgpf import _check_sizes, build_and_train, default_jit_compile
+from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -163,11 +163,15 @@ class MLGPFClassifier(MultiLabelEstimator):
         self._settings()
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y, validation=None) -> "MLGPFClassifier":
+    def fit(self, X, Y, validation=None, strategy=None) -> "MLGPFClassifier":
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
         ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent) the trace records after every
-        epoch (checked like ``X``, ``Y``; rows normalised like the training rows).
+        epoch (checked like ``X``, ``Y``; rows normalised like the training rows). ``strategy``: a
+        ``tf.distribute.Strategy`` to train on (several devices, or several machines through
+        :func:`mlgp.training.workers.multi_worker_strategy`: the same call on every worker); it
+        cannot be combined with ``jit_compile=True`` or ``"except-cholesky"`` (``"auto"`` turns
+        XLA off with a strategy).
         """
         from ..data.preprocessing import normalise_rows
         from ..validation import check_features, check_labels
@@ -188,7 +192,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         stamps: list[float] = []  # seconds since fit began at the end of each epoch
         jit = self.jit_compile
         if jit == "auto":
-            jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM else False
+            jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM and strategy is None else False
+        check_strategy(strategy, jit)
         budget = float("inf") if self.max_seconds is None else float(self.max_seconds)
 
         def stamp(*_) -> bool:  # True: the budget is spent, stop after this epoch
@@ -196,7 +201,7 @@ class MLGPFClassifier(MultiLabelEstimator):
             return stamps[-1] >= budget
 
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation,
-                                       progress=bool(self.progress), callback=stamp)
+                                       progress=bool(self.progress), callback=stamp, strategy=strategy)
         self.model_, self.settings_ = model, s
         self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
         if self.bias_only_:

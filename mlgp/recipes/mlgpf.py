@@ -70,6 +70,7 @@ def train_mlgpf(
     max_seconds: float | None = None,
     log_dir: str | Path | None = None,
     whiten: bool | None = None,
+    strategy=None,
     **overrides,
 ) -> MLGPFRun:
     """Train MLGPF on ``dataset`` with the paper's recipe and evaluate it on the test split.
@@ -105,6 +106,11 @@ def train_mlgpf(
         for everything but chol(K_ZZ)), ``False`` for the non-whitened and preconditioned
         families, whose bounds solve P triangular systems that XLA's CPU backend handles slowly
         (``experiments/bench_mlgpf.py`` times the three; docs/results.md gives the figures).
+        ``False`` with a ``strategy``, which cannot be combined with the other two.
+    strategy
+        A ``tf.distribute.Strategy`` to train on (the model is built in its scope): several
+        devices, or several machines with :func:`mlgp.training.workers.multi_worker_strategy`
+        (run the same call on every worker; see :func:`mlgp.training.fit`).
     max_seconds
         Stop after the epoch at which training time reaches this many seconds.
     log_dir
@@ -152,7 +158,8 @@ def train_mlgpf(
     M = min(s.num_inducing, N)  # the dataset's default M, on fewer points (max_train): all of them
     whitened = s.q_family == "whitened"
     if jit_compile is None:
-        jit_compile = default_jit_compile(s.q_family)
+        jit_compile = False if strategy is not None else default_jit_compile(s.q_family)
+    check_strategy(strategy, jit_compile)
     record = {k: v for k, v in s.as_dict().items() if k != "max_train"}  # num_train says what max_train did
     if not isinstance(record["kernel"], str):  # a kernel object: its class is what a checkpoint can compare
         record["kernel"] = f"{type(s.kernel).__module__}:{type(s.kernel).__qualname__}"
@@ -166,7 +173,7 @@ def train_mlgpf(
     model, trace = build_and_train(Xtr, Ytr, s.replace(num_inducing=M), jit_compile=jit_compile,
                                    max_seconds=max_seconds, log_dir=log_dir,
                                    validation=(Xte, Yte) if validate else None, checkpoint_dir=checkpoint_dir,
-                                   progress=progress, callback=callback)
+                                   progress=progress, callback=callback, strategy=strategy)
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
@@ -176,32 +183,33 @@ def train_mlgpf(
     return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, record)
 
 
+def check_strategy(strategy, jit_compile) -> None:
+    """ArgumentError, at the call, for a strategy that is not a ``tf.distribute.Strategy`` or one
+    asked to run with XLA (``fit`` compiles a strategy's step without it)."""
+    if strategy is None:
+        return
+    import tensorflow as tf
+
+    if not isinstance(strategy, tf.distribute.Strategy):
+        raise ArgumentError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
+    if jit_compile:
+        raise ArgumentError(f"strategy= cannot be combined with jit_compile={jit_compile!r}: a distributed step is "
+                            "compiled without XLA; pass jit_compile=False (the default with a strategy)")
+
+
 def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None, log_dir=None, validation=None,
-                    checkpoint_dir=None, progress: bool = True, callback=None):
+                    checkpoint_dir=None, progress: bool = True, callback=None, strategy=None):
     """Build MLGPF from checked training data with the sized, checked settings ``s`` (P and M set)
     and train it; returns ``(model, trace)``. The one place the recipe and
     :class:`mlgp.recipes.MLGPFClassifier` turn settings into a model and a training run; it
-    trusts its arguments (checked by its callers)."""
-    from mlgp.models import MLGPF
+    trusts its arguments (checked by its callers). With a ``strategy`` the model is built in its
+    scope and trained on all its replicas and workers."""
+    import contextlib
+
     from mlgp.training import fit
 
-    model = MLGPF.from_data(
-        Xtr,
-        Ytr,
-        kernel=s.kernel,
-        num_latent_gps=s.num_latent_gps,
-        num_inducing=s.num_inducing,
-        fixed_inducing=s.fixed_inducing,
-        unit_sphere_inducing=s.unit_sphere_inducing,
-        q_family=s.q_family,
-        bias_init=s.bias_init,
-        seed=s.seed,
-        dtype=s.dtype,
-        warm_start=s.warm_start,
-        subspace_rank=s.subspace_rank,
-        subspace_sample=s.subspace_sample,
-        check_input=False,  # settings checked when built, data by the caller
-    )
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        model = _build(Xtr, Ytr, s)
     trace = fit(
         model,
         (Xtr, Ytr),
@@ -220,9 +228,33 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
         seed=s.seed,
         progress=progress,
         callback=callback,
+        strategy=strategy,
         check_input=False,  # settings checked when built, data by the caller
     )
     return model, trace
+
+
+def _build(Xtr, Ytr, s: MLGPFSettings):
+    """The recipe's MLGPF for checked data and settings."""
+    from mlgp.models import MLGPF
+
+    return MLGPF.from_data(
+        Xtr,
+        Ytr,
+        kernel=s.kernel,
+        num_latent_gps=s.num_latent_gps,
+        num_inducing=s.num_inducing,
+        fixed_inducing=s.fixed_inducing,
+        unit_sphere_inducing=s.unit_sphere_inducing,
+        q_family=s.q_family,
+        bias_init=s.bias_init,
+        seed=s.seed,
+        dtype=s.dtype,
+        warm_start=s.warm_start,
+        subspace_rank=s.subspace_rank,
+        subspace_sample=s.subspace_sample,
+        check_input=False,  # settings checked when built, data by the caller
+    )
 
 
 def default_jit_compile(q_family: str):

@@ -64,3 +64,23 @@ def test_the_lost_worker_is_named_by_its_address(monkeypatch) -> None:
 def test_without_a_cluster_every_process_is_the_chief() -> None:
     assert is_chief(None) and not is_multi_worker(None)
     assert not is_multi_worker(tf.distribute.get_strategy())
+
+
+def test_the_estimator_and_the_recipe_take_a_strategy() -> None:
+    """MLGPFClassifier.fit(strategy=) builds the model in the strategy's scope and trains on it;
+    a strategy with XLA, or an object that is not a strategy, is refused at the call."""
+    import numpy as np
+
+    from mlgp.data import mlgpf_prior
+    from mlgp.recipes import MLGPFClassifier, train_mlgpf
+
+    ds = mlgpf_prior(num_train=40, num_test=10, num_features=4, num_labels=5, num_latent=2, seed=0)
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    est = MLGPFClassifier(num_latent_gps=2, num_inducing=5, epochs=1, batch_size=20, progress=False,
+                          validation_fraction=0.0, jit_compile="auto").fit(ds.train.X, ds.train.Y, strategy=strategy)
+    assert all(strategy.extended.variable_created_in_scope(v) for v in est.model_.trainable_variables)
+    assert np.isfinite(est.trace_["elbo"]).all()
+    with pytest.raises(ArgumentError, match="strategy= cannot be combined with jit_compile=True"):
+        MLGPFClassifier(epochs=1, jit_compile=True, progress=False).fit(ds.train.X, ds.train.Y, strategy=strategy)
+    with pytest.raises(ArgumentError, match="strategy must be a tf.distribute.Strategy"):
+        train_mlgpf(ds, epochs=1, progress=False, strategy="two machines")
