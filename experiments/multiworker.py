@@ -1,7 +1,7 @@
 """MLGPF on TensorFlow's MultiWorkerMirroredStrategy: W worker processes on this machine
 (``TF_CONFIG`` with 127.0.0.1 ports) against one process, the same global minibatches.
 
-Each run trains the same MLGPF (``MLGPF.from_data``, float64, SGD) with
+Each run trains the same MLGPF (``MLGPF.from_data``, float64, Adam with step 0.01) with
 :func:`mlgp.training.fit`: one process without a strategy, then ``--workers`` processes with
 :func:`mlgp.training.workers.multi_worker_strategy`, each feeding its rows of every global
 minibatch (label subsamples drawn from the same seed). After every epoch each run records all
@@ -62,7 +62,7 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
     with strategy.scope() if strategy is not None else tf.name_scope("single"):
         model = MLGPF.from_data(*_problem(o), kernel="se+linear", num_latent_gps=o["latent"],
                                 num_inducing=o["inducing"], seed=0)
-        opt = tf_keras.optimizers.SGD(0.01)
+        opt = tf_keras.optimizers.Adam(0.01)
     snapshots, seconds = [], []
 
     def record(epoch, model, row):
@@ -76,7 +76,7 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
         trace = fit(model, (X, Y), epochs=o["epochs"], batch_size=o["batch"], negatives=o["negatives"], optimizer=opt,
                     strategy=strategy, progress=False, seed=2, callback=record, checkpoint_dir=checkpoint_dir)
         np.savez(out, snapshots=np.array(snapshots), seconds=np.array(seconds), steps=int(np.ceil(o["num_train"] / o["batch"])),
-                 elbo=trace["elbo"].to_numpy())
+                 elbo=trace["elbo"].to_numpy(), gradient_bytes=sum(v.numpy().nbytes for v in model.trainable_variables))
     except Exception as err:  # reported to the parent, which decides what was expected
         np.savez(out, snapshots=np.array(snapshots), seconds=np.array(seconds),
                  steps=int(np.ceil(o["num_train"] / o["batch"])), elbo=np.zeros(0))
@@ -159,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
                                   s_per_step_W=multi[0]["seconds"] / multi[0]["steps"]))
         exp.table("multiworker", table, floatfmt=".3g")
         exp.note("workers agree with each other (max abs difference)", spread)
+        # what MultiWorkerMirroredStrategy all-reduces each step: one gradient per trainable variable
+        exp.note("all-reduced bytes per step (the trainable variables' size)", int(np.load(folder / "single.npz")["gradient_bytes"]))
         ok &= bool(len(diffs) == o["epochs"] and np.all(diffs <= RTOL)) and spread == 0.0
         print(f"[multiworker] largest relative difference over {len(diffs)} epochs {diffs.max():.3g} (rtol {RTOL:g}); "
               f"seconds per step 1 worker {table['s_per_step_1'].median():.4f}, {workers} workers "
