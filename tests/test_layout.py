@@ -2,7 +2,7 @@
 
 The model families (the GP modules, ``geneml``, ``baselines``) never import one another; they meet
 only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``files``, ``fingerprint``, ``estimator``,
-``data``, ``scores``, ``metrics``), which imports no family and no TensorFlow (the package root's
+``data``, ``scores``, ``metrics``, ``parallel``), which imports no family and no TensorFlow (the package root's
 lazy ``mlgp.compare`` is the one named exception); ``recipes``, ``comparison``, ``cli`` and
 ``experiment`` may combine anything. No two modules import each other, directly or in a
 circle, counting imports inside functions.
@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
 GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
 FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "fingerprint",
-         "estimator", "quiet", "__init__"}
+         "estimator", "quiet", "parallel", "__init__"}
 COMBINERS = {"recipes", "cli", "experiment", "comparison"}
 #: The one import up from the floor that is allowed: the package root's lazy ``mlgp.compare``
 #: (a module ``__getattr__``, so ``import mlgp`` still imports no family).
