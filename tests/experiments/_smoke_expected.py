@@ -33,6 +33,12 @@ EXPECTED: dict[str, dict] = {
                                           {"fit s std", "P@1 std", "P@3 std", "P@5 std"})},
         figures=[],
     ),
+    "dask_fits": dict(
+        tables={"dask_fits": (["dataset", "model", "fit s (1 process)", "fit s (Dask)", "identical",
+                               "data scatter calls", "other scatter calls",
+                               "data MB", "worker 0 peak MB", "worker 1 peak MB"], set())},
+        figures=[],
+    ),
     "multiworker": dict(
         tables={"multiworker": (["epoch", "max_rel_diff", "s_per_step_1", "s_per_step_W"], set())},
         figures=[],
