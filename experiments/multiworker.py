@@ -35,7 +35,7 @@ import numpy as np
 
 FULL = dict(num_train=2000, num_features=20, num_labels=50, latent=8, inducing=30, batch=200, negatives=10, epochs=3)
 #: ``--quick``: one step an epoch (batch = N, split between the workers), so every step is compared
-QUICK = dict(num_train=30, num_features=4, num_labels=6, latent=2, inducing=4, batch=30, negatives=2, epochs=4)
+QUICK = dict(num_train=30, num_features=4, num_labels=6, latent=2, inducing=4, batch=30, negatives=2, epochs=3)
 RTOL = 1e-5
 
 
