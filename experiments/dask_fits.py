@@ -14,7 +14,7 @@ which includes the worker's interpreter, NumPy, SciPy, scikit-learn and numba), 
 the training data. BLAS runs with one thread everywhere, so that the fits are the same computation.
 
     python experiments/dask_fits.py                       # bibtex, delicious: 50 trees, 10 EM iterations
-    python experiments/dask_fits.py --quick               # enron: 4 trees, 2 EM iterations
+    python experiments/dask_fits.py --quick               # enron: 4 trees, 2 EM iterations, in-process workers
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace, o: dict) -> None:
     os.environ.update(env)
     try:
         with exp, threadpool_limits(1), distributed.LocalCluster(
-                n_workers=o["workers"], threads_per_worker=1, processes=True, memory_limit=args.memory_limit,
+                n_workers=o["workers"], threads_per_worker=1, processes=not args.quick, memory_limit=args.memory_limit,
                 dashboard_address=None) as cluster, distributed.Client(cluster) as client:
             for name in datasets:
                 ds = mlgp.data.load(name)

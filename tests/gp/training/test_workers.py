@@ -84,3 +84,37 @@ def test_the_estimator_and_the_recipe_take_a_strategy() -> None:
         MLGPFClassifier(epochs=1, jit_compile=True, progress=False).fit(ds.train.X, ds.train.Y, strategy=strategy)
     with pytest.raises(ArgumentError, match="strategy must be a tf.distribute.Strategy"):
         train_mlgpf(ds, epochs=1, progress=False, strategy="two machines")
+
+
+class _GatheringStrategy:
+    """Stands in for a two-worker strategy: ``gather`` returns the local row and a second worker's
+    row, whose parts can be made to differ (the collective itself runs in ``multiworker --quick``)."""
+
+    num_replicas_in_sync = 2
+
+    def __init__(self, other):
+        self.other = other
+
+    def experimental_distribute_values_from_function(self, fn):
+        return fn(None)
+
+    def gather(self, value, axis):
+        return tf.concat([value, tf.constant(self.other[None, :])], axis=axis)
+
+
+def test_workers_with_other_data_or_settings_are_refused(monkeypatch) -> None:
+    import numpy as np
+
+    from mlgp.errors import MLGPError
+    from mlgp.training.workers import _digest, agree_on_run
+
+    _config(monkeypatch, ["10.0.0.1:2222", "10.0.0.2:2222"])
+    parts = {"data": "abc", "settings": {"batch_size": 500}}
+    same = np.concatenate([_digest(parts["data"]), _digest(parts["settings"])])
+    agree_on_run(_GatheringStrategy(same), parts)  # agreeing workers start
+    other_data = np.concatenate([_digest("abd"), _digest(parts["settings"])])
+    with pytest.raises(MLGPError, match=r"the worker 10\.0\.0\.2:2222 has other data than the chief \(10\.0\.0\.1:2222\)"):
+        agree_on_run(_GatheringStrategy(other_data), parts)
+    other_settings = np.concatenate([_digest(parts["data"]), _digest({"batch_size": 400})])
+    with pytest.raises(MLGPError, match="has other settings"):
+        agree_on_run(_GatheringStrategy(other_settings), parts)
