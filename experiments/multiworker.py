@@ -52,6 +52,7 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
     import tensorflow as tf
     from gpflow.keras import tf_keras
 
+    from mlgp.files import atomic_write, atomic_write_text
     from mlgp.models import MLGPF
     from mlgp.training import fit
     from mlgp.training.workers import multi_worker_strategy
@@ -72,17 +73,19 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
         if kill_after is not None and epoch == kill_after:
             os._exit(3)  # abruptly, as a lost machine
 
+    steps = int(np.ceil(o["num_train"] / o["batch"]))
     started = time.perf_counter()
     try:
         trace = fit(model, (X, Y), epochs=o["epochs"], batch_size=o["batch"], negatives=o["negatives"], optimizer=opt,
                     strategy=strategy, progress=False, seed=2, callback=record, checkpoint_dir=checkpoint_dir)
-        np.savez(out, snapshots=np.array(snapshots), seconds=np.array(seconds), steps=int(np.ceil(o["num_train"] / o["batch"])),
-                 elbo=trace["elbo"].to_numpy(), gradient_bytes=sum(v.numpy().nbytes for v in model.trainable_variables))
+        atomic_write(out, lambda f: np.savez(f, snapshots=np.array(snapshots), seconds=np.array(seconds), steps=steps,
+                                             elbo=trace["elbo"].to_numpy(),
+                                             gradient_bytes=sum(v.numpy().nbytes for v in model.trainable_variables)))
     except Exception as err:  # reported to the parent, which decides what was expected
-        np.savez(out, snapshots=np.array(snapshots), seconds=np.array(seconds),
-                 steps=int(np.ceil(o["num_train"] / o["batch"])), elbo=np.zeros(0))
-        Path(out + ".error").write_text(json.dumps(dict(kind=type(err).__name__, message=str(err),
-                                                        seconds=time.perf_counter() - started)))
+        atomic_write(out, lambda f: np.savez(f, snapshots=np.array(snapshots), seconds=np.array(seconds), steps=steps,
+                                             elbo=np.zeros(0)))
+        atomic_write_text(out + ".error", json.dumps(dict(kind=type(err).__name__, message=str(err),
+                                                          seconds=time.perf_counter() - started)))
 
 
 def _free_ports(n: int) -> list[int]:

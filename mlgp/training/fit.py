@@ -20,7 +20,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import tensorflow as tf
 
 from .. import arguments
@@ -29,6 +28,7 @@ from ..fingerprint import data_fingerprint
 from ..floats import float_policy
 from ..validation import check_features, check_labels, check_training_data
 from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
+from .diagnosis import diagnosis
 from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import make_optimizer
@@ -248,6 +248,8 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
         raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
     if jit_compile and strategy is not None:
         raise ArgumentError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
+    if check_input and strategy is not None and not isinstance(strategy, tf.distribute.Strategy):  # recipes check it
+        raise ArgumentError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
     if strategy is not None:
         outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
         if outside:
@@ -288,7 +290,7 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
                         "ask for at least that many epochs or use another checkpoint folder")
     restored = lambda e: f"the model was restored to the end of epoch {e}" + (  # noqa: E731
         f"; last checkpoint: {ckpts.latest}" if ckpts is not None and ckpts.latest else "")
-    why = lambda batch, e: _diagnosis(model, batch, X, e, start, opt, learning_rate)  # noqa: E731
+    why = lambda batch, e: diagnosis(model, batch, X, e, start, opt, learning_rate)  # noqa: E731
     writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None and chief else None
     trained = 0.0
     bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
@@ -354,32 +356,6 @@ def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, n
     if writer is not None:
         writer.close()
     return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size"])
-
-
-def _diagnosis(model, batch, X, epoch: int, start: int, opt, learning_rate) -> str:
-    """Why the bound or the parameters became non-finite, judged from the bound at the restored
-    parameters (the end of ``epoch``) on the failing minibatch ``batch``: a sentence or two."""
-    try:
-        finite = bool(np.isfinite(float(model.elbo_and_kl(batch)[0])))
-    except tf.errors.InvalidArgumentError:  # a failed Cholesky there too
-        finite = False
-    except Exception:  # noqa: BLE001 - the bound cannot be evaluated outside the step: no diagnosis
-        return " Try a smaller learning rate."
-    if finite:
-        try:  # an optimizer's own step size (a variable, mirrored too), else fit's argument
-            rate = f"{float(np.asarray(getattr(opt, 'learning_rate', learning_rate))):g}"
-        except (TypeError, ValueError):
-            rate = repr(learning_rate)
-        gamma = f", natural-gradient γ={opt.gamma:g}" if isinstance(getattr(opt, "gamma", None), float) else ""
-        return (" Try a smaller learning rate. The bound is finite at those parameters on the same minibatch, so "
-                f"the steps from them made it non-finite (learning_rate={rate}{gamma}).")
-    where = "the parameters training started from" if epoch == start else f"the last good parameters (end of epoch {epoch})"
-    data = X.data if sp.issparse(X) else np.asarray(X)
-    largest = float(np.abs(data).max()) if data.size else 0.0
-    causes = [f"the inputs' scale (the largest |feature value| is {largest:.3g}; rescale the features)"] if largest > 1e6 else []
-    causes.append("the initialisation (e.g. q_sqrt_init=0 makes q(u) singular)")
-    return (f" The bound is already non-finite at {where} on the same minibatch, so the learning rate is not the "
-            f"cause; likely {' or '.join(causes)}.")
 
 
 def _check_model_fits_data(model, X, Y) -> None:

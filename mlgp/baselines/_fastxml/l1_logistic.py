@@ -59,6 +59,23 @@ def _shuffle(index, size, state):  # pragma: no cover - compiled
 
 
 @compiled
+def _violation(g, x, limit):  # pragma: no cover - compiled
+    """(size of the minimum-norm subgradient of loss + |x| at coordinate value ``x`` with loss
+    gradient ``g``, whether x = 0 sits inside the L1 term's bounds by more than ``limit``, so that
+    the coordinate may be left out)."""
+    gp, gn = g + 1.0, g - 1.0
+    if x > 0.0:
+        return abs(gp), False
+    if x < 0.0:
+        return abs(gn), False
+    if gp < 0.0:
+        return -gp, False
+    if gn > 0.0:
+        return gn, False
+    return 0.0, gp > limit and gn < -limit
+
+
+@compiled
 def solve_node(col_ptr, col_row, col_val, row_ptr, row_col, row_val, bias, n, m, side, c_pos, c_neg, eps, max_newton,
                seed, w):  # pragma: no cover - compiled
     """Minimise f (module docstring) over ``w`` (m,), which must hold zeros on entry, for n points
@@ -118,19 +135,9 @@ def solve_node(col_ptr, col_row, col_val, row_ptr, row_col, row_val, bias, n, m,
         for j in range(m):
             g = neg_sum[j] - grad[j]
             grad[j] = g
-            gp, gn = g + 1.0, g - 1.0
-            viol = 0.0
-            if w[j] == 0.0:
-                if gp < 0.0:
-                    viol = -gp
-                elif gn > 0.0:
-                    viol = gn
-                elif gp > shrink and gn < -shrink:  # stays at zero: left out of this iteration
-                    continue
-            elif w[j] > 0.0:
-                viol = abs(gp)
-            else:
-                viol = abs(gn)
+            viol, inside = _violation(g, w[j], shrink)
+            if inside:  # stays at zero: left out of this iteration
+                continue
             index[active] = j
             active += 1
             gmax_new = max(gmax_new, viol)
@@ -158,21 +165,12 @@ def solve_node(col_ptr, col_row, col_val, row_ptr, row_col, row_val, bias, n, m,
                 g = grad[j] + (wpd[j] - w[j]) * _NU
                 for p in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                     g += col_val[p] * dxd[col_row[p]]
+                viol, inside = _violation(g, wpd[j], qp_gmax_old / n)
+                if inside:
+                    qp_active -= 1
+                    index[s], index[qp_active] = index[qp_active], index[s]
+                    continue
                 gp, gn = g + 1.0, g - 1.0
-                viol = 0.0
-                if wpd[j] == 0.0:
-                    if gp < 0.0:
-                        viol = -gp
-                    elif gn > 0.0:
-                        viol = gn
-                    elif gp > qp_gmax_old / n and gn < -qp_gmax_old / n:
-                        qp_active -= 1
-                        index[s], index[qp_active] = index[qp_active], index[s]
-                        continue
-                elif wpd[j] > 0.0:
-                    viol = abs(gp)
-                else:
-                    viol = abs(gn)
                 # the minimiser of g z + h z² / 2 + |wpd_j + z|
                 if gp <= h * wpd[j]:
                     z = -gp / h

@@ -84,6 +84,10 @@ def test_the_estimator_and_the_recipe_take_a_strategy() -> None:
         MLGPFClassifier(epochs=1, jit_compile=True, progress=False).fit(ds.train.X, ds.train.Y, strategy=strategy)
     with pytest.raises(ArgumentError, match="strategy must be a tf.distribute.Strategy"):
         train_mlgpf(ds, epochs=1, progress=False, strategy="two machines")
+    from mlgp.training import fit
+
+    with pytest.raises(ArgumentError, match="strategy must be a tf.distribute.Strategy, got str"):
+        fit(est.model_, (ds.train.X, ds.train.Y), epochs=1, progress=False, strategy="two machines")
 
 
 class _GatheringStrategy:
