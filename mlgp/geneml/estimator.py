@@ -77,7 +77,8 @@ class GenEML(MultiLabelEstimator):
     block_rows : int, default=1000
         Rows per block of the E-step and the sufficient statistics.
     batch_size : int, default=1000
-        Online EM's minibatch.
+        Online EM's largest minibatch: each epoch is split into ⌈N / batch_size⌉ minibatches of
+        equal size (± 1 row).
     kappa, tau : float, default=0.7, 1.0
         Online EM's step schedule ρ_t = (t + tau)^−kappa, 0.5 < kappa ≤ 1, tau ≥ 0.
     final_passes : int, default=1

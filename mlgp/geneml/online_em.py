@@ -13,8 +13,9 @@ prior's pseudo-counts) added at every step, never decayed with them: W is the ex
 (λ_u XᵀX + λ_w I)⁻¹ λ_u (Xᵀ U) — XᵀX is the data's own, not an expectation, so it is never blended
 (:class:`mlgp.geneml.ridge.WRidge`: a Cholesky factor computed once for D ≤ 4,000, else
 ``cg_iterations`` warm-started conjugate-gradient steps per minibatch on the whole data).
-One ``epoch`` is a shuffled pass over the rows (each minibatch's rows in increasing order, taken as
-CSR blocks through :func:`mlgp.blocks.take_rows`). The objective (:func:`streamed_objective`) is
+One ``epoch`` is a shuffled pass over the rows in ⌈N / batch_size⌉ minibatches of equal size (± 1
+row; a small remainder would weigh, scaled by N/|B|, as much as a full minibatch), each minibatch's
+rows in increasing order, taken as CSR blocks through :func:`mlgp.blocks.take_rows`. The objective (:func:`streamed_objective`) is
 the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
 :func:`mlgp.blocks.row_blocks`.
 """
@@ -84,10 +85,10 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     for epoch in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
         order = rng.permutation(N)
-        for start in range(0, N, batch_size):
+        for part in np.array_split(order, -(-N // batch_size)):  # equal sizes (± 1), none a small remainder
             t += 1
             rho = 1.0 if t == 1 else step_size(t, kappa, tau)
-            batch = np.sort(order[start:start + batch_size])
+            batch = np.sort(part)
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
             X_b = take_rows(X, batch, dense=False)

@@ -70,9 +70,9 @@ EXPECTED: dict[str, dict] = {
         figures=["mixing"],
     ),
     "geneml_online_em": dict(
-        tables={"online_em": (["dataset", "method", "P@1", "P@3", "P@5", "P@1 epochs only", "fit s",
+        tables={"online_em": (["dataset", "method", "seeds", "P@1", "P@3", "P@5", "P@1 epochs only", "fit s",
                                "median s per epoch", "final pass s"], {"P@1 epochs only", "final pass s"})},
-        figures=[],
+        figures=["curves"],
     ),
     "geneml_benchmarks": dict(
         tables={"benchmarks": (["dataset", "name", "method", "seed", "P@1", "P@3", "P@5", "PSP@1", "PSP@3", "PSP@5",

@@ -130,6 +130,23 @@ def test_online_em_step_sizes_and_its_memory_bound(data):
                                rtol=1e-12)
 
 
+def test_online_em_splits_each_epoch_into_minibatches_of_equal_size(data, monkeypatch):
+    """An epoch of N = 400 rows at ``batch_size`` 150 is three minibatches of 134, 133 and 133 rows,
+    not 150, 150 and a remainder of 100 whose statistics, scaled by N / 100, would weigh as much as
+    a full one's; every row is visited once per epoch."""
+    from mlgp.geneml import online_em as module
+
+    X, Y, _ = data
+    seen = []
+    original = module._local_step
+    monkeypatch.setattr(module, "_local_step", lambda X_b, Y_b, state, priors, rows, iterations=2: (
+        seen.append(np.asarray(rows)), original(X_b, Y_b, state, priors, rows, iterations))[1])
+    _, trace = module.online_em(X, Y, _start(), PRIORS, 2, 150)
+    assert trace["steps"].tolist() == [3, 6]
+    assert [len(rows) for rows in seen[:3]] == [134, 133, 133]
+    np.testing.assert_array_equal(np.sort(np.concatenate(seen[:3])), np.arange(N))
+
+
 def test_online_em_with_one_batch_and_unit_step_is_a_batch_em_step(data):
     """One online-EM step over all rows with ρ_1 = 1 (τ = 0) is one batch-EM step from the u_n the
     online step's E-step starts from (their first conditional modes), W solved exactly from the
