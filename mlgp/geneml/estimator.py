@@ -85,6 +85,10 @@ class GenEML(MultiLabelEstimator):
         Online EM only: after the epochs, passes that sum (not blend) every minibatch's statistics
         and set V, μ and W from them — batch-EM iterations streamed over minibatches, U still never
         held whole (:func:`mlgp.geneml.online_em.online_em`).
+    carry_local : bool, default=True
+        Online EM only: keep each row's u_n between visits (an (N, k) array, as batch EM holds) and
+        start its local steps there, so that the u_n converge over the epochs as batch EM's do;
+        False: start them at x_n W at every visit, memory bounded by the minibatch.
     num_results, num_burnin_steps, num_chains : int, default=100, 25, 4
         The Gibbs sampler's kept draws per chain, discarded sweeps, and chains (run through joblib
         with ``n_jobs``; the draws are the same for any ``n_jobs``).
@@ -166,6 +170,7 @@ class GenEML(MultiLabelEstimator):
         "kappa": [Interval(Real, 0.5, 1, closed="right")],
         "tau": [Interval(Real, 0, None, closed="left")],
         "final_passes": [Interval(Integral, 0, None, closed="left")],
+        "carry_local": ["boolean"],
         "num_results": [Interval(Integral, 1, None, closed="left")],
         "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
         "num_chains": [Interval(Integral, 1, None, closed="left")],
@@ -187,7 +192,8 @@ class GenEML(MultiLabelEstimator):
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
                  normalize_rows: bool = False, scale_move: bool = True,
-                 precision_prior: tuple[float, float] | None = None, final_passes: int = 1) -> None:
+                 precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
+                 carry_local: bool = True) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -217,6 +223,7 @@ class GenEML(MultiLabelEstimator):
         self.scale_move = scale_move
         self.precision_prior = precision_prior
         self.final_passes = final_passes
+        self.carry_local = carry_local
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -280,7 +287,8 @@ class GenEML(MultiLabelEstimator):
                                            kappa=float(self.kappa), tau=float(self.tau),
                                            cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
                                            block_rows=int(self.batch_size), progress=progress, callback=callback,
-                                           max_seconds=self.max_seconds, final_passes=int(self.final_passes))
+                                           max_seconds=self.max_seconds, final_passes=int(self.final_passes),
+                                           carry=bool(self.carry_local))
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef

@@ -1,8 +1,10 @@
 """Online EM for GenEML (Cappé & Moulines): minibatches of rows, blended sufficient statistics.
 
-At step t a minibatch B of rows gets its u_n from two E-step / mode updates started at the prior
-mean x_n W (local variables: U is never held whole, so memory is bounded by the minibatch), then
-the E-step at them.
+At step t a minibatch B of rows gets its u_n from two E-step / mode updates, then the E-step at
+them. With ``carry`` the updates start where the row's previous visit left its u_n (an (N, k)
+array, as batch EM holds; the u_n then converge over the epochs to batch EM's fixed point); without
+it they start at the prior mean x_n W at every visit (local variables: U is never held whole, so
+memory is bounded by the minibatch).
 The global statistics — Σ_n a_nl u_n u_nᵀ and Σ_n b_nl u_n of each label, Σ_n γ_nl, and Xᵀ U
 (D, k) — are blended with the minibatch's, scaled by N/|B|, at step ρ_t = (t + τ)^−κ, κ ∈ (0.5, 1]:
 
@@ -15,8 +17,8 @@ prior's pseudo-counts) added at every step, never decayed with them: W is the ex
 ``cg_iterations`` warm-started conjugate-gradient steps per minibatch on the whole data).
 One ``epoch`` is a shuffled pass over the rows in ⌈N / batch_size⌉ minibatches of equal size (± 1
 row; a small remainder would weigh, scaled by N/|B|, as much as a full minibatch), each minibatch's
-rows in increasing order, taken as CSR blocks through :func:`mlgp.blocks.take_rows`. The objective (:func:`streamed_objective`) is
-the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
+rows in increasing order, taken as CSR blocks through :func:`mlgp.blocks.take_rows`. The objective
+(:func:`streamed_objective`) is the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
 :func:`mlgp.blocks.row_blocks`.
 """
 
@@ -56,7 +58,7 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
               callback=None, max_seconds: float | None = None, local_iterations: int = 2,
-              final_passes: int = 0) -> tuple[EMState, pd.DataFrame]:
+              final_passes: int = 0, carry: bool = False) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch), or fewer: it stops after
     the epoch at which the wall time since the call began (objectives and ``callback`` included)
@@ -67,9 +69,10 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
     the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
     of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
-    every minibatch (ρ = 1 over the whole data, U still never held whole) and then set V, μ, β and
+    every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and then set V, μ, β and
     W from them — batch EM iterations streamed over minibatches; each adds a trace row
-    (``epoch`` continues, ``final`` True).
+    (``epoch`` continues, ``final`` True). ``carry``: start each row's local steps, in the epochs and
+    in the final passes, from its u_n of the previous visit (x_n W at the first).
     """
     started = time.perf_counter()
     block_rows = batch_size if block_rows is None else block_rows
@@ -81,6 +84,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     W, V, mu, cov = state.W, state.V, state.mu, state.covariates
     ridge, stat_xu = WRidge(X), np.zeros_like(W)  # XᵀX is the data's own: only Xᵀ U is blended
     t, rows = 0, []
+    carried = np.full((N, k), np.nan) if carry else None
     loop = range(1, epochs + 1)
     for epoch in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
@@ -92,7 +96,10 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
             X_b = take_rows(X, batch, dense=False)
-            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations)
+            start_b = None if carried is None or np.isnan(carried[batch[0], 0]) else carried[batch]
+            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations, start_b)
+            if carried is not None:
+                carried[batch] = U_b
             stat_a = (1 - rho) * stat_a + rho * scale * a_b
             stat_b = (1 - rho) * stat_b + rho * scale * b_b
             V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
@@ -118,7 +125,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     for extra in range(final_passes):
         t0 = time.perf_counter()
         W, V, mu, cov = _full_pass(X, Y, EMState(W, None, V, mu, cov), priors, batch_size, ridge, cg_iterations,
-                                   local_iterations)
+                                   local_iterations, carried)
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
         epoch = (rows[-1]["epoch"] if rows else 0) + 1
@@ -132,14 +139,17 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
 
 
 def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRidge, cg_iterations: int,
-               local_iterations: int):
+               local_iterations: int, carried: np.ndarray | None = None):
     """One batch-EM iteration streamed over minibatches of rows: every minibatch's local step at
     ``state``, the statistics summed (not blended), then V, μ, β and W from the sums."""
     N, k = X.shape[0], state.V.shape[1]
     stat_a = stat_b = exposed = stat_xu = 0.0
     blocks, gammas = [], []
     for rows, X_b in row_blocks(X, batch_size, dense=False):
-        U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[rows], state, priors, rows, local_iterations)
+        start = None if carried is None or np.isnan(carried[rows.start, 0]) else carried[rows]
+        U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[rows], state, priors, rows, local_iterations, start)
+        if carried is not None:
+            carried[rows] = U_b
         stat_a, stat_b, exposed = stat_a + a_b, stat_b + b_b, exposed + e_b
         stat_xu = stat_xu + np.asarray(X_b.T @ U_b)
         if state.covariates is not None:  # the covariates' Newton steps need every block's γ
@@ -151,13 +161,13 @@ def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRi
     return ridge.mean(stat_xu, state.W, priors.lambda_u, priors.lambda_w, cg_iterations), V, mu, cov
 
 
-def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int = 2):
+def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int = 2, start=None):
     """A minibatch's (rows ``rows``; CSR X_b (B, D) and 0/1 Y_b (B, K)) u_n after ``iterations``
     E-step / mode updates from the prior mean given (W, V, μ), and its statistics at the last
     E-step: (U_b (B, k), Σ a u uᵀ (K, k, k), Σ b u (K, k), Σ γ (K,), γ (B, K))."""
     prior_mean = np.asarray(X_b @ state.W)
     mu_b = state.exposure(rows)
-    U_b = prior_mean
+    U_b = prior_mean if start is None else start
     for _ in range(iterations):  # E-step at the prior mean, then at each mode
         psi = U_b @ state.V.T
         gamma = exposure_posterior(psi, Y_b, mu_b)

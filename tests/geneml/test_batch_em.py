@@ -139,12 +139,57 @@ def test_online_em_splits_each_epoch_into_minibatches_of_equal_size(data, monkey
     X, Y, _ = data
     seen = []
     original = module._local_step
-    monkeypatch.setattr(module, "_local_step", lambda X_b, Y_b, state, priors, rows, iterations=2: (
-        seen.append(np.asarray(rows)), original(X_b, Y_b, state, priors, rows, iterations))[1])
+    monkeypatch.setattr(module, "_local_step", lambda X_b, Y_b, state, priors, rows, iterations=2, start=None: (
+        seen.append(np.asarray(rows)), original(X_b, Y_b, state, priors, rows, iterations, start))[1])
     _, trace = module.online_em(X, Y, _start(), PRIORS, 2, 150)
     assert trace["steps"].tolist() == [3, 6]
     assert [len(rows) for rows in seen[:3]] == [134, 133, 133]
     np.testing.assert_array_equal(np.sort(np.concatenate(seen[:3])), np.arange(N))
+
+
+def test_online_em_carries_each_rows_u_n_between_visits(data, monkeypatch):
+    """With ``carry`` a row's local steps start where its previous visit left its u_n (x_n W at the
+    first visit); without it, at x_n W every time."""
+    from mlgp.geneml import online_em as module
+
+    X, Y, _ = data
+    visits = []
+    original = module._local_step
+
+    def recording(X_b, Y_b, state, priors, rows, iterations=2, start=None):
+        result = original(X_b, Y_b, state, priors, rows, iterations, start)
+        if isinstance(rows, slice):  # the objective's blocks, from x_n W
+            return result
+        visits.append((np.asarray(rows), None if start is None else start.copy(), result[0].copy(),
+                       np.asarray(X_b @ state.W)))
+        return result
+
+    monkeypatch.setattr(module, "_local_step", recording)
+    for carry in (True, False):
+        visits.clear()
+        module.online_em(X, Y, _start(), PRIORS, 2, 150, carry=carry)
+        first = {int(r): u for rows, _, U_b, _ in visits[:3] for r, u in zip(rows, U_b)}
+        for rows, start, _, prior_mean in visits[3:]:
+            if carry:
+                np.testing.assert_array_equal(start, np.stack([first[int(r)] for r in rows]))
+            else:
+                assert start is None  # _local_step starts at x_n W
+        assert all(start is None for _, start, _, _ in visits[:3])
+
+
+def test_online_em_final_passes_with_carried_u_n_are_batch_em_iterations(data):
+    """Final passes with ``carry`` and one local update are batch EM's iterations (one E-step and
+    mode update of every u_n from its carried value, then V, μ and W), the first from U = X W."""
+    from mlgp.geneml.online_em import online_em
+
+    X, Y, _ = data
+    start = _start()
+    online, _ = online_em(X, Y, EMState(start.W, None, start.V, start.mu), PRIORS, 0, 64, final_passes=3,
+                          carry=True, local_iterations=1)
+    batch, _ = batch_em(X, Y, EMState(start.W, np.asarray(X @ start.W), start.V, start.mu), PRIORS, 3,
+                        cg_iterations=300, block_rows=128)
+    for name in ("W", "V", "mu"):
+        np.testing.assert_allclose(getattr(online, name), getattr(batch, name), rtol=1e-8, atol=1e-10)
 
 
 def test_online_em_with_one_batch_and_unit_step_is_a_batch_em_step(data):
