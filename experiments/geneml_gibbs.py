@@ -20,6 +20,7 @@ starts over). ``--quick``: 300 training and 300 test points, k = 5, 2 chains of 
     python experiments/geneml_gibbs.py
     python experiments/geneml_gibbs.py --variants conditional,scale,hyperprior
     python experiments/geneml_gibbs.py --dataset enron --variants scale
+    python experiments/geneml_gibbs.py --dataset delicious --variants scale --num-chains 2 --num-burnin-steps 5 --num-results 15
     python experiments/geneml_gibbs.py --quick
 """
 
@@ -32,11 +33,15 @@ import numpy as np
 import pandas as pd
 
 VARIANTS = {"conditional": dict(scale_move=False), "scale": dict(scale_move=True),
-            "hyperprior": dict(scale_move=True, precision_prior=(1.0, 1.0))}
+            "hyperprior": dict(scale_move=True, precision_prior=(1.0, 1.0)),
+            "scale-lv10": dict(scale_move=True, lambda_v=10.0)}
 QUICK = dict(n_components=5, num_chains=2, num_burnin_steps=3, num_results=4)
 RUN_COLUMNS = ["variant", "P@1", "P@3", "P@5", "fit s", "sweeps", "ess_pred_median", "ess_pred_q10", "rhat_pred_median",
                "rhat_pred_max", "ess_logpost", "rhat_logpost", "ess_pred_per_s"]
 CURVE_COLUMNS = ["variant", "draw", "rms_psi", "P@1_mean_so_far"]
+DRAW_COLUMNS = ["variant", "chain", "draw", "P@1_single", "log_posterior"]
+MODE_COLUMNS = ["variant", "em_P@1", "em_log_posterior", "draws_log_posterior_median", "draws_log_posterior_max",
+                "ess_P@1_single", "acf_P@1_single_lag1", "acf_P@1_single_lag5", "acf_P@1_single_lag10"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dataset", default="bibtex", help="the dataset (default bibtex; results of another go to "
                                                              "geneml_gibbs/<dataset> unless --out)")
     parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
+    for name in ("num_chains", "num_burnin_steps", "num_results"):
+        parser.add_argument("--" + name.replace("_", "-"), type=int, default=None,
+                            help=f"GenEML's {name} (default: the estimator's; part of the stored settings)")
     args = parser.parse_args(argv)
     unknown = set(args.variants.split(",")) - set(VARIANTS)
     if unknown:
@@ -73,12 +81,16 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.geneml.diagnostics import ess, split_rhat
     from mlgp.metrics import evaluate
 
-    settings = {**dict(n_components=100, normalize_rows=True, random_state=0), **(QUICK if args.quick else {})}
+    chains = {name: getattr(args, name) for name in ("num_chains", "num_burnin_steps", "num_results")
+              if getattr(args, name) is not None}
+    settings = {**dict(n_components=100, normalize_rows=True, random_state=0), **(QUICK if args.quick else {}), **chains}
     out = args.out if args.out is not None or args.dataset == "bibtex" else f"{results_root()}/geneml_gibbs/{args.dataset}"
     with Experiment("geneml_gibbs", quick=args.quick, settings=dict(settings, dataset=args.dataset), seeds=[0],
                     out=out) as exp:
         runs = RunLog(exp.folder, "runs", RUN_COLUMNS, ["variant"], settings, args.fresh)
         curves = RunLog(exp.folder, "curves", CURVE_COLUMNS, ["variant", "draw"], settings, args.fresh)
+        draws = RunLog(exp.folder, "draws", DRAW_COLUMNS, ["variant", "chain", "draw"], settings, args.fresh)
+        modes = RunLog(exp.folder, "modes", MODE_COLUMNS, ["variant"], settings, args.fresh)
         ds = mlgp.data.load(args.dataset)
         n = 300 if args.quick else None
         Xtr, Ytr, Xte, Yte = ds.train.X[:n], ds.train.Y[:n], ds.test.X[:n], ds.test.Y[:n]
@@ -100,6 +112,8 @@ def run(args: argparse.Namespace) -> None:
                 if not curves.done(variant, r + 1):
                     curves.append(dict(variant=variant, draw=r + 1, rms_psi=float(np.sqrt(np.mean(watched[r] ** 2))),
                                        **{"P@1_mean_so_far": p_at_1(Yte, running[r] / (r + 1))}))
+            _single_draws(variant, watched, Yte, est, draws)
+            _against_the_mode(variant, settings, Xtr, Ytr, Xte, Yte, est, draws, modes)
             runs.append({"variant": variant, "P@1": float(p.loc["P", 1]), "P@3": float(p.loc["P", 3]),
                          "P@5": float(p.loc["P", 5]), "fit s": seconds, "sweeps": est.n_iter_,
                          "ess_pred_median": float(np.nanmedian(pred_ess)), "ess_pred_q10": float(np.nanquantile(pred_ess, 0.1)),
@@ -108,14 +122,57 @@ def run(args: argparse.Namespace) -> None:
                          "ess_pred_per_s": float(np.nanmedian(pred_ess)) / seconds})
             del est, watched, flat
         exp.table("runs", runs.rows)
+        if not modes.rows.empty:
+            exp.table("modes", modes.rows)
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
         for variant, rows in curves.rows.groupby("variant", sort=False):
             axes[0].plot(rows["draw"], rows["rms_psi"], label=variant)
             axes[1].plot(rows["draw"], rows["P@1_mean_so_far"], label=variant)
         axes[0].set(xlabel="kept draw (per chain)", ylabel="RMS of the test predictions ψ", title="the scale of ψ")
-        axes[1].set(xlabel="kept draws per chain averaged (4 chains)", ylabel="test P@1 of the mean so far")
+        axes[1].set(xlabel=f"kept draws per chain averaged ({settings.get('num_chains', 4)} chains)", ylabel="test P@1 of the mean so far")
         axes[0].legend()
         exp.figure("mixing", fig)
+
+
+def _single_draws(variant: str, watched: np.ndarray, Yte, est, draws) -> None:
+    """Per chain and kept draw: the test P@1 of that draw's predictions alone and the log posterior."""
+    trace = est.trace_[est.trace_["kept"]]
+    for c in range(watched.shape[1]):
+        objective = trace.loc[trace["chain"] == c, "objective"].to_numpy()
+        for r in range(watched.shape[0]):
+            if not draws.done(variant, c, r + 1):
+                draws.append(dict(variant=variant, chain=c, draw=r + 1, log_posterior=float(objective[r]),
+                                  **{"P@1_single": p_at_1(Yte, watched[r, c])}))
+
+
+def _autocorrelation(series: np.ndarray, lag: int) -> float:
+    """The autocorrelation at ``lag`` of (R, C) series, chains pooled (each centred on its own mean)."""
+    centred = series - series.mean(axis=0)
+    if lag >= len(series):
+        return float("nan")
+    return float(np.sum(centred[lag:] * centred[:-lag or None]) / np.sum(centred ** 2))
+
+
+def _against_the_mode(variant: str, settings: dict, Xtr, Ytr, Xte, Yte, est, draws, modes) -> None:
+    """Batch EM at the variant's priors (its MAP estimate's log posterior and test P@1) against the
+    draws' log posterior, and the effective sample size and autocorrelation of single draws' P@1."""
+    from mlgp.geneml import GenEML
+    from mlgp.geneml.diagnostics import ess
+
+    if modes.done(variant):
+        return
+    priors = {name: value for name, value in VARIANTS[variant].items() if name.startswith("lambda_")}
+    em = GenEML(inference="em", max_iter=30, **{**settings, **priors}).fit(Xtr, Ytr)
+    rows = draws.rows[draws.rows["variant"] == variant].sort_values(["draw", "chain"])
+    single = rows.pivot(index="draw", columns="chain", values="P@1_single").to_numpy()  # (R, C)
+    objective = rows["log_posterior"].to_numpy(dtype=float)
+    modes.append({"variant": variant, "em_P@1": p_at_1(Yte, em.decision_function(Xte)),
+                  "em_log_posterior": float(em.trace_["objective"].iloc[-1]),
+                  "draws_log_posterior_median": float(np.median(objective)),
+                  "draws_log_posterior_max": float(np.max(objective)),
+                  "ess_P@1_single": float(ess(single[:, :, None])[0]),
+                  "acf_P@1_single_lag1": _autocorrelation(single, 1), "acf_P@1_single_lag5": _autocorrelation(single, 5),
+                  "acf_P@1_single_lag10": _autocorrelation(single, 10)})
 
 
 if __name__ == "__main__":

@@ -66,7 +66,10 @@ EXPECTED: dict[str, dict] = {
     ),
     "geneml_gibbs": dict(
         tables={"runs": (["variant", "P@1", "P@3", "P@5", "fit s", "sweeps", "ess_pred_median", "ess_pred_q10",
-                          "rhat_pred_median", "rhat_pred_max", "ess_logpost", "rhat_logpost", "ess_pred_per_s"], set())},
+                          "rhat_pred_median", "rhat_pred_max", "ess_logpost", "rhat_logpost", "ess_pred_per_s"], set()),
+                "modes": (["variant", "em_P@1", "em_log_posterior", "draws_log_posterior_median",
+                           "draws_log_posterior_max", "ess_P@1_single", "acf_P@1_single_lag1", "acf_P@1_single_lag5",
+                           "acf_P@1_single_lag10"], {"acf_P@1_single_lag5", "acf_P@1_single_lag10"})},
         figures=["mixing"],
     ),
     "geneml_online_em": dict(
