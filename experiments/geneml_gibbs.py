@@ -34,7 +34,8 @@ import pandas as pd
 
 VARIANTS = {"conditional": dict(scale_move=False), "scale": dict(scale_move=True),
             "hyperprior": dict(scale_move=True, precision_prior=(1.0, 1.0)),
-            "scale-lv10": dict(scale_move=True, lambda_v=10.0)}
+            "scale-lv10": dict(scale_move=True, lambda_v=10.0),
+            "scale-k20": dict(scale_move=True, n_components=20), "scale-k50": dict(scale_move=True, n_components=50)}
 QUICK = dict(n_components=5, num_chains=2, num_burnin_steps=3, num_results=4)
 RUN_COLUMNS = ["variant", "P@1", "P@3", "P@5", "fit s", "sweeps", "ess_pred_median", "ess_pred_q10", "rhat_pred_median",
                "rhat_pred_max", "ess_logpost", "rhat_logpost", "ess_pred_per_s"]
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> None:
         for variant in args.variants.split(","):
             if runs.done(variant):
                 continue
-            est = GenEML(inference="gibbs", **settings, **VARIANTS[variant])
+            est = GenEML(inference="gibbs", **{**settings, **VARIANTS[variant]})
             t = time.perf_counter()
             est.fit(Xtr, Ytr, validation=(Xte, Yte))
             seconds = time.perf_counter() - t
@@ -161,7 +162,7 @@ def _against_the_mode(variant: str, settings: dict, Xtr, Ytr, Xte, Yte, est, dra
 
     if modes.done(variant):
         return
-    priors = {name: value for name, value in VARIANTS[variant].items() if name.startswith("lambda_")}
+    priors = {name: value for name, value in VARIANTS[variant].items() if name.startswith("lambda_") or name == "n_components"}
     em = GenEML(inference="em", max_iter=30, **{**settings, **priors}).fit(Xtr, Ytr)
     rows = draws.rows[draws.rows["variant"] == variant].sort_values(["draw", "chain"])
     single = rows.pivot(index="draw", columns="chain", values="P@1_single").to_numpy()  # (R, C)
