@@ -18,8 +18,8 @@ prior's pseudo-counts) added at every step, never decayed with them: W is the ex
 One ``epoch`` is a shuffled pass over the rows in ⌈N / batch_size⌉ minibatches of equal size (± 1
 row; a small remainder would weigh, scaled by N/|B|, as much as a full minibatch), each minibatch's
 rows in increasing order, taken as CSR blocks through :func:`mlgp.blocks.take_rows`. The objective
-(:func:`streamed_objective`) is the exact log posterior of :func:`mlgp.geneml.em.log_posterior`, streamed over the row blocks of
-:func:`mlgp.blocks.row_blocks`.
+(:func:`streamed_objective`) is the exact log posterior of :func:`mlgp.geneml.em.log_posterior`,
+streamed over the row blocks of :func:`mlgp.blocks.row_blocks`.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
     the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
     of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
-    every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and then set V, μ, β and
-    W from them — batch EM iterations streamed over minibatches; each adds a trace row
+    every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and
+    then set V, μ, β and W from them — batch EM iterations streamed over minibatches; each adds a trace row
     (``epoch`` continues, ``final`` True). ``carry``: start each row's local steps, in the epochs and
     in the final passes, from its u_n of the previous visit (x_n W at the first).
     """
@@ -96,7 +96,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
             X_b = take_rows(X, batch, dense=False)
-            start_b = None if carried is None or np.isnan(carried[batch[0], 0]) else carried[batch]
+            start_b = None if carried is None else carried[batch]
             U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations, start_b)
             if carried is not None:
                 carried[batch] = U_b
@@ -146,7 +146,7 @@ def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRi
     stat_a = stat_b = exposed = stat_xu = 0.0
     blocks, gammas = [], []
     for rows, X_b in row_blocks(X, batch_size, dense=False):
-        start = None if carried is None or np.isnan(carried[rows.start, 0]) else carried[rows]
+        start = None if carried is None else carried[rows]
         U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[rows], state, priors, rows, local_iterations, start)
         if carried is not None:
             carried[rows] = U_b
@@ -163,11 +163,12 @@ def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRi
 
 def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int = 2, start=None):
     """A minibatch's (rows ``rows``; CSR X_b (B, D) and 0/1 Y_b (B, K)) u_n after ``iterations``
-    E-step / mode updates from the prior mean given (W, V, μ), and its statistics at the last
-    E-step: (U_b (B, k), Σ a u uᵀ (K, k, k), Σ b u (K, k), Σ γ (K,), γ (B, K))."""
+    E-step / mode updates given (W, V, μ) from ``start`` (B, k) (None, or a row of NaN: the prior
+    mean x_n W), and its statistics at the last E-step: (U_b (B, k), Σ a u uᵀ (K, k, k), Σ b u
+    (K, k), Σ γ (K,), γ (B, K))."""
     prior_mean = np.asarray(X_b @ state.W)
     mu_b = state.exposure(rows)
-    U_b = prior_mean if start is None else start
+    U_b = prior_mean if start is None else np.where(np.isnan(start), prior_mean, start)  # NaN: not yet visited
     for _ in range(iterations):  # E-step at the prior mean, then at each mode
         psi = U_b @ state.V.T
         gamma = exposure_posterior(psi, Y_b, mu_b)
