@@ -65,8 +65,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     reaches ``max_seconds``.
 
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
-    log posterior at the epoch's end, computed outside the timed steps in blocks of ``block_rows``,
-    default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
+    log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the timed
+    steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
     the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
     of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
     every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and
@@ -116,7 +116,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
         row = dict(epoch=epoch, steps=t, final=False,
-                   objective=streamed_objective(X, Y, current, priors, block_rows), seconds=seconds)
+                   objective=streamed_objective(X, Y, current, priors, block_rows, carried), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
@@ -129,8 +129,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
         seconds = time.perf_counter() - t0
         current = EMState(W, None, V, mu, cov)
         epoch = (rows[-1]["epoch"] if rows else 0) + 1
-        row = dict(epoch=epoch, steps=t, final=True, objective=streamed_objective(X, Y, current, priors, block_rows),
-                   seconds=seconds)
+        row = dict(epoch=epoch, steps=t, final=True, seconds=seconds,
+                   objective=streamed_objective(X, Y, current, priors, block_rows, carried))
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
@@ -178,12 +178,20 @@ def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int 
     return U_b, stat_a, stat_b, gamma.sum(axis=0), gamma
 
 
-def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000) -> float:
-    """The log posterior (:func:`mlgp.geneml.em.log_posterior`, exact) with every u_n from the local
-    step (:func:`_local_step`) given (W, V, μ), one block of rows at a time (U is never held whole)."""
+def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1000,
+                       carried: np.ndarray | None = None) -> float:
+    """The log posterior (:func:`mlgp.geneml.em.log_posterior`, exact) at (W, V, μ) and, one block
+    of rows at a time, each u_n: its ``carried`` value (N, k) where the row has one (as batch EM
+    evaluates at the U it holds), else from the local step (:func:`_local_step`) at the prior mean
+    (U then never held whole)."""
     total = 0.0
     for rows, X_b in row_blocks(X, block_rows, dense=False):
         Y_b = Y[rows]
-        U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
+        held = None if carried is None else carried[rows]
+        if held is None or np.isnan(held).any():
+            U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
+            U_b = U_b if held is None else np.where(np.isnan(held), U_b, held)
+        else:
+            U_b = held
         total += rows_log_density(X_b, Y_b, U_b, state.W, state.V, state.exposure(rows), priors.lambda_u)
     return total + global_log_prior(state, priors)  # the shared parameters' prior terms, once

@@ -182,17 +182,19 @@ def test_online_em_carries_each_rows_u_n_between_visits(data, monkeypatch):
 
 def test_online_em_final_passes_with_carried_u_n_are_batch_em_iterations(data):
     """Final passes with ``carry`` and one local update are batch EM's iterations (one E-step and
-    mode update of every u_n from its carried value, then V, μ and W), the first from U = X W."""
+    mode update of every u_n from its carried value, then V, μ and W), the first from U = X W; the
+    trace's objective is batch EM's, the log posterior at the carried u_n."""
     from mlgp.geneml.online_em import online_em
 
     X, Y, _ = data
     start = _start()
-    online, _ = online_em(X, Y, EMState(start.W, None, start.V, start.mu), PRIORS, 0, 64, final_passes=3,
-                          carry=True, local_iterations=1)
-    batch, _ = batch_em(X, Y, EMState(start.W, np.asarray(X @ start.W), start.V, start.mu), PRIORS, 3,
+    online, online_trace = online_em(X, Y, EMState(start.W, None, start.V, start.mu), PRIORS, 0, 64,
+                                     final_passes=3, carry=True, local_iterations=1)
+    batch, batch_trace = batch_em(X, Y, EMState(start.W, np.asarray(X @ start.W), start.V, start.mu), PRIORS, 3,
                         cg_iterations=300, block_rows=128)
     for name in ("W", "V", "mu"):
         np.testing.assert_allclose(getattr(online, name), getattr(batch, name), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(online_trace["objective"], batch_trace["objective"], rtol=1e-9)
 
 
 def test_online_em_with_one_batch_and_unit_step_is_a_batch_em_step(data):
