@@ -28,6 +28,7 @@ made so far.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +44,11 @@ from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, normal_log_density,
                       row_updates)
 
-__all__ = ["GibbsDivergedError", "GibbsOptions", "gibbs"]
+__all__ = ["PSI_CACHE_BYTES", "GibbsDivergedError", "GibbsOptions", "gibbs"]
+
+#: Most bytes of ψ = U Vᵀ (N, K) the scale move holds whole while it evaluates the likelihood at
+#: several scales; above it each evaluation forms ψ again, one block of rows at a time.
+PSI_CACHE_BYTES = 2 ** 27
 
 
 class GibbsDivergedError(TrainingDivergedError):
@@ -173,7 +178,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         tau = 0.0
         if options.scale_move:
             current = EMState(W, U, V, mu, cov)
-            V, tau = scale_labels(V, lambda t: _log_likelihood(Y, current, options.block_rows, t), lambda_v, rng,
+            V, tau = scale_labels(V, _likelihood_of_scale(Y, current, options.block_rows), lambda_v, rng,
                                     options.precision_prior)
         if options.precision_prior is not None:
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
@@ -206,13 +211,23 @@ def _objective(X, Y, state: EMState, priors: Priors, lambda_u: float, lambda_w: 
     return value + sum(normal_log_density(state.V[:, j], lam) for j, lam in enumerate(lambda_v))
 
 
-def _log_likelihood(Y, state: EMState, block_rows: int, t: float) -> float:
-    """log p(Y | t U Vᵀ, μ) with ξ summed out, over blocks of rows."""
-    total = 0.0
-    for start in range(0, Y.shape[0], block_rows):
-        rows = slice(start, start + block_rows)
-        total += log_likelihood(t * (state.U[rows] @ state.V.T), Y[rows], state.exposure(rows))
-    return total
+def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float], float]:
+    """t ↦ log p(Y | t U Vᵀ, μ) with ξ summed out, over blocks of rows. The blocks of Y and μ are
+    taken once, and so are those of ψ = U Vᵀ when N·K float64 fit in :data:`PSI_CACHE_BYTES`
+    (otherwise each evaluation forms them again)."""
+    N, K = Y.shape
+    blocks = [(slice(s, s + block_rows), Y[s:s + block_rows], state.exposure(slice(s, s + block_rows)))
+              for s in range(0, N, block_rows)]
+    cached = [state.U[rows] @ state.V.T for rows, _, _ in blocks] if 8 * N * K <= PSI_CACHE_BYTES else None
+
+    def at(t: float) -> float:
+        total = 0.0
+        for j, (rows, Y_b, mu_b) in enumerate(blocks):
+            psi = cached[j] if cached is not None else state.U[rows] @ state.V.T
+            total += log_likelihood(t * psi, Y_b, mu_b)
+        return total
+
+    return at
 
 
 def _check(values: np.ndarray, name: str, sweep: int, chain: int, rows, draws: _Chain, *state) -> None:

@@ -16,6 +16,8 @@ Gaussian log density every log posterior of the package adds up.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, log_expit
@@ -64,7 +66,7 @@ def centred_weights(gamma: np.ndarray, Y_b) -> np.ndarray:
 
 
 #: Most float64 entries of outer products (v_l v_lᵀ in :func:`row_updates`, u_n u_nᵀ in
-#: :func:`label_statistics`) formed at once.
+#: :func:`label_statistics`; their upper triangles) formed at once.
 OUTER_CHUNK = 2 ** 21
 
 
@@ -83,15 +85,32 @@ def row_updates(V: np.ndarray, a: np.ndarray, b: np.ndarray, prior_mean: np.ndar
 
 def _weighted_outer_sum(weights: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """Σ_j weights_ij z_j z_jᵀ for every i, flattened: (I, k²) from ``weights`` (I, J) and
-    ``vectors`` (J, k), as matrix products with chunks of the outer products z_j ⊗ z_j."""
+    ``vectors`` (J, k). Each sum is symmetric, so only its upper triangle (k(k + 1)/2 entries) is
+    computed, as matrix products with chunks of the triangles of z_j z_jᵀ, and then mirrored: half
+    the product's cost."""
     J, k = vectors.shape
-    step = max(1, OUTER_CHUNK // (k * k))
+    upper, mirror = _triangle(k)
+    step = max(1, OUTER_CHUNK // len(upper[0]))
     total = None
     for s in range(0, J, step):
-        outer = (vectors[s:s + step, :, None] * vectors[s:s + step, None, :]).reshape(-1, k * k)
-        part = weights[:, s:s + step] @ outer
+        chunk = vectors[s:s + step]
+        part = weights[:, s:s + step] @ (chunk[:, upper[0]] * chunk[:, upper[1]])
         total = part if total is None else total + part  # no zero-filled start: a fresh buffer costs more than the product
-    return total if total is not None else np.zeros((weights.shape[0], k * k))
+    if total is None:
+        return np.zeros((weights.shape[0], k * k))
+    return np.take(total, mirror, axis=1)
+
+
+@functools.lru_cache(maxsize=8)
+def _triangle(k: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """The upper triangle's (row, column) indices of a k × k matrix and, for each of the k² entries
+    of the flattened matrix, the position of its value among them (entry (i, j) and (j, i) share one)."""
+    upper = np.triu_indices(k)
+    mirror = np.empty(k * k, dtype=np.intp)
+    position = np.arange(len(upper[0]))
+    mirror[upper[0] * k + upper[1]] = position
+    mirror[upper[1] * k + upper[0]] = position
+    return upper, mirror
 
 
 def label_statistics(U: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -110,6 +110,18 @@ def test_draws_have_a_chain_dimension_and_the_trace_a_row_per_sweep(small):
     np.testing.assert_array_equal(start.U, small[2].U)  # the start is not changed
 
 
+def test_the_scale_move_draws_the_same_with_psi_held_or_formed_per_evaluation(small, monkeypatch):
+    """The scale move's likelihood holds ψ = U Vᵀ whole up to ``PSI_CACHE_BYTES``; forming its blocks
+    at every evaluation instead is the same computation, so the draws are the same bit for bit."""
+    X, Y, start = small
+    held, _, _ = gibbs(X, Y, start, Priors(), GibbsOptions(3, 2, block_rows=7), seed=3)
+    monkeypatch.setattr(gibbs_module, "PSI_CACHE_BYTES", 0)
+    formed, trace, _ = gibbs(X, Y, start, Priors(), GibbsOptions(3, 2, block_rows=7), seed=3)
+    assert (trace["tau"] != 0).all()  # the move ran, and moved
+    for name in ("V", "mu", "coef"):
+        np.testing.assert_array_equal(formed[name], held[name])
+
+
 def test_a_non_finite_draw_stops_with_the_draws_so_far(small, monkeypatch):
     X, Y, start = small
     real, calls = gibbs_module._pg_draws, []
