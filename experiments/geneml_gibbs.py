@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("num_chains", "num_burnin_steps", "num_results"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=None,
                             help=f"GenEML's {name} (default: the estimator's; part of the stored settings)")
+    parser.add_argument("--n-jobs", type=int, default=None,
+                        help="GenEML's n_jobs: chains run at once (the draws are the same for any; default: one at a time)")
     args = parser.parse_args(argv)
     unknown = set(args.variants.split(",")) - set(VARIANTS)
     if unknown:
@@ -86,7 +88,8 @@ def run(args: argparse.Namespace) -> None:
               if getattr(args, name) is not None}
     settings = {**dict(n_components=100, normalize_rows=True, random_state=0), **(QUICK if args.quick else {}), **chains}
     out = args.out if args.out is not None or args.dataset == "bibtex" else f"{results_root()}/geneml_gibbs/{args.dataset}"
-    with Experiment("geneml_gibbs", quick=args.quick, settings=dict(settings, dataset=args.dataset), seeds=[0],
+    with Experiment("geneml_gibbs", quick=args.quick, settings=dict(settings, dataset=args.dataset, n_jobs=args.n_jobs),
+                    seeds=[0],
                     out=out) as exp:
         runs = RunLog(exp.folder, "runs", RUN_COLUMNS, ["variant"], settings, args.fresh)
         curves = RunLog(exp.folder, "curves", CURVE_COLUMNS, ["variant", "draw"], settings, args.fresh)
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> None:
         for variant in args.variants.split(","):
             if runs.done(variant):
                 continue
-            est = GenEML(inference="gibbs", **{**settings, **VARIANTS[variant]})
+            est = GenEML(inference="gibbs", n_jobs=args.n_jobs, **{**settings, **VARIANTS[variant]})
             t = time.perf_counter()
             est.fit(Xtr, Ytr, validation=(Xte, Yte))
             seconds = time.perf_counter() - t
