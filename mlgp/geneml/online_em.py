@@ -66,8 +66,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
 
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
     log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the timed
-    steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step takes ρ = 1 (its statistics replace
-    the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
+    steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step
+    takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
     of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
     every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and
     then set V, μ, β and W from them — batch EM iterations streamed over minibatches; each adds a trace row

@@ -74,7 +74,8 @@ def row_updates(V: np.ndarray, a: np.ndarray, b: np.ndarray, prior_mean: np.ndar
     """Precisions Λ_n (B, k, k) and shifts h_n (B, k) of the rows' u_n (module docstring).
 
     ``V`` (K, k); ``a``, ``b`` (B, K); ``prior_mean`` (B, k) = X_b W. Σ_l a_nl v_l v_lᵀ is one
-    matrix product a (B, K) · [v_l ⊗ v_l] (K, k²), taken over chunks of labels.
+    matrix product a (B, K) · [upper triangle of v_l v_lᵀ] (K, k(k + 1)/2), taken over chunks of
+    labels and mirrored (:func:`_weighted_outer_sum`).
     """
     B, k = a.shape[0], V.shape[1]
     precision = _weighted_outer_sum(a, V).reshape(B, k, k)
