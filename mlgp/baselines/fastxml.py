@@ -34,7 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..arguments import flag
 from ..errors import ArgumentError
-from ..estimator import MultiLabelEstimator, SavedState
+from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
@@ -164,7 +164,7 @@ class FastXML(MultiLabelEstimator):
         "split_loss": [StrOptions(set(SPLIT_LOSSES))],
         "split_loss_k": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "separator_features": [StrOptions({"all", "node"}), None],

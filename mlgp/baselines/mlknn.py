@@ -27,7 +27,7 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
-from ..estimator import MultiLabelEstimator, SavedState
+from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 
 __all__ = ["MLkNN"]
 
@@ -109,7 +109,7 @@ class MLkNN(MultiLabelEstimator):
         "smoothing": [Interval(Real, 0, None, closed="neither")],
         "metric": [StrOptions({"euclidean", "cosine", "manhattan"})],
         "threshold": [Interval(Real, 0, 1, closed="both")],
-        "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(self, *, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",

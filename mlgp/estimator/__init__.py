@@ -8,10 +8,10 @@ arrays, no pickle, atomic writes) and ``saved_state``'s :class:`SavedState` the 
 mlgp's floor (``errors``, ``validation``, ``scores``, ``data``) only: no TensorFlow, no model family.
 """
 
-from .base import MultiLabelEstimator, ParameterError
+from .base import N_JOBS, MultiLabelEstimator, ParameterError
 from .persistence import FORMAT, load_estimator, save_estimator
 from .registry import register, registered, resolve
 from .saved_state import SavedState
 
-__all__ = ["FORMAT", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
+__all__ = ["FORMAT", "N_JOBS", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
            "save_estimator"]

@@ -30,13 +30,14 @@ are never changed (nor sorted in place) and never kept. ``save(path)`` /
 
 from __future__ import annotations
 
+from numbers import Integral
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -48,7 +49,11 @@ from .persistence import load_estimator, save_estimator
 from .saved_state import SavedState
 from .registry import register
 
-__all__ = ["MultiLabelEstimator", "ParameterError"]
+__all__ = ["N_JOBS", "MultiLabelEstimator", "ParameterError"]
+
+#: The ``_parameter_constraints`` entry of an ``n_jobs``: None (one job), ≥ 1, or ≤ −1 (all CPUs but
+#: |n_jobs| − 1, joblib's convention); 0, which joblib refuses mid-fit, is refused before any work.
+N_JOBS = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
 
 
 class ParameterError(ArgumentError, InvalidParameterError):

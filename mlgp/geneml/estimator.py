@@ -21,7 +21,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..estimator import MultiLabelEstimator, SavedState
+from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 
 from .em import EMState, Priors, batch_em
 from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
@@ -177,7 +177,7 @@ class GenEML(MultiLabelEstimator):
         "gibbs_start": [StrOptions({"random", "em"})],
         "scale_move": ["boolean"],
         "precision_prior": [tuple, list, None],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS,
         "progress": ["boolean"],
         "normalize_rows": ["boolean"],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],

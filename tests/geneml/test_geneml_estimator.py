@@ -69,6 +69,7 @@ def test_the_joint_distribution_has_the_fitted_shape(drawn):
     (dict(inference="gibbs", precision_prior=(1.0, float("nan"))), "precision_prior"),
     (dict(inference="gibbs", precision_prior=(1.0,)), "precision_prior"),
     (dict(inference="em", precision_prior=(1.0, 1.0)), "precision_prior"),
+    (dict(inference="gibbs", num_chains=2, n_jobs=0), "n_jobs"), (dict(n_jobs=0), "n_jobs"),
 ])
 def test_bad_parameters_are_refused_before_any_work(drawn, params, message):
     Xtr, Ytr, _, _, _ = drawn
