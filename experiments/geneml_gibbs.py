@@ -89,8 +89,7 @@ def run(args: argparse.Namespace) -> None:
     settings = {**dict(n_components=100, normalize_rows=True, random_state=0), **(QUICK if args.quick else {}), **chains}
     out = args.out if args.out is not None or args.dataset == "bibtex" else f"{results_root()}/geneml_gibbs/{args.dataset}"
     with Experiment("geneml_gibbs", quick=args.quick, settings=dict(settings, dataset=args.dataset, n_jobs=args.n_jobs),
-                    seeds=[0],
-                    out=out) as exp:
+                    seeds=[0], out=out) as exp:
         runs = RunLog(exp.folder, "runs", RUN_COLUMNS, ["variant"], settings, args.fresh)
         curves = RunLog(exp.folder, "curves", CURVE_COLUMNS, ["variant", "draw"], settings, args.fresh)
         draws = RunLog(exp.folder, "draws", DRAW_COLUMNS, ["variant", "chain", "draw"], settings, args.fresh)

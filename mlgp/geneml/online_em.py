@@ -67,11 +67,12 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
     log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the timed
     steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step
-    takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule. ``local_iterations``: E-step / mode updates
-    of each minibatch's u_n. ``final_passes``: after the epochs, passes that sum the statistics of
-    every minibatch (ρ = 1 over the whole data; without ``carry`` U is still never held whole) and
-    then set V, μ, β and W from them — batch EM iterations streamed over minibatches; each adds a trace row
-    (``epoch`` continues, ``final`` True). ``carry``: start each row's local steps, in the epochs and
+    takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule.
+    ``local_iterations``: E-step / mode updates of each minibatch's u_n. ``final_passes``: after
+    the epochs, passes that sum the statistics of every minibatch (ρ = 1 over the whole data;
+    without ``carry`` U is still never held whole) and then set V, μ, β and W from them — batch EM
+    iterations streamed over minibatches; each adds a trace row (``epoch`` continues, ``final``
+    True). ``carry``: start each row's local steps, in the epochs and
     in the final passes, from its u_n of the previous visit (x_n W at the first).
     """
     started = time.perf_counter()
@@ -187,11 +188,9 @@ def streamed_objective(X, Y, state: EMState, priors: Priors, block_rows: int = 1
     total = 0.0
     for rows, X_b in row_blocks(X, block_rows, dense=False):
         Y_b = Y[rows]
-        held = None if carried is None else carried[rows]
-        if held is None or np.isnan(held).any():
-            U_b = _local_step(X_b, Y_b, state, priors, rows)[0]
-            U_b = U_b if held is None else np.where(np.isnan(held), U_b, held)
-        else:
-            U_b = held
+        U_b = None if carried is None else carried[rows]
+        if U_b is None or np.isnan(U_b).any():  # rows without a carried u_n (NaN: not yet visited)
+            local = _local_step(X_b, Y_b, state, priors, rows)[0]
+            U_b = local if U_b is None else np.where(np.isnan(U_b), local, U_b)
         total += rows_log_density(X_b, Y_b, U_b, state.W, state.V, state.exposure(rows), priors.lambda_u)
     return total + global_log_prior(state, priors)  # the shared parameters' prior terms, once
