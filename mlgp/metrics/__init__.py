@@ -4,6 +4,11 @@ Ranking metrics (P@k, nDCG@k, PSP@k, PSnDCG@k; pyxclib conventions, see
 :mod:`mlgp.metrics._ranking`) accept dense (N, K) scores, sparse scores or a
 :class:`~mlgp.scores.TopK` — exactly what every model's ``decision_function`` and
 ``predict_topk`` return. :func:`evaluate` gives all of them at several cut-offs as one pandas table.
+
+Probability metrics (:mod:`mlgp.metrics._probabilistic`) judge ``predict_proba``: the held-out log
+predictive density, Brier score, expected and maximum calibration error over equal-mass bins, the
+reliability curve and calibration of each point's top k; :func:`evaluate_proba` gives all of them
+from sparse labels a block of rows at a time.
 Uses NumPy, SciPy and pandas only (no TensorFlow).
 """
 
@@ -17,6 +22,8 @@ from ..errors import ShapeError
 from ..scores import TopK, topk
 from ..arguments import positive_int
 from ._classification import f1_scores, hamming_loss
+from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error, evaluate_proba,
+                             log_predictive_density, reliability_curve)
 from ._propensity import inverse_propensity, propensity_params
 from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
 
@@ -32,6 +39,13 @@ __all__ = [
     "f1_scores",
     "hamming_loss",
     "evaluate",
+    "evaluate_proba",
+    "ProbabilityMetrics",
+    "ProbabilityReport",
+    "log_predictive_density",
+    "brier_score",
+    "calibration_error",
+    "reliability_curve",
 ]
 
 
