@@ -5,7 +5,8 @@ matrix with a :class:`GaussianBasis` that maps any (N', D) block to its (N', B) 
 centres and width: :func:`restore_basis` reads it back from a file's state);
 :func:`binary_posterior` and :func:`multiclass_posterior` turn fitted least-squares outputs ``q``
 into probabilities ``max(0, q_y) / Σ_y' max(0, q_y')`` (the paper's rounding-up and
-normalisation), falling back to the training class prior where every ``q_y <= 0``.
+normalisation), falling back to the training class prior where every ``q_y <= 0``, or, with a
+``prior_weight`` w > 0 (the estimators' default 0.1), ``(max(0, q_y) + w π_y) / (Σ_y' max(0, q_y') + w)``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ BASIS_CONSTRAINTS: dict = {
     "kernel_width": [Interval(Real, 0, None, closed="neither"), None],
     "n_basis": [Interval(Integral, 1, None, closed="left"), None],
     "alpha": [Interval(Real, 0, None, closed="neither")],
+    "prior_weight": [Interval(Real, 0, None, closed="left")],
     "random_state": ["random_state"],
 }
 
@@ -100,17 +102,26 @@ def _normalise(pos: np.ndarray, total: np.ndarray, prior: np.ndarray) -> np.ndar
     return np.where(ok, out, prior)
 
 
-def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """Per label, ``max(0, q1) / (max(0, q1) + max(0, q0))``; where both are <= 0 the label's
-    training frequency ``prior`` (K,). Arrays (N, K) → probabilities of presence (N, K)."""
+def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndarray, weight: float = 0.0) -> np.ndarray:
+    """Per label, ``(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w)``, π = ``prior`` (K,) and
+    w = ``weight`` >= 0; with w = 0 the paper's ``max(0, q1) / (max(0, q1) + max(0, q0))``, and π
+    where both outputs are <= 0. Arrays (N, K) → probabilities of presence (N, K).
+
+    The least-squares outputs estimate p(y | x) and sum to about 1, so w is the weight of the prior
+    against the fit; w > 0 keeps a label whose q1 is clipped to 0 improbable rather than impossible
+    (with w = 0, 5 % of Enron's test positives get probability 0)."""
     pos = np.maximum(q_present, 0.0)
     total = pos + np.maximum(q_absent, 0.0)
+    if weight > 0:
+        return (pos + weight * prior) / (total + weight)
     return _normalise(pos, total, np.broadcast_to(prior, pos.shape))
 
 
-def multiclass_posterior(Q: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """Rows of ``max(0, Q)`` (N, Y) normalised to sum to one; a row with no positive entry gets the
-    training class frequencies ``prior`` (Y,)."""
+def multiclass_posterior(Q: np.ndarray, prior: np.ndarray, weight: float = 0.0) -> np.ndarray:
+    """Rows of ``(max(0, Q) + w π) / (Σ_y max(0, Q_y) + w)`` (N, Y), π = ``prior`` (Y,) summing to
+    one and w = ``weight`` >= 0; with w = 0 a row with no positive entry gets π."""
     pos = np.maximum(Q, 0.0)
     total = pos.sum(axis=1, keepdims=True)
+    if weight > 0:
+        return (pos + weight * prior) / (total + weight)
     return _normalise(pos, np.broadcast_to(total, pos.shape), np.broadcast_to(prior, pos.shape))

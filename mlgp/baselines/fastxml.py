@@ -11,7 +11,10 @@ separator by :mod:`._fastxml.l1_logistic` or scikit-learn's liblinear, ``solver`
 at most ``max_leaf`` points; a leaf keeps its
 ``max_leaf_labels`` most frequent labels. Scores are the leaf distributions averaged over trees:
 ``decision_function`` → dense float64 (N, K) in [0, 1], ``predict_topk`` → :class:`TopK` (labels
-no leaf reached score 0, ties to the lower label index), both computed ``batch_size`` rows at a
+no leaf reached score 0, ties to the lower label index). ``predict_proba`` smooths each reached
+leaf's distribution toward the label prior before averaging (:meth:`FastXML._proba_block`), so that
+a label no reached leaf kept is improbable rather than impossible; ``predict`` thresholds it. All are
+computed ``batch_size`` rows at a
 time on canonical CSR blocks without densifying features (the scoring methods are
 :class:`~mlgp.estimator.MultiLabelEstimator`'s; the hook :meth:`FastXML._decision_block` returns a
 block's sparse scores). ``save(path)`` / ``FastXML.load(path)`` write and read the forest as plain
@@ -97,7 +100,11 @@ class FastXML(MultiLabelEstimator):
     split_loss_k : int or None, default=None
         Truncate the loss at rank k (None: all labels, nDCG@L; the paper's Table 7 uses 5).
     threshold : float, default=0.5
-        ``predict`` marks a label present when its score is at least this.
+        ``predict`` marks a label present when its probability (``predict_proba``) is at least this.
+    prior_strength : float, default=1.0
+        Pseudo-count ``a >= 0`` of ``predict_proba``: a leaf holding n training points with label
+        frequency q_l gives ``(n q_l + a π_l) / (n + a)``, π the label prior (:attr:`label_prior_`);
+        0 gives the bare leaf frequencies (a label the leaf did not keep has probability 0).
     n_jobs : int or None, default=None
         Trees grown at once (joblib threads with ``solver="newglmnet"``, processes with
         ``"liblinear"``; None means 1 unless a joblib backend context says otherwise, -1 all
@@ -135,6 +142,10 @@ class FastXML(MultiLabelEstimator):
     n_iter_ : np.ndarray (T,), int64
         The most Newton iterations any separator of each tree took (at most
         ``max_iter`` × ``n_w_updates``; 0 for a tree that is one leaf).
+    label_prior_ : np.ndarray (K,), float64
+        The prior of ``predict_proba``: ``(c_l + 0.5) / (N + 1)`` with c_l the number of training
+        points the leaves of a tree keep label l for, averaged over the trees (the training count
+        of l, less what the top-``max_leaf_labels`` cut dropped).
     n_features_in_, n_labels_, n_samples_, classes_
         As in :class:`~mlgp.baselines.LabelFrequency`.
 
@@ -164,6 +175,7 @@ class FastXML(MultiLabelEstimator):
         "split_loss": [StrOptions(set(SPLIT_LOSSES))],
         "split_loss_k": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, 1, closed="both")],
+        "prior_strength": [Interval(Real, 0, None, closed="left")],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -178,7 +190,7 @@ class FastXML(MultiLabelEstimator):
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "ndcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
-                 solver: str = "newglmnet") -> None:
+                 solver: str = "newglmnet", prior_strength: float = 1.0) -> None:
         self.n_estimators = n_estimators
         self.max_leaf = max_leaf
         self.max_leaf_labels = max_leaf_labels
@@ -197,6 +209,7 @@ class FastXML(MultiLabelEstimator):
         self.verbose = verbose
         self.separator_features = separator_features
         self.solver = solver
+        self.prior_strength = prior_strength
 
     # ----------------------------------------------------------------------------------- fit --
     def _label_weights(self, Y: sp.csr_matrix) -> np.ndarray | None:
@@ -222,7 +235,8 @@ class FastXML(MultiLabelEstimator):
     # tree_dir and progress only say where trees are kept and whether to show a bar: not metadata
     __metadata_request__fit = {"tree_dir": metadata_routing.UNUSED, "progress": metadata_routing.UNUSED}
     #: Parameters that do not change the trees (not recorded beside stored trees).
-    _NOT_TREE_PARAMETERS = frozenset({"n_jobs", "verbose", "threshold", "random_state", "gamma", "alpha"})
+    _NOT_TREE_PARAMETERS = frozenset({"n_jobs", "verbose", "threshold", "random_state", "gamma", "alpha",
+                                      "prior_strength"})
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, *, tree_dir=None, progress: bool = False) -> "FastXML":
@@ -310,6 +324,8 @@ class FastXML(MultiLabelEstimator):
         self.tree_balance_ = f.balance(self.n_samples_, int(self.max_leaf))
         self.n_iter_ = np.zeros(T, dtype=np.int64)
         np.maximum.at(self.n_iter_, f.node_tree, f.n_iter)
+        kept = np.asarray(f.leaf_labels.T @ f.leaf_size.astype(np.float64)).ravel() / T  # n q summed over leaves
+        self.label_prior_ = (kept + 0.5) / (self.n_samples_ + 1.0)
 
     def select_trees(self, trees) -> "FastXML":
         """A fitted copy made of the given trees only (indices into the ensemble, in that order;
@@ -337,6 +353,24 @@ class FastXML(MultiLabelEstimator):
         """The sparse scores (B, K) of a canonical CSR block (B, D): the leaf distributions averaged
         over the trees; subclasses re-rank here."""
         return self.forest_.scores(xb)
+
+    _predict_from = "proba"
+
+    def _proba_block(self, xb: sp.csr_matrix) -> np.ndarray:
+        """The probability of each label (B, K) for a canonical CSR block (B, D): over the trees, the
+        mean of ``(n q_l + a π_l) / (n + a)`` for the leaf reached (n points, label frequencies q),
+        a = ``prior_strength``, π = :attr:`label_prior_`. The same for PfastXML and PfastreXML, whose
+        re-ranking changes the ranking only."""
+        f = self.forest_
+        leaves = f.leaves(xb)
+        B, T = leaves.shape
+        n = f.leaf_size[leaves].astype(np.float64)
+        a = float(self.prior_strength)
+        weight = n / (n + a) / T  # a leaf holds at least one point: n + a > 0
+        A = sp.csr_matrix((weight.ravel(), leaves.ravel(), np.arange(0, B * T + 1, T)), shape=(B, f.leaf_labels.shape[0]))
+        P = np.asarray((A @ f.leaf_labels).todense())
+        P += ((a / (n + a)).sum(axis=1) / T)[:, None] * self.label_prior_[None, :]
+        return np.minimum(P, 1.0, out=P)
 
     # --------------------------------------------------------------------------- persistence --
     def _fitted_arrays(self) -> dict:

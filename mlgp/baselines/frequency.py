@@ -3,9 +3,11 @@
 Contract: ``fit(X, Y)`` takes features ``X`` (N, D), CSR or dense, and 0/1 labels ``Y`` (N, K),
 CSR or dense, checks them through :mod:`mlgp.validation` (bad input raises
 :class:`~mlgp.errors.ShapeError`, a ``ValueError``) and learns one score per label, the smoothed
-training frequency ``(count + smoothing) / (N + 2 * smoothing)`` in [0, 1]. Every point gets the
-same scores: ``decision_function`` returns them as a dense float64 (N, K) array (they are
-frequencies, so they read as probabilities; there is no separate ``predict_proba``),
+training frequency ``(count + smoothing) / (N + 2 * smoothing)`` in (0, 1) (the posterior mean of
+the label's frequency under a Beta(smoothing, smoothing) prior; the default 0.5 is Jeffreys'
+prior, so a label never seen in training has probability 0.5 / (N + 1), not 0). Every point gets the
+same scores: ``decision_function`` and ``predict_proba`` return them as a dense float64 (N, K)
+array (the label prior every probabilistic model must beat in held-out likelihood),
 ``predict_topk`` ranks them (equal scores: lower label index first, the rule of
 :func:`mlgp.scores.topk`), ``predict`` returns the int64 0/1 (N, K) matrix ``scores >= threshold``.
 ``X`` is used only for its shape and checked like a real model's input (D columns, finite values),
@@ -35,10 +37,12 @@ class LabelFrequency(MultiLabelEstimator):
 
     Parameters
     ----------
-    smoothing : float, default=0.0
+    smoothing : float, default=0.5
         Pseudo-count ``s >= 0`` added to each label's positive and negative counts: the score of
         label ``j`` is ``(count_j + s) / (N + 2 s)``, the posterior mean of its frequency under a
-        Beta(s, s) prior. It keeps scores away from 0 and 1 but never changes the ranking.
+        Beta(s, s) prior. It keeps scores away from 0 and 1 but never changes the ranking; with
+        ``s = 0`` a label absent from the training data has probability 0, and a test point that
+        carries it has log-likelihood −36 nats (the metrics clip at float64's epsilon).
     threshold : float, default=0.5
         ``predict`` marks label ``j`` present when its score is ``>= threshold`` (in [0, 1]).
 
@@ -65,7 +69,7 @@ class LabelFrequency(MultiLabelEstimator):
     >>> Y = np.array([[1, 0, 1], [0, 0, 1], [1, 0, 1], [0, 1, 0]])
     >>> est = LabelFrequency().fit(X, Y)
     >>> est.scores_
-    array([0.5 , 0.25, 0.75])
+    array([0.5, 0.3, 0.7])
     >>> est.predict_topk(X[:2], k=2).indices
     array([[2, 0],
            [2, 0]])
@@ -78,7 +82,9 @@ class LabelFrequency(MultiLabelEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, *, smoothing: float = 0.0, threshold: float = 0.5) -> None:
+    _predict_from = "proba"
+
+    def __init__(self, *, smoothing: float = 0.5, threshold: float = 0.5) -> None:
         self.smoothing = smoothing
         self.threshold = threshold
 
@@ -104,6 +110,10 @@ class LabelFrequency(MultiLabelEstimator):
     def _decision_block(self, xb: np.ndarray) -> np.ndarray:
         """The (B, K) scores of a dense block (B, D): the same row of frequencies for every point."""
         return np.broadcast_to(self.scores_, (xb.shape[0], self.n_labels_))
+
+    def _proba_block(self, xb: np.ndarray) -> np.ndarray:
+        """The probability of each label (B, K): its smoothed training frequency, for every point."""
+        return self._decision_block(xb)
 
     def _fitted_arrays(self) -> dict:
         return {"label_counts_": self.label_counts_, "scores_": self.scores_}

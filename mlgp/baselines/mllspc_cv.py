@@ -66,7 +66,7 @@ class MLLSPCCV(MultiLabelEstimator):
         Candidate regularisations λ > 0.
     couplings : sequence of float, default=(0.0, 0.01, 0.03, 0.1, 0.3)
         Candidate coupling scales c >= 0 (0 is plain LSPC per label).
-    n_basis, similarity, threshold, random_state
+    n_basis, prior_weight, similarity, threshold, random_state
         As in :class:`MLLSPC` (each fold draws its own centres with ``random_state``, as an
         ``MLLSPC`` fitted on the fold would).
     cv : int, cross-validation generator or iterable, default=5
@@ -105,6 +105,7 @@ class MLLSPCCV(MultiLabelEstimator):
         "scoring": [StrOptions(set(SCORINGS))],
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
         "random_state": ["random_state"],
+        "prior_weight": [Interval(Real, 0, None, closed="left")],
     }
 
     _predict_from = "proba"
@@ -112,7 +113,7 @@ class MLLSPCCV(MultiLabelEstimator):
 
     def __init__(self, *, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
                  n_basis: int | None = 1000, similarity="pearson", cv=5, scoring: str = "hamming_loss",
-                 threshold=0.5, random_state=None) -> None:
+                 threshold=0.5, random_state=None, prior_weight: float = 0.1) -> None:
         self.kernel_widths = kernel_widths
         self.alphas = alphas
         self.couplings = couplings
@@ -122,6 +123,7 @@ class MLLSPCCV(MultiLabelEstimator):
         self.scoring = scoring
         self.threshold = threshold
         self.random_state = random_state
+        self.prior_weight = prior_weight
 
     @staticmethod
     def _grid_values(values, name: str, lower: float, closed: bool) -> list[float]:
@@ -182,7 +184,7 @@ class MLLSPCCV(MultiLabelEstimator):
     def _refit_estimator(self) -> MLLSPC:
         """The unfitted MLLSPC of the best grid point."""
         return MLLSPC(n_basis=self.n_basis, similarity=self.similarity, solver="eig", threshold=self.threshold,
-                      random_state=self.random_state, **self.best_params_)
+                      random_state=self.random_state, prior_weight=self.prior_weight, **self.best_params_)
 
     def _fold_scores(self, X_tr, Y_tr, X_va, Y_va, grid, widths, user_W, thresholds) -> np.ndarray:
         """Scores (len(grid),) of every grid point trained on (X_tr, Y_tr), scored on (X_va, Y_va)."""
@@ -209,7 +211,7 @@ class MLLSPCCV(MultiLabelEstimator):
                 denom = f[:, None] + p["alpha"] + p["coupling"] * ell[None, :]
                 q1 = P @ (A1 / denom) @ U.T
                 q0 = P @ (A0 / denom) @ U.T
-                pred = (binary_posterior(q1, q0, prior) >= thresholds).astype(np.int64)
+                pred = (binary_posterior(q1, q0, prior, float(self.prior_weight)) >= thresholds).astype(np.int64)
                 out[j] = score(Y_va, pred, q1 - q0)
         return out
 

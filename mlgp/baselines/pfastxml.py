@@ -10,7 +10,9 @@ the normalised training points carrying label l, and candidate l of point x scor
     pf_l(x)^α · σ(−γ ‖x̂ − c_l‖²)^(1−α)      (σ the logistic function; γ = 30, α = 0.8),
 
 labels that are not candidates score 0. Scoring stays sparse: the tail classifier is evaluated
-only at the candidate (point, label) pairs.
+only at the candidate (point, label) pairs. The re-ranking changes the ranking only: the re-ranked
+scores are not probabilities (a product of powers of two of them), so ``predict_proba`` and
+``predict`` are FastXML's smoothed leaf distributions of the same trees.
 """
 
 from __future__ import annotations
@@ -60,12 +62,13 @@ class PfastXML(FastXML):
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "dcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
-                 solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5) -> None:
+                 solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5,
+                 prior_strength: float = 1.0) -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-                         separator_features=separator_features, solver=solver)
+                         separator_features=separator_features, solver=solver, prior_strength=prior_strength)
         self.propensity_a = propensity_a
         self.propensity_b = propensity_b
 
@@ -114,13 +117,13 @@ class PfastreXML(PfastXML):
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
                  solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5, gamma: float = 30.0,
-                 alpha: float = 0.8) -> None:
+                 alpha: float = 0.8, prior_strength: float = 1.0) -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
                          separator_features=separator_features, solver=solver, propensity_a=propensity_a,
-                         propensity_b=propensity_b)
+                         propensity_b=propensity_b, prior_strength=prior_strength)
         self.gamma = gamma
         self.alpha = alpha
 

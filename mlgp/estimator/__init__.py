@@ -4,14 +4,16 @@
 the scoring methods (``decision_function``, ``predict_topk``, ``predict``, ``predict_proba``) over
 per-block hooks, and ``save`` / ``load``; ``persistence`` is the file format (JSON header + ``.npz``
 arrays, no pickle, atomic writes) and ``saved_state``'s :class:`SavedState` the checked view of a file's fitted state;
-``registry`` maps saved class names to classes. This package imports NumPy, SciPy, scikit-learn and
+``registry`` maps saved class names to classes; ``calibration`` recalibrates any family's
+probabilities on held-out rows (isotonic regression or a temperature). This package imports NumPy, SciPy, scikit-learn and
 mlgp's floor (``errors``, ``validation``, ``scores``, ``data``) only: no TensorFlow, no model family.
 """
 
 from .base import N_JOBS, MultiLabelEstimator, ParameterError
+from .calibration import CalibratedEstimator, ProbabilityCalibrator
 from .persistence import FORMAT, load_estimator, save_estimator
 from .registry import register, registered, resolve
 from .saved_state import SavedState
 
-__all__ = ["FORMAT", "N_JOBS", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
+__all__ = ["CalibratedEstimator", "ProbabilityCalibrator", "FORMAT", "N_JOBS", "MultiLabelEstimator", "ParameterError", "SavedState", "load_estimator", "register", "registered", "resolve",
            "save_estimator"]

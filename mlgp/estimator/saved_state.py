@@ -80,6 +80,12 @@ class SavedState:
         return SavedState(self.path, scalars, self._arrays, self._sparse, f"{self._prefix}{name}.", self._read)
 
     # -- arrays
+    def has(self, name: str) -> bool:
+        """Whether the file holds the array ``name`` (dense or sparse): for a fitted array that files
+        written by an earlier release lack."""
+        key = self._prefix + name
+        return key in self._arrays or key in self._sparse
+
     def _raw(self, key: str) -> np.ndarray:
         if key not in self._arrays:
             raise self.error(f"the array {key!r} is missing")

@@ -3,8 +3,9 @@
 ``GenEML(n_components=k, exposure="global" | None, inference="em" | "online-em" | "gibbs")`` fits
 the MAP of (W, U, V, μ) by batch or online EM, or draws from the posterior by Gibbs sampling, on CSR
 features and 0/1 labels, and ranks labels for new
-points by ψ = (x W)ᵀ v_l (``decision_function``; ``predict_proba`` gives σ(ψ), the preference with
-the exposure taken away, and ``predict`` thresholds it); ``exposure_`` holds the inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
+points by ψ = (x W)ᵀ v_l (``decision_function``; ``predict_proba`` gives the model's probability of
+observing each label, μ_l E[σ(uᵀ v_l)] with u's prior noise around x W integrated out, and
+``predict`` thresholds it); ``exposure_`` holds the inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
 ``save`` / ``load`` use the floor's array format. :meth:`GenEML.joint_distribution` gives the TFP
 model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. TensorFlow is imported
 only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
@@ -16,7 +17,6 @@ from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -134,6 +134,10 @@ class GenEML(MultiLabelEstimator):
     exposure_ : np.ndarray (K,) or None
         Inferred μ_l (the posterior mean with Gibbs; with covariates, each label's μ_nl averaged
         over the training points; ``None`` without exposure).
+    residual_covariance_ : np.ndarray (k, k)
+        The covariance of u_n − x_n W over the training rows (the prior's I / λ_u where the fit
+        keeps no U: Gibbs, online EM without ``carry_local``): ``predict_proba``'s spread of a new
+        point's u about x W.
     exposure_coef_ : np.ndarray (C,)
         ``exposure="covariates"`` only: β = (β_F, β_G) (the posterior mean with Gibbs).
     samples_ : dict
@@ -290,6 +294,7 @@ class GenEML(MultiLabelEstimator):
                                            max_seconds=self.max_seconds, final_passes=int(self.final_passes),
                                            carry=bool(self.carry_local))
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
+        self.residual_covariance_ = self._residual_covariance(X, state.U)
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
             rows = int(self.batch_size) if self.inference == "online-em" else int(self.block_rows)
@@ -297,6 +302,15 @@ class GenEML(MultiLabelEstimator):
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
+
+    def _residual_covariance(self, X, U) -> np.ndarray:
+        """Cov of u_n − x_n W over the training rows (k, k), the spread of a new point's u about
+        x W; the prior's I / λ_u where the fit keeps no U (Gibbs, online EM without carry)."""
+        k = int(self.n_components)
+        if U is None or not np.all(np.isfinite(U)):
+            return np.eye(k) / float(self.lambda_u)
+        R = U - np.asarray(X @ self.W_)
+        return (R.T @ R) / R.shape[0]
 
     def _checked_validation(self, validation, D: int, K: int):
         """``validation`` = (X_val, Y_val) checked against D and K (rows normalised like X), or None."""
@@ -324,8 +338,15 @@ class GenEML(MultiLabelEstimator):
         return np.asarray(xb @ self.W_) @ self.V_.T
 
     def _proba_block(self, xb) -> np.ndarray:
-        """σ(ψ): the probability of each label given that it is exposed, (B, K)."""
-        return expit(self._decision_block(xb))
+        """The model's probability of observing each label, (B, K): μ_l E[σ(uᵀ v_l)] with
+        u ~ N(x W, Σ), Σ = ``residual_covariance_``, so the logit's variance is v_lᵀ Σ v_l
+        (:mod:`mlgp.geneml.predictive`); μ_l = ``exposure_`` (1 without exposure; with covariates,
+        their mean over the training points). Gibbs: at ψ = x ``coef_``, the posterior mean."""
+        from .predictive import expected_sigmoid
+
+        variance = np.einsum("lk,kj,lj->l", self.V_, self.residual_covariance_, self.V_)
+        p = expected_sigmoid(self._decision_block(xb), variance[None, :])
+        return p if self.exposure_ is None else p * self.exposure_[None, :]
 
     def joint_distribution(self, X, covariates=None):
         """The TFP joint distribution of GenEML at features ``X`` (N, D) with this estimator's priors
@@ -340,7 +361,7 @@ class GenEML(MultiLabelEstimator):
                             lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef)
 
     def _fitted_arrays(self) -> dict:
-        arrays = {"W_": self.W_, "V_": self.V_}
+        arrays = {"W_": self.W_, "V_": self.V_, "residual_covariance_": self.residual_covariance_}
         if self.exposure == "covariates":
             arrays["exposure_coef_"] = self.exposure_coef_
         if self.inference == "gibbs":
@@ -358,6 +379,9 @@ class GenEML(MultiLabelEstimator):
         k = int(self.n_components)
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
+        # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)
+        self.residual_covariance_ = state.array("residual_covariance_", (k, k)) if state.has("residual_covariance_") \
+            else np.zeros((k, k))
         if self.inference == "gibbs":  # a Gibbs fit saves coef_; loading checks it is there
             self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
         self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)

@@ -8,7 +8,8 @@ Ranking metrics (P@k, nDCG@k, PSP@k, PSnDCG@k; pyxclib conventions, see
 Probability metrics (:mod:`mlgp.metrics._probabilistic`) judge ``predict_proba``: the held-out log
 predictive density, Brier score, expected and maximum calibration error over equal-mass bins, the
 reliability curve and calibration of each point's top k; :func:`evaluate_proba` gives all of them
-from sparse labels a block of rows at a time.
+from sparse labels a block of rows at a time. :func:`select_thresholds` chooses decision thresholds
+(one, or one per label) that maximise micro- or macro-F1 on held-out rows.
 Uses NumPy, SciPy and pandas only (no TensorFlow).
 """
 
@@ -25,6 +26,7 @@ from ._classification import f1_scores, hamming_loss
 from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error, evaluate_proba,
                              log_predictive_density, reliability_curve)
 from ._propensity import inverse_propensity, propensity_params
+from ._thresholds import ThresholdChoice, select_thresholds
 from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
 
 __all__ = [
@@ -46,6 +48,8 @@ __all__ = [
     "brier_score",
     "calibration_error",
     "reliability_curve",
+    "ThresholdChoice",
+    "select_thresholds",
 ]
 
 

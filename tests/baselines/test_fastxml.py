@@ -32,6 +32,11 @@ EXPECTED_FAILED_CHECKS = {
     "check_estimators_dtypes": "the target is the class labels {1, 2}, not 0/1 labels",
     "check_classifier_data_not_an_array": "the target is the class labels {1, 2}, not 0/1 labels",
     "check_fit2d_1feature": "the target is the class labels {1, 2}, not 0/1 labels",
+    "check_decision_proba_consistency": "fits a 1-D binary y; multi-label needs a 2-D 0/1 Y",
+    "check_estimator_sparse_matrix": "sparse X is fitted and predicted fine; the check then wants predict_proba of a "
+                                     "one-column target to have shape (N, 2), a column per class, while multi-label "
+                                     "predict_proba returns (N, K) presence probabilities",
+    "check_estimator_sparse_array": "as check_estimator_sparse_matrix, with a csr_array",
     "check_classifier_multioutput": "wants predict to equal decision_function > 0; the scores are leaf label "
                                     "frequencies in [0, 1] (0 only for labels no reached leaf keeps) and "
                                     "predict thresholds them at threshold=0.5",
@@ -143,8 +148,10 @@ def test_predict_marks_scores_at_or_above_the_threshold(rng, threshold, expected
     Y[:16, 0] = 1  # frequency 0.5
     Y[8:16, 1] = 1  # 0.25
     Y[:, 2] = 1  # 1.0
-    est = FastXML(n_estimators=2, max_leaf=32, threshold=threshold, random_state=0).fit(X, Y)
+    # prior_strength=0: the probabilities are the bare leaf frequencies
+    est = FastXML(n_estimators=2, max_leaf=32, threshold=threshold, prior_strength=0.0, random_state=0).fit(X, Y)
     np.testing.assert_array_equal(est.decision_function(X[:2]), [[0.5, 0.25, 1.0]] * 2)
+    np.testing.assert_array_equal(est.predict_proba(X[:2]), [[0.5, 0.25, 1.0]] * 2)
     np.testing.assert_array_equal(est.predict(X[:2]), [expected] * 2)
 
 
@@ -230,7 +237,7 @@ def test_scores_rankings_and_predictions_agree(fitted) -> None:
                                       sorted(range(7), key=lambda j: (-S[i, j], j)))
     pred = est.predict(X_test)
     assert pred.dtype == np.int64
-    np.testing.assert_array_equal(pred, (S >= 0.3).astype(np.int64))
+    np.testing.assert_array_equal(pred, (est.predict_proba(X_test) >= 0.3).astype(np.int64))
 
 
 def test_batches_and_csr_give_identical_results(fitted) -> None:

@@ -21,9 +21,10 @@ EXPECTED_FAILED_CHECKS = {
     "check_supervised_y_2d": "passes class labels as an (N, 1) column and expects them raveled with a "
                              "warning; LSPC reads every 2-D target as a 0/1 label matrix (K = 1 is valid)",
     "check_classifier_multioutput": "wants decision_function to rank points as predict_proba does; "
-                                    "max(0, q1) / (max(0, q1) + max(0, q0)) is not monotone in q1 − q0",
-    "check_classifiers_multilabel_output_format_predict_proba":
-        "wants probabilities strictly inside (0, 1); the paper rounds negative outputs up to exactly 0",
+                                    "(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w) is not monotone in q1 − q0",
+    "check_decision_proba_consistency": "wants predict_proba to rank points as decision_function does; with "
+                                        "prior_weight w > 0, (max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w) is "
+                                        "not monotone in q1 − q0",
     "check_classifier_data_not_an_array": "its _NotAnArray target is neither 1-D class labels nor a label "
                                           "matrix that LSPC can tell apart without converting it",
 }
@@ -45,7 +46,7 @@ def _three_classes(rng: np.random.Generator, N: int = 120):
 
 def test_closed_form_is_the_ridge_solution(rng) -> None:
     X, y = _three_classes(rng)
-    est = LSPC(n_basis=None, alpha=0.5, kernel_width=1.3).fit(X, y)
+    est = LSPC(n_basis=None, alpha=0.5, kernel_width=1.3, prior_weight=0.0).fit(X, y)  # the paper's posterior
     assert est.coef_.shape == (120, 3) and not est.multilabel_
     sq = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)        # every point a centre (B = N)
     Phi = np.exp(-sq / (2 * 1.3 ** 2))
@@ -77,11 +78,14 @@ def test_far_points_get_the_training_class_frequencies(rng) -> None:
     """Far from every basis centre all outputs are 0 (none positive): the probabilities are the
     training class frequencies 0.6 / 0.3 / 0.1 exactly, not uniform, and predict the majority class."""
     X, y = _skewed_classes(rng)
-    est = LSPC(n_basis=50, random_state=0).fit(X, y)
+    est = LSPC(n_basis=50, random_state=0, prior_weight=0.0).fit(X, y)
     np.testing.assert_array_equal(est.prior_, [0.6, 0.3, 0.1])
     far = np.array([[1e3, 1e3], [-1e3, 2e3]])  # > 1e3 from every training point
     np.testing.assert_array_equal(est.decision_function(far), 0.0)  # every output <= 0: the fallback
     np.testing.assert_array_equal(est.predict_proba(far), [[0.6, 0.3, 0.1]] * 2)
+    # with the prior's weight (the default) far points get the frequencies too: w π / w
+    smoothed = LSPC(n_basis=50, random_state=0).fit(X, y)
+    np.testing.assert_allclose(smoothed.predict_proba(far), [[0.6, 0.3, 0.1]] * 2, rtol=1e-15)
     np.testing.assert_array_equal(est.predict(far), ["a", "a"])
     # a near point is unaffected: its probabilities come from the fitted outputs and sum to one
     near = est.predict_proba(X[:5])

@@ -38,10 +38,8 @@ EXPECTED_FAILED_CHECKS = {
                                     "predict_proba returns one presence probability per label, (N, K)",
     "check_estimator_sparse_matrix": "as check_estimator_sparse_array",
     # Properties of the paper's method, not of the estimator's plumbing:
-    "check_classifiers_multilabel_output_format_predict_proba":
-        "wants probabilities strictly inside (0, 1); the paper rounds negative outputs up to exactly 0",
     "check_classifier_multioutput": "wants decision_function to rank points as predict_proba does; "
-                                    "max(0, q1) / (max(0, q1) + max(0, q0)) is not monotone in q1 − q0",
+                                    "(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w) is not monotone in q1 − q0",
 }
 
 # MLLSPCCV (a small grid) wraps MLLSPC and fails exactly the same checks
@@ -112,13 +110,18 @@ def test_no_coupling_equals_independent_lspcs() -> None:
         np.testing.assert_allclose(single.predict_proba(X_test)[:, 1], ml.predict_proba(X_test)[:, t], atol=1e-10)
 
 
-def test_probabilities_clip_normalise_and_fall_back_to_the_prior() -> None:
+@pytest.mark.parametrize("weight", [0.0, 0.1, 2.0])
+def test_probabilities_clip_normalise_and_fall_back_to_the_prior(weight) -> None:
     X, Y, X_test, _ = _toy()
-    est = MLLSPC(n_basis=60, random_state=0).fit(X, Y)
+    est = MLLSPC(n_basis=60, random_state=0, prior_weight=weight).fit(X, Y)
     Phi = gaussian_design(X_test, est.basis_.centres, est.kernel_width_)
     q1, q0 = Phi @ est.coef_[0], Phi @ est.coef_[1]
     p1, p0 = np.maximum(q1, 0), np.maximum(q0, 0)
-    expected = np.where(p1 + p0 > 0, p1 / np.where(p1 + p0 > 0, p1 + p0, 1), est.prior_)
+    if weight == 0:  # the paper's clipped, normalised outputs, the prior where both are <= 0
+        expected = np.where(p1 + p0 > 0, p1 / np.where(p1 + p0 > 0, p1 + p0, 1), est.prior_)
+    else:
+        expected = (p1 + weight * est.prior_) / (p1 + p0 + weight)
+        assert expected.min() > 0  # no label is impossible
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba, expected, atol=1e-14)
     assert proba.min() >= 0 and proba.max() <= 1
@@ -127,7 +130,7 @@ def test_probabilities_clip_normalise_and_fall_back_to_the_prior() -> None:
     np.testing.assert_allclose(est.prior_, Y.mean(axis=0))
     # far from every centre both outputs underflow to 0: the label frequencies
     far = np.full((1, X.shape[1]), 1e3)
-    np.testing.assert_allclose(est.predict_proba(far)[0], est.prior_)
+    np.testing.assert_allclose(est.predict_proba(far)[0], est.prior_, rtol=1e-14)
     # one threshold per label
     thresholds = np.linspace(0.1, 0.9, Y.shape[1])
     est.set_params(threshold=thresholds)

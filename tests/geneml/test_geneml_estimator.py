@@ -13,7 +13,11 @@ from mlgp.errors import ArgumentError, ShapeError
 from mlgp.geneml import GenEML
 from mlgp.metrics import precision_at_k
 
-EXPECTED_FAILED_CHECKS = LABEL_MATRIX_EXPECTED
+EXPECTED_FAILED_CHECKS = {
+    **LABEL_MATRIX_EXPECTED,
+    "check_classifier_multioutput": "wants decision_function to rank points as predict_proba does; ψ ranks by "
+                                    "the mean logit alone, μ E[σ(ψ)] also by the logit's variance and the exposure",
+}
 
 test_sklearn_estimator_checks, test_skipped_checks_are_exactly_the_failing_ones = estimator_check_tests(
     [GenEML(n_components=2, max_iter=1)], EXPECTED_FAILED_CHECKS)
