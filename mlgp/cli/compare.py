@@ -2,8 +2,9 @@
 [--set family.NAME=VALUE ...] [--seed N] --out DIR``.
 
 Fits each family on the same split and scores it on the test split (:func:`mlgp.compare`), prints
-the table and writes ``DIR/results.csv``, ``DIR/traces.csv``, ``DIR/traces.png`` and
-``DIR/report.md`` (:func:`mlgp.comparison.write_report`). Each finished family is kept in
+the ranking and probability tables and writes ``DIR/results.csv``, ``DIR/traces.csv``,
+``DIR/traces.png``, ``DIR/reliability.csv``, ``DIR/calibration.png`` and ``DIR/report.md``
+(:func:`mlgp.comparison.write_report`). Each finished family is kept in
 ``DIR/runs/``; running the same command again takes finished families from there, so a killed run
 resumes. A family that fails is reported with its error and the others go on; the exit status is
 then 1.
@@ -29,7 +30,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="fit several families on one split and compare them",
                        description="Fit each family on the same training split, score the test split, print "
-                                   "the table and write results.csv, traces.csv, traces.png and report.md. "
+                                   "the tables (ranking, held-out likelihood, calibration, F1) and write results.csv, "
+                                   "traces.csv, traces.png, reliability.csv, calibration.png and report.md. "
                                    f"Families: {' '.join(FAMILIES)}.")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--dataset", metavar="NAME", help="a dataset of the data home")
@@ -53,7 +55,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Compare, print the table, write the files; 1 when a family failed."""
-    from ..comparison import compare, table_text, write_report
+    from ..comparison import compare, probability_table_text, table_text, write_report
+    from ..comparison.report import best_lines
     from ..errors import ArgumentError
 
     if (args.train is None) != (args.test is None):
@@ -67,5 +70,8 @@ def run(args: argparse.Namespace) -> int:
     title = f"mlgp compare: {args.dataset or args.train.name}"
     paths = write_report(result, args.out, title=title, command=command)
     print(table_text(result.results))
+    print()
+    print(probability_table_text(result.results))
+    print("\n".join(best_lines(result.results)))
     print(f"written: {', '.join(str(p) for p in paths.values())}")
     return 1 if result.results["error"].astype(bool).any() else 0

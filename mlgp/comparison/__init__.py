@@ -7,7 +7,8 @@
 from __future__ import annotations
 
 from .families import FAMILIES, Family, make_estimator
-from .report import table_text, write_report
+from .report import probability_table_text, table_text, write_report
 from .run import Comparison, compare
 
-__all__ = ["FAMILIES", "Comparison", "Family", "compare", "make_estimator", "table_text", "write_report"]
+__all__ = ["FAMILIES", "Comparison", "Family", "compare", "make_estimator", "probability_table_text", "table_text",
+           "write_report"]

@@ -6,7 +6,9 @@ budget ≤ 0 raise :class:`~mlgp.errors.ArgumentError`), then fitted in turn on 
 split — each within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training
 stops after the epoch or EM iteration that ends past it; the trees and LSPC have none) — and scored on
 the test split: P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities from the training labels),
-fit and predict seconds, and the peak resident memory of the fitting process and its workers
+the probability columns of :mod:`mlgp.comparison.probabilities` (test log predictive density, NLL per
+entry, Brier, ECE, ECE@k, micro/macro-F1 at 0.5 and with thresholds chosen on held-out rows; empty with
+a ``proba_note`` for a family without probabilities), fit and predict seconds, and the peak resident memory of the fitting process and its workers
 (:mod:`mlgp.comparison.memory`; each family is fitted in a fresh process unless ``isolate=False``, so
 the figure is its own: the interpreter, its libraries, the data and the fit). Families that train in steps record their trace against seconds
 (MLGPF's ELBO, GenEML's log posterior, both per training point, and test P@1/3/5 per step). A family
@@ -31,6 +33,7 @@ import pandas as pd
 
 from ..errors import ArgumentError
 from .families import family, fit_arguments, make_estimator, uses_tensorflow
+from .probabilities import probability_row
 
 __all__ = ["Comparison", "compare"]
 
@@ -56,10 +59,19 @@ class Comparison:
         Long form, one row per family, step and quantity: ``family``, ``step``, ``seconds`` (since
         the fit began), ``quantity`` (``elbo_per_point``, ``log_posterior_per_point``, ``P@1`` …)
         and ``value``; at most :data:`MAX_TRACE_STEPS` steps per family, evenly spaced.
+    reliability : pandas.DataFrame
+        The reliability bins of each family with probabilities: ``family``, ``entries`` (``"all"``
+        entries, or ``"top5"``: each point's 5 most probable labels), ``mean_probability``,
+        ``frequency`` and ``count``, one row per non-empty equal-mass bin.
     """
 
     results: pd.DataFrame
     traces: pd.DataFrame
+    reliability: pd.DataFrame = None
+
+    def __post_init__(self) -> None:
+        if self.reliability is None:
+            self.reliability = _reliability_frame({})
 
 
 def _check_models(models) -> list[str]:
@@ -192,9 +204,21 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
                                 f"P@1 {row['P@1']:.2f} in {row['fit_seconds']:.1f} s"))
         rows.append(row)
         traces.append(trace)
+    bins = {row["family"]: row.pop("_reliability", None) or {} for row in rows}
     results = pd.DataFrame(rows)
     trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
-    return Comparison(results, trace_frame)
+    return Comparison(results, trace_frame, _reliability_frame(bins))
+
+
+def _reliability_frame(bins: dict) -> pd.DataFrame:
+    """``{family: {entries: {"mean_probability": [...], ...}}}`` in long form (:class:`Comparison`)."""
+    parts = [pd.DataFrame({"family": name, "entries": entries, **columns})
+             for name, per in bins.items() for entries, columns in per.items()]
+    if parts:
+        return pd.concat(parts, ignore_index=True)
+    return pd.DataFrame({"family": pd.Series(dtype=str), "entries": pd.Series(dtype=str),
+                         "mean_probability": pd.Series(dtype=float), "frequency": pd.Series(dtype=float),
+                         "count": pd.Series(dtype=int)})
 
 
 #: At most this many steps of a family's trace are kept (evenly spaced, the first and last among them).
@@ -263,6 +287,8 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool):
         table = evaluate(ds.test.Y, top, ks=ks, inv_propensity=inv_propensity)
         for metric in ("P", "nDCG", "PSP"):
             row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
+        probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y)
+        row.update(probabilities)
         trace = _trace_of(name, estimator, ds.train.X.shape[0])
     except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
         row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]

@@ -12,8 +12,8 @@ and scoring it ``batch_size`` rows at a time through :func:`mlgp.scores.score_in
   block's (B, K) scores, dense or sparse (absent entries are 0);
 - ``predict_topk(X, k)`` → :class:`~mlgp.scores.TopK` (N, k) ranking the same scores (ties to the
   lower label index) without forming the dense (N, K) matrix;
-- ``predict_proba(X)`` → float64 (N, K) from ``_proba_block(xb)``; it exists only on classes that
-  define that hook (``hasattr(est, "predict_proba")`` is False elsewhere, as scikit-learn expects);
+- ``predict_proba(X)`` → float64 (N, K) from ``_proba_block(xb)``, and ``predict_proba_blocks(X)``
+  the same a block of rows at a time; they exist only on classes that define that hook (``hasattr(est, "predict_proba")`` is False elsewhere, as scikit-learn expects);
 - ``predict(X)`` → ``_decide(scores)`` of the decision scores, or of the probabilities when the
   class sets ``_predict_from = "proba"``; by default the int64 0/1 (N, K) matrix
   ``scores >= threshold`` (a number, or one value per label).
@@ -42,7 +42,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
-from ..scores import TopK, score_in_batches
+from ..scores import TopK, score_in_batches, scored_blocks
 from ..validation import (canonical_csr, check_estimator_features, check_estimator_labels, check_features,
                           check_thresholds)
 from .persistence import load_estimator, save_estimator
@@ -211,6 +211,17 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         ``X`` and ``batch_size`` are as in :meth:`decision_function`.
         """
         return self._score(self._proba_block, X, batch_size)
+
+    @available_if(_has_proba_block)
+    def predict_proba_blocks(self, X, batch_size: int = 1000):
+        """:meth:`predict_proba` a block of rows at a time, for data too large for one (N, K) array:
+        an iterator of ``(rows, P)`` with ``rows`` a slice of consecutive rows and ``P`` their
+        float64 (B, K) probabilities, as :func:`mlgp.metrics.evaluate_proba` takes them. ``X`` is
+        checked once, before the first block."""
+        X = self._validate_score_data(X)  # here, not at the first next(): bad input fails at the call
+        blocks = scored_blocks(self._proba_block, X, batch_size, num_labels=self._n_outputs,
+                               dense=self._block_format == "dense")
+        return ((rows, P.toarray() if hasattr(P, "toarray") else P) for rows, P in blocks)
 
     def predict(self, X, batch_size: int = 1000) -> np.ndarray:
         """0/1 predictions, int64 (N, K): label present where its score (the probability, for a

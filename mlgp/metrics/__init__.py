@@ -23,8 +23,8 @@ from ..errors import ShapeError
 from ..scores import TopK, topk
 from ..arguments import positive_int
 from ._classification import f1_scores, hamming_loss
-from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error, evaluate_proba,
-                             log_predictive_density, reliability_curve)
+from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error,
+                             calibration_error_interval, evaluate_proba, log_predictive_density, reliability_curve)
 from ._propensity import inverse_propensity, propensity_params
 from ._thresholds import ThresholdChoice, select_thresholds
 from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
@@ -47,6 +47,7 @@ __all__ = [
     "log_predictive_density",
     "brier_score",
     "calibration_error",
+    "calibration_error_interval",
     "reliability_curve",
     "ThresholdChoice",
     "select_thresholds",

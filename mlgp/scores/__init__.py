@@ -21,8 +21,8 @@ This module uses NumPy and SciPy only.
 
 from __future__ import annotations
 
-from ._batches import score_in_batches
+from ._batches import score_in_batches, scored_blocks
 from ._files import check_score_file_path, load_scores, save_scores
 from ._topk import TopK, topk
 
-__all__ = ["TopK", "topk", "score_in_batches", "save_scores", "load_scores", "check_score_file_path"]
+__all__ = ["TopK", "topk", "score_in_batches", "scored_blocks", "save_scores", "load_scores", "check_score_file_path"]

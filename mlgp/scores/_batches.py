@@ -4,7 +4,7 @@ anything densifies it."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,7 +15,7 @@ from ..arguments import positive_int
 from ..validation import MAX_FEATURE_MAGNITUDE, check_features
 from ._topk import TopK, topk
 
-__all__ = ["score_in_batches"]
+__all__ = ["score_in_batches", "scored_blocks"]
 
 
 def score_in_batches(
@@ -79,13 +79,7 @@ def score_in_batches(
             raise ShapeError(f"top_k={top_k} exceeds the number of labels K={num_labels}")
     N = X.shape[0]
     out = idx = val = None
-    for rows, xb in row_blocks(X, batch_size, input_map=input_map, dense=dense):
-        f = fn(xb)
-        f = f.tocsr() if sp.issparse(f) else np.asarray(f, dtype=np.float64)
-        n = rows.stop - rows.start
-        if f.ndim != 2 or f.shape[0] != n or (num_labels is not None and f.shape[1] != num_labels):
-            raise ShapeError(f"the scoring function returned shape {f.shape} for a block of {n} rows"
-                             + (f"; expected ({n}, {num_labels})" if num_labels is not None else ""))
+    for rows, f in scored_blocks(fn, X, batch_size, num_labels=num_labels, input_map=input_map, dense=dense):
         if top_k is None:
             if out is None:
                 out = np.empty((N, f.shape[1]), dtype=np.float64)
@@ -100,3 +94,19 @@ def score_in_batches(
             idx[rows] = t.indices
             val[rows] = np.where(np.isfinite(t.scores), t.scores, 0.0) if sp.issparse(f) else t.scores
     return out if top_k is None else TopK(idx, val)
+
+
+def scored_blocks(fn: Callable[[np.ndarray], np.ndarray], X, batch_size: int = 1000, *, num_labels: int | None = None,
+                  input_map: InputMap | None = None, dense: bool = True) -> Iterator[tuple[slice, np.ndarray]]:
+    """``(rows, fn(X[rows]))`` for consecutive blocks of ``batch_size`` rows of a checked ``X``
+    (CSR or an array): each block's scores as float64 (B, K) or CSR, their shape checked (B rows;
+    K = ``num_labels`` columns when given). Memory is one block's. ``input_map`` and ``dense`` as in
+    :func:`score_in_batches`."""
+    for rows, xb in row_blocks(X, positive_int(batch_size, "batch_size"), input_map=input_map, dense=dense):
+        f = fn(xb)
+        f = f.tocsr() if sp.issparse(f) else np.asarray(f, dtype=np.float64)
+        n = rows.stop - rows.start
+        if f.ndim != 2 or f.shape[0] != n or (num_labels is not None and f.shape[1] != num_labels):
+            raise ShapeError(f"the scoring function returned shape {f.shape} for a block of {n} rows"
+                             + (f"; expected ({n}, {num_labels})" if num_labels is not None else ""))
+        yield rows, f

@@ -39,6 +39,24 @@ def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys)
     assert (out / "traces.png").stat().st_size > 10_000
     assert results["peak_memory_mb"].gt(0).all()
     assert "| family" in (out / "report.md").read_text()
+    # the probability columns: every family here has predict_proba
+    K = 12
+    for column in ("LPD", "NLL", "Brier", "ECE", "MCE", "ECE@1", "ECE@5", "ECE_low", "ECE_high", "microF1@0.5",
+                   "macroF1@0.5", "microF1_tuned", "macroF1_tuned", "proba_seconds"):
+        assert results[column].notna().all(), column
+    np.testing.assert_allclose(results["LPD"], -K * results["NLL"], rtol=1e-12)
+    assert (results["ECE_low"] <= results["ECE_high"]).all() and results["ECE"].between(0, 1).all()
+    reliability = pd.read_csv(out / "reliability.csv")
+    assert set(map(tuple, reliability[["family", "entries"]].drop_duplicates().to_numpy())) == \
+        {(f, e) for f in ("frequency", "geneml", "mlgpf") for e in ("all", "top5")}
+    counts = reliability[reliability["entries"] == "all"].groupby("family")["count"].sum()
+    assert (counts == 80 * K).all()  # every test entry in one bin
+    assert (out / "calibration.png").stat().st_size > 10_000
+    report = (out / "report.md").read_text()
+    best = results.loc[results["LPD"].idxmax(), "family"]
+    assert f"Best test log predictive density: **{best}**" in report and "![calibration](calibration.png)" in report
+    for name in ("LPD", "ECE@5", "macroF1_tuned", "Best P@1"):
+        assert name in printed
 
     # a second run takes every family from out/runs/ without fitting (the run files stay as they were)
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}

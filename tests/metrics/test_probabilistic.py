@@ -184,3 +184,35 @@ def test_bad_shapes_and_bins_are_refused(rng) -> None:
         evaluate_proba(Y, P, ks=(5,))
     with pytest.raises(ShapeError, match="0/1"):
         evaluate_proba(Y * 2, P)
+
+
+def test_predict_proba_blocks_stream_the_estimators_probabilities(rng) -> None:
+    """An estimator's row blocks give the same report as its whole predict_proba; bad X fails at
+    the call, before any block."""
+    from mlgp.baselines import MLkNN
+
+    X = rng.random((90, 4))
+    Y = sp.csr_matrix((rng.random((90, 5)) < 0.3).astype(float))
+    model = MLkNN(n_neighbors=5).fit(X, Y)
+    blocks = model.predict_proba_blocks(X, batch_size=16)
+    first = next(blocks)
+    assert first[0] == slice(0, 16) and first[1].shape == (16, 5)
+    a = evaluate_proba(Y, model.predict_proba_blocks(X, batch_size=16), n_bins=5).as_dict()
+    b = evaluate_proba(Y, model.predict_proba(X), n_bins=5).as_dict()
+    assert a == pytest.approx(b, rel=1e-12)
+    with pytest.raises(ShapeError, match="expecting 4 features"):
+        model.predict_proba_blocks(X[:, :3])
+
+
+def test_bootstrap_interval_of_ece_covers_it_and_refuses_bad_levels(rng) -> None:
+    from mlgp.metrics import calibration_error_interval
+
+    Y, P = _problem(rng, N=100, K=8)
+    ece = evaluate_proba(Y, P, ks=()).ece
+    low, high = calibration_error_interval(Y, P, n_boot=100)
+    assert 0 <= low < high and low <= ece * 1.5 and high >= ece * 0.5
+    assert calibration_error_interval(Y, P, n_boot=100) == (low, high)  # seeded
+    narrow = calibration_error_interval(Y, P, n_boot=100, level=0.5)
+    assert low <= narrow[0] <= narrow[1] <= high
+    with pytest.raises(ArgumentError, match="level"):
+        calibration_error_interval(Y, P, level=1.0)

@@ -1,0 +1,89 @@
+"""The probability columns of a comparison: held-out likelihood, calibration and decisions of one
+fitted family on the test split.
+
+Contract: :func:`probability_row` takes a fitted estimator and the test split and returns the
+columns below (and the reliability bins for ``calibration.png``), or, for an estimator without
+``predict_proba``, empty values and the reason. Columns:
+
+- ``LPD``: test log predictive density, nats per test point (the sum over all K labels of
+  log p(y_ik)); ``NLL``: mean Bernoulli negative log-likelihood per (point, label) entry; ``Brier``;
+  ``ECE``, ``MCE`` over :data:`N_BINS` equal-mass bins of all entries; ``ECE@k`` over each point's
+  k most probable labels (:mod:`mlgp.metrics._probabilistic`); ``ECE_low``, ``ECE_high``: a 95 %
+  bootstrap interval of ECE over test rows, where the test split has at most
+  :data:`MAX_BOOTSTRAP_ENTRIES` entries (else empty);
+- ``microF1@0.5``, ``macroF1@0.5``: F1 of ``predict_proba >= 0.5``; ``microF1_tuned`` (one threshold
+  for all labels, chosen for micro-F1) and ``macroF1_tuned`` (one per label, chosen for macro-F1):
+  the thresholds are chosen on one half of the test rows and applied to the other, both ways
+  (:func:`mlgp.metrics.select_thresholds`), so no row is judged by thresholds it chose;
+- ``proba_seconds``: the time of ``predict_proba`` on the test split.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["KS", "MAX_BOOTSTRAP_ENTRIES", "N_BINS", "probability_row"]
+
+#: Equal-mass bins of the calibration errors and reliability curves.
+N_BINS = 15
+#: ECE@k cut-offs.
+KS = (1, 5)
+#: The bootstrap interval of ECE is computed up to this many test entries (N·K).
+MAX_BOOTSTRAP_ENTRIES = 1_000_000
+
+
+def _halves(N: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.random.default_rng(seed).permutation(N)
+    return np.sort(rows[: N // 2]), np.sort(rows[N // 2:])
+
+
+def _tuned_f1(Y, P: np.ndarray, seed: int) -> dict[str, float]:
+    """Micro-F1 (one threshold) and macro-F1 (one per label) with thresholds chosen on the other
+    half of the test rows; empty where a half has no positive label."""
+    from ..errors import MLGPError
+    from ..metrics import f1_scores, select_thresholds
+
+    a, b = _halves(Y.shape[0], seed)
+    out = {}
+    for column, average, per_label in (("microF1_tuned", "micro", False), ("macroF1_tuned", "macro", True)):
+        decided = np.zeros(P.shape, dtype=np.int8)
+        try:
+            for fit_rows, apply_rows in ((a, b), (b, a)):
+                t = select_thresholds(Y[fit_rows], P[fit_rows], average=average, per_label=per_label).thresholds
+                decided[apply_rows] = P[apply_rows] >= t
+        except MLGPError:
+            out[column] = float("nan")
+            continue
+        out[column] = 100.0 * f1_scores(Y, decided)[average]
+    return out
+
+
+def probability_row(estimator, X_test, Y_test, seed: int = 0) -> tuple[dict, dict]:
+    """The probability columns of ``estimator`` on ``(X_test, Y_test)`` and its reliability bins
+    (``{"all": ..., "top5": ...}``, each ``{"mean_probability": [...], "frequency": [...],
+    "count": [...]}``); F1 in percent. Without ``predict_proba``: ``({"proba_note": why}, {})``."""
+    from ..metrics import calibration_error_interval, evaluate_proba, f1_scores
+
+    if not hasattr(estimator, "predict_proba"):
+        return {"proba_note": f"{type(estimator).__name__} has no predict_proba"}, {}
+    N, K = Y_test.shape
+    t0 = time.perf_counter()
+    P = estimator.predict_proba(X_test)
+    row: dict = {"proba_seconds": time.perf_counter() - t0}
+    ks = [k for k in KS if k <= K]
+    n_bins = min(N_BINS, N)
+    report = evaluate_proba(Y_test, P, n_bins=n_bins, ks=ks)
+    row.update({"LPD": report.log_predictive_density, "NLL": report.nll_per_entry, "Brier": report.brier,
+                "ECE": report.ece, "MCE": report.mce})
+    row.update({f"ECE@{k}": v for k, v in report.ece_at_k.items()})
+    if N * K <= MAX_BOOTSTRAP_ENTRIES:
+        row["ECE_low"], row["ECE_high"] = calibration_error_interval(Y_test, P, n_bins, random_state=seed)
+    f1 = f1_scores(Y_test, P >= 0.5)
+    row.update({"microF1@0.5": 100.0 * f1["micro"], "macroF1@0.5": 100.0 * f1["macro"]})
+    row.update(_tuned_f1(Y_test, P, seed))
+    bins = {"all": report.reliability, **{f"top{k}": b for k, b in report.reliability_at_k.items() if k == max(ks)}}
+    reliability = {name: {"mean_probability": b.mean_probability.tolist(), "frequency": b.frequency.tolist(),
+                          "count": b.count.tolist()} for name, b in bins.items()}
+    return row, reliability

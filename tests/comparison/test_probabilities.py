@@ -1,0 +1,85 @@
+"""The probability columns of a comparison: equal to the metrics computed directly, tuned F1 from
+thresholds chosen on the other half of the test rows, and an empty row with a reason for a family
+without probabilities."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import f1_score, log_loss
+
+from mlgp.baselines import MLkNN
+from mlgp.comparison.probabilities import _halves, probability_row
+from mlgp.comparison.report import best_lines, probability_table_text
+from mlgp.estimator import MultiLabelEstimator
+from mlgp.metrics import select_thresholds
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    rng = np.random.default_rng(5)
+    X = rng.random((300, 4))
+    logits = X @ rng.normal(size=(4, 6)) * 3 - 2
+    Y = sp.csr_matrix((rng.random((300, 6)) < 1 / (1 + np.exp(-logits))).astype(float))
+    model = MLkNN(n_neighbors=7).fit(X[:200], Y[:200])
+    return model, X[200:], Y[200:]
+
+
+def test_columns_equal_the_metrics_computed_directly(fitted) -> None:
+    model, X, Y = fitted
+    row, bins = probability_row(model, X, Y)
+    P = model.predict_proba(X)
+    y = Y.toarray()
+    assert row["NLL"] == pytest.approx(log_loss(y.ravel(), P.ravel(), labels=[0, 1]), rel=1e-12)
+    assert row["LPD"] == pytest.approx(-6 * row["NLL"], rel=1e-12)
+    assert row["microF1@0.5"] == pytest.approx(100 * f1_score(y, P >= 0.5, average="micro", zero_division=0))
+    assert row["macroF1@0.5"] == pytest.approx(100 * f1_score(y, P >= 0.5, average="macro", zero_division=0))
+    assert row["ECE_low"] <= row["ECE_high"]
+    assert set(bins) == {"all", "top5"} and sum(bins["all"]["count"]) == Y.shape[0] * 6
+    assert sum(bins["top5"]["count"]) == Y.shape[0] * 5
+
+
+def test_tuned_f1_applies_each_halfs_thresholds_to_the_other_half(fitted) -> None:
+    model, X, Y = fitted
+    row, _ = probability_row(model, X, Y, seed=3)
+    P, y = model.predict_proba(X), Y.toarray()
+    a, b = _halves(Y.shape[0], 3)
+    assert np.intersect1d(a, b).size == 0 and a.size + b.size == Y.shape[0]
+    for column, average, per_label in (("microF1_tuned", "micro", False), ("macroF1_tuned", "macro", True)):
+        decided = np.zeros_like(y)
+        for fit_rows, apply_rows in ((a, b), (b, a)):
+            t = select_thresholds(y[fit_rows], P[fit_rows], average=average, per_label=per_label).thresholds
+            decided[apply_rows] = P[apply_rows] >= t
+        expected = 100 * f1_score(y, decided, average=average, zero_division=0)
+        assert row[column] == pytest.approx(expected, rel=1e-12), column
+
+
+class Ranker(MultiLabelEstimator):
+    """Ranks without probabilities."""
+
+    _parameter_constraints: dict = {}
+
+    def fit(self, X, Y):
+        X, Y = self._validate_fit_data(X, Y)
+        self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
+        return self
+
+    def _decision_block(self, xb):
+        return np.zeros((xb.shape[0], self.n_labels_))
+
+
+def test_a_family_without_probabilities_gets_empty_cells_and_a_reason(fitted) -> None:
+    model, X, Y = fitted
+    row, bins = probability_row(Ranker().fit(X, Y), X, Y)
+    assert row == {"proba_note": "Ranker has no predict_proba"} and bins == {}
+    good, _ = probability_row(model, X, Y)
+    results = pd.DataFrame([{"family": "frequency", "P@1": 10.0, **good},
+                            {"family": "ranker", "P@1": 20.0, **row}])
+    text = probability_table_text(results)
+    assert "Ranker has no predict_proba" in text and "nan" not in text.lower()
+    lines = best_lines(results)
+    assert lines[0].startswith("- Best test log predictive density: **frequency**")
+    assert lines[1].startswith("- Best P@1: **ranker**")
+    assert lines[2].endswith("none.")
