@@ -94,9 +94,11 @@ class EqualMassBins:
     def exact(self) -> bool:
         return self._cells is None
 
-    def add(self, p: np.ndarray, positive: np.ndarray) -> None:
+    def add(self, p: np.ndarray, positive: np.ndarray, scratch: np.ndarray | None = None) -> None:
         """Add pairs: probabilities ``p`` (any shape, float64 in [0, 1]; flattened in C order) and
-        ``positive``, the flat indices into ``p`` of the pairs with ``y = 1`` (the rest have ``y = 0``)."""
+        ``positive``, the flat indices into ``p`` of the pairs with ``y = 1`` (the rest have ``y = 0``).
+        ``scratch``: an int64 array of at least ``p.size`` entries to hold the cells (saves an
+        allocation per call)."""
         p = np.asarray(p, dtype=np.float64).ravel()
         positive = np.asarray(positive, dtype=np.int64).ravel()
         self.num_entries += p.size
@@ -106,15 +108,31 @@ class EqualMassBins:
             self._p.append(p.copy())
             self._y.append(y)
             return
+        self._to_histogram()
+        self._count(p, positive, scratch)
+
+    def _to_histogram(self) -> None:
+        """Move the kept pairs into the fine cells (once)."""
         if self._cells is None:
             self._cells = tuple(np.zeros(_NUM_CELLS, dtype=dt) for dt in (np.int64, np.float64, np.int64))
             for kept_p, kept_y in zip(self._p, self._y):
                 self._count(kept_p, np.flatnonzero(kept_y))
             self._p, self._y = [], []
-        self._count(p, positive)
 
-    def _count(self, p: np.ndarray, positive: np.ndarray) -> None:
-        cells = p.view(np.int64) >> FINE_SHIFT
+    def merge(self, other: "EqualMassBins") -> None:
+        """Add every pair ``other`` holds (same ``n_bins``; for accumulators filled in parallel)."""
+        if other._cells is None:
+            for p, y in zip(other._p, other._y):
+                self.add(p, np.flatnonzero(y))
+            return
+        self._to_histogram()
+        for mine, theirs in zip(self._cells, other._cells):
+            mine += theirs
+        self.num_entries += other.num_entries
+
+    def _count(self, p: np.ndarray, positive: np.ndarray, scratch: np.ndarray | None = None) -> None:
+        cells = np.empty(p.size, np.int64) if scratch is None or scratch.size < p.size else scratch[:p.size]
+        np.right_shift(p.view(np.int64), FINE_SHIFT, out=cells)
         np.maximum(cells, 0, out=cells)  # −0.0 has its sign bit set: the cell of +0.0
         count, total_p, total_y = self._cells
         count += np.bincount(cells, minlength=_NUM_CELLS)

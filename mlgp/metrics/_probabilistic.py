@@ -24,6 +24,7 @@ runs it over an (N, K) array or over the ``(rows, block)`` pairs of
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -137,31 +138,58 @@ class ProbabilityMetrics:
         self._sum_pos_p = 0.0    # Σ P over the positive entries
         self._num_pos = 0
         self._bins = None if self.n_bins is None else EqualMassBins(self.n_bins, max_exact)
+        self._buffer = np.empty(0)
         self._bins_at = {k: EqualMassBins(self.n_bins, max_exact) for k in self.ks}
 
-    def update(self, Y_block: sp.csr_matrix, P_block: np.ndarray) -> None:
+    def update(self, Y_block: sp.csr_matrix, P_block: np.ndarray, first_row: int | None = None) -> None:
         """Add a block: ``Y_block`` canonical 0/1 CSR (B, K) (as :func:`as_binary_csr` returns) and
-        ``P_block`` (B, K) probabilities (checked: finite, in [0, 1])."""
+        ``P_block`` (B, K) probabilities (checked: finite, in [0, 1]); ``first_row`` names the block's
+        rows in an error (default: the rows added so far)."""
         B, K = Y_block.shape
-        P = check_proba_block(P_block, (B, K), f" of rows {self.num_points}..{self.num_points + B - 1}")
+        first = self.num_points if first_row is None else int(first_row)
+        P = check_proba_block(P_block, (B, K), f" of rows {first}..{first + B - 1}")
         rows = np.repeat(np.arange(B, dtype=np.int64), np.diff(Y_block.indptr))
         flat_pos = rows * K + Y_block.indices
         p_pos = P.ravel()[flat_pos]
         q_pos = np.clip(p_pos, EPS, 1.0 - EPS)
-        q = np.clip(P, EPS, 1.0 - EPS)
-        self._sum_log += float(np.log1p(-q).sum()) + float((np.log(q_pos) - np.log1p(-q_pos)).sum())
+        work = self._work(P.size).reshape(P.shape)  # one reused buffer: no page faults per block
+        if P.size and P.max() > 1.0 - EPS:
+            np.clip(P, EPS, 1.0 - EPS, out=work)
+            np.subtract(1.0, work, out=work)
+        else:  # clipping below at EPS would change 1 − p by less than its rounding: skip the pass
+            np.subtract(1.0, P, out=work)
+        np.log(work, out=work)  # log(1 − q), as scikit-learn's log_loss
+        self._sum_log += float(work.sum()) + float((np.log(q_pos) - np.log(1.0 - q_pos)).sum())
         flat = P.ravel()
         self._sum_sq += float(np.dot(flat, flat))
         self._sum_pos_p += float(p_pos.sum())
         self._num_pos += int(flat_pos.size)
         self.num_points += B
         if self._bins is not None:
-            self._bins.add(P, flat_pos)
+            self._bins.add(P, flat_pos, scratch=self._work(P.size).view(np.int64))
         if self.ks:
             top = topk(P, self.ks[-1])
             hits = _hits(Y_block, top.indices)
             for k, bins in self._bins_at.items():
                 bins.add(np.ascontiguousarray(top.scores[:, :k]), np.flatnonzero(hits[:, :k]))
+
+    def _work(self, size: int) -> np.ndarray:
+        """A float64 scratch array of ``size`` entries, reused from block to block."""
+        if self._buffer.size < size:
+            self._buffer = np.empty(size)
+        return self._buffer[:size]
+
+    def merge(self, other: "ProbabilityMetrics") -> None:
+        """Add everything ``other`` (made with the same settings) accumulated."""
+        self.num_points += other.num_points
+        self._sum_log += other._sum_log
+        self._sum_sq += other._sum_sq
+        self._sum_pos_p += other._sum_pos_p
+        self._num_pos += other._num_pos
+        if self._bins is not None:
+            self._bins.merge(other._bins)
+        for k, bins in self._bins_at.items():
+            bins.merge(other._bins_at[k])
 
     def report(self) -> ProbabilityReport:
         """The metrics of every block added; :class:`ArgumentError` with no rows, or more bins than
@@ -199,7 +227,7 @@ DEFAULT_KS = (1, 3, 5)
 
 
 def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequence[int] | None = None,
-                   batch_size: int = 2048, max_exact: int = 1 << 24) -> ProbabilityReport:
+                   batch_size: int = 2048, max_exact: int = 1 << 24, n_jobs: int = 1) -> ProbabilityReport:
     """All probability metrics of ``proba`` against ``Y_true``, a block of rows at a time.
 
     Parameters
@@ -212,6 +240,9 @@ def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequ
         As :class:`ProbabilityMetrics`; ``ks=None``: those of 1, 3, 5 that are <= K.
     batch_size : int
         Rows per block when ``proba`` is an array.
+    n_jobs : int
+        Threads that evaluate blocks at once (NumPy releases the GIL in its loops); each holds one
+        block and its own accumulator, merged at the end (sums in another order: equal to rounding).
 
     Returns
     -------
@@ -224,17 +255,28 @@ def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequ
         ks = [k for k in DEFAULT_KS if k <= K] if n_bins is not None else []
     if n_bins is not None and n_bins > N * min([K, *ks]):
         raise ArgumentError(f"n_bins = {n_bins} is more than the {N * min([K, *ks])} entries to bin")
-    acc = ProbabilityMetrics(K, n_bins=n_bins, ks=ks, max_exact=max_exact)
+    n_jobs = positive_int(n_jobs, "n_jobs")
+    accs = [ProbabilityMetrics(K, n_bins=n_bins, ks=ks, max_exact=max_exact) for _ in range(n_jobs)]
     start = 0
-    for rows, block in _pairs(proba, N, K, positive_int(batch_size, "batch_size")):
-        if rows.start != start or rows.stop > N:
-            raise ShapeError(f"probability blocks must cover rows 0..{N - 1} in order; got rows "
-                             f"{rows.start}..{rows.stop - 1} after {start}")
-        acc.update(Y[rows], block)
-        start = rows.stop
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        pending = [None] * n_jobs  # each accumulator takes one block at a time
+        for i, (rows, block) in enumerate(_pairs(proba, N, K, positive_int(batch_size, "batch_size"))):
+            if rows.start != start or rows.stop > N:
+                raise ShapeError(f"probability blocks must cover rows 0..{N - 1} in order; got rows "
+                                 f"{rows.start}..{rows.stop - 1} after {start}")
+            j = i % n_jobs
+            if pending[j] is not None:
+                pending[j].result()
+            pending[j] = pool.submit(accs[j].update, Y[rows], block, rows.start)
+            start = rows.stop
+        for job in pending:
+            if job is not None:
+                job.result()
     if start != N:
         raise ShapeError(f"the probability blocks cover {start} rows; the labels have {N}")
-    return acc.report()
+    for other in accs[1:]:
+        accs[0].merge(other)
+    return accs[0].report()
 
 
 def log_predictive_density(Y_true: Any, proba: Any, per: str = "point") -> float:

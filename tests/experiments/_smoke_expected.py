@@ -18,6 +18,11 @@ BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "d
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
+    "probability_metrics_scale": dict(
+        tables={"scale": (["N", "K", "entries", "threads", "generation s", "metrics s", "total s", "peak MB",
+                           "exact bins", "LPD", "NLL", "Brier", "ECE", "MCE", "ECE@1", "ECE@3", "ECE@5"], set())},
+        figures=[],
+    ),
     "bench_data_metrics": dict(
         tables={"bench_data_metrics": (["task", "size", "repeats", "median s", "min s", "max s", "throughput", "unit"], set())},
         figures=[],

@@ -216,3 +216,20 @@ def test_bootstrap_interval_of_ece_covers_it_and_refuses_bad_levels(rng) -> None
     assert low <= narrow[0] <= narrow[1] <= high
     with pytest.raises(ArgumentError, match="level"):
         calibration_error_interval(Y, P, level=1.0)
+
+
+@pytest.mark.parametrize("max_exact", [1 << 30, 500, 3000])
+def test_threads_give_the_same_report(rng, max_exact) -> None:
+    """Blocks spread over threads, accumulators merged (exact with exact, exact into histogram):
+    the same report as one thread, to rounding."""
+    Y, P = _problem(rng, N=160, K=25)
+    one = evaluate_proba(Y, P, batch_size=9, max_exact=max_exact)
+    for n_jobs in (2, 3):
+        many = evaluate_proba(Y, P, batch_size=9, max_exact=max_exact, n_jobs=n_jobs)
+        assert many.as_dict() == pytest.approx(one.as_dict(), rel=1e-12, abs=1e-15)
+        np.testing.assert_array_equal(many.reliability.count, one.reliability.count)
+        assert many.reliability.exact == one.reliability.exact
+    bad = P.copy()
+    bad[100, 3] = np.nan
+    with pytest.raises(ShapeError, match="rows 99..107"):
+        evaluate_proba(Y, bad, batch_size=9, n_jobs=2)
