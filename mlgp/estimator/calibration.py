@@ -68,9 +68,10 @@ class ProbabilityCalibrator(BaseEstimator):
     ----------
     method : {"isotonic", "temperature"}, default="isotonic"
         ``"isotonic"``: scikit-learn's non-decreasing step function (``IsotonicRegression`` with
-        ``y_min=0, y_max=1, out_of_bounds="clip"``), stored as its thresholds and applied by linear
-        interpolation. It can map distinct probabilities to the same value (and output exactly 0
-        or 1: clip before taking logs), so ties can change a top-k ranking by probability; rank by
+        ``y_min=0, y_max=1, out_of_bounds="clip"``), stored as its thresholds with the steps clipped to
+        [0.5 / (n + 1), 1 − 0.5 / (n + 1)] for n held-out entries (a step without a positive is
+        improbable, not impossible), and applied by linear interpolation. It can map distinct
+        probabilities to the same value, so ties can change a top-k ranking by probability; rank by
         the model's original decision scores (:class:`CalibratedEstimator` does). ``"temperature"``:
         ``p' = sigmoid(logit(p) / T)`` (``p`` clipped to [1e-12, 1 - 1e-12]) with the ``T > 0`` that
         minimises the mean Bernoulli negative log-likelihood (``log T`` searched in [-5, 5]); it
@@ -125,7 +126,10 @@ class ProbabilityCalibrator(BaseEstimator):
         if self.method == "isotonic":
             iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip").fit(p, y)
             self.x_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64)
-            self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=np.float64)
+            # a step with no held-out positive (or no negative) would say 0 (or 1) and cost 36 nats
+            # per surprise: the steps are kept within half an entry's frequency of the ends
+            floor = 0.5 / (p.size + 1.0)
+            self.y_thresholds_ = np.clip(np.asarray(iso.y_thresholds_, dtype=np.float64), floor, 1.0 - floor)
         else:
             z = logit(np.clip(p, EPS, 1.0 - EPS))
 

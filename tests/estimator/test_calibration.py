@@ -100,7 +100,9 @@ def test_isotonic_transform_is_sklearns_isotonic_regression_and_non_decreasing()
     new = np.random.default_rng(1).random((50, 6))
     new[0] = [0.0, 1.0, p.min() / 2, (1 + p.max()) / 2, 0.5, p.min()]  # outside the fitted range: clipped
     for q in (p, new):
-        np.testing.assert_allclose(cal.transform(q), reference.predict(q.ravel()).reshape(q.shape), rtol=0, atol=1e-12)
+        floor = 0.5 / (p.size + 1)  # the steps are kept off 0 and 1
+        expected = np.clip(reference.predict(q.ravel()), floor, 1 - floor).reshape(q.shape)
+        np.testing.assert_allclose(cal.transform(q), expected, rtol=0, atol=1e-12)
     assert cal.x_thresholds_.dtype == cal.y_thresholds_.dtype == np.float64
     grid = cal.transform(np.linspace(0, 1, 6000).reshape(-1, 6)).ravel()
     assert np.all(np.diff(grid) >= 0) and grid[-1] > grid[0]
@@ -271,3 +273,13 @@ def test_save_and_load_are_refused_with_what_to_do(mlknn, tmp_path) -> None:
     with pytest.raises(ArgumentError, match="not saved as one file"):
         CalibratedEstimator.load(tmp_path / "cal")
     assert not list(tmp_path.iterdir())
+
+
+def test_isotonic_steps_without_positives_stay_improbable_not_impossible() -> None:
+    """Low probabilities with no held-out positive: scikit-learn's step is 0; ours 0.5 / (n + 1)."""
+    p = np.linspace(0.01, 0.99, 400).reshape(100, 4)
+    y = (p > 0.6).astype(int)  # nothing below 0.6 is positive, everything above is
+    cal = ProbabilityCalibrator(method="isotonic").fit(p, y)
+    out = cal.transform(np.array([[0.0, 0.3, 0.8, 1.0]]))
+    floor = 0.5 / (p.size + 1)
+    np.testing.assert_allclose(out, [[floor, floor, 1 - floor, 1 - floor]], rtol=1e-12)
