@@ -18,6 +18,18 @@ BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "d
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
+    "elbo_vs_lpd": dict(
+        tables={"runs": (["dataset", "variant", "ELBO/N", "LPD", "NLL", "ECE", "P@1", "bias_only", "fit s"], set()),
+                "correlation": (["dataset", "runs", "ρ(ELBO/N, LPD)", "ρ(ELBO/N, P@1)", "ρ(LPD, P@1)"], set())},
+        figures=["elbo_vs_lpd"],
+    ),
+    "calibration_study": dict(
+        tables={"posterior": (["dataset", "variant", "probabilities", "NLL", "ECE", "ECE@5", "P@1", "NLL rarest 50%",
+                               "ECE rarest 50%", "NLL middle 40%", "ECE middle 40%", "NLL top 10%", "ECE top 10%",
+                               "fit s"], set()),
+                "posthoc": (["dataset", "family", "calibration", "NLL", "ECE", "ECE@5", "P@1", "fit s"], set())},
+        figures=[],
+    ),
     "probability_metrics_scale": dict(
         tables={"scale": (["N", "K", "entries", "threads", "generation s", "metrics s", "total s", "peak MB",
                            "exact bins", "LPD", "NLL", "Brier", "ECE", "MCE", "ECE@1", "ECE@3", "ECE@5"], set())},
