@@ -382,6 +382,10 @@ class GenEML(MultiLabelEstimator):
         # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)
         self.residual_covariance_ = state.array("residual_covariance_", (k, k)) if state.has("residual_covariance_") \
             else np.zeros((k, k))
+        C = self.residual_covariance_
+        scale = max(1.0, float(np.abs(C).max(initial=0.0)))
+        if not np.allclose(C, C.T, rtol=0, atol=1e-9 * scale) or np.linalg.eigvalsh(C).min(initial=0.0) < -1e-9 * scale:
+            raise state.error("residual_covariance_ must be a symmetric positive semi-definite (k, k) matrix")
         if self.inference == "gibbs":  # a Gibbs fit saves coef_; loading checks it is there
             self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
         self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)
