@@ -102,10 +102,14 @@ def _normalise(pos: np.ndarray, total: np.ndarray, prior: np.ndarray) -> np.ndar
     return np.where(ok, out, prior)
 
 
-def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndarray, weight: float = 0.0) -> np.ndarray:
-    """Per label, ``(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w)``, π = ``prior`` (K,) and
-    w = ``weight`` >= 0; with w = 0 the paper's ``max(0, q1) / (max(0, q1) + max(0, q0))``, and π
-    where both outputs are <= 0. Arrays (N, K) → probabilities of presence (N, K).
+def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndarray, weight: float = 0.0,
+                     num_points: int | None = None) -> np.ndarray:
+    """Per label, ``(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w)`` and w = ``weight`` >= 0,
+    π the training frequency ``prior`` (K,) of ``num_points`` rows smoothed by Jeffreys' prior,
+    ``(N prior + 0.5) / (N + 1)`` (so that a label absent from training is improbable, not
+    impossible; ``prior`` itself without ``num_points``); with w = 0 the paper's
+    ``max(0, q1) / (max(0, q1) + max(0, q0))``, and ``prior`` where both outputs are <= 0. Arrays
+    (N, K) → probabilities of presence (N, K).
 
     The least-squares outputs estimate p(y | x) and sum to about 1, so w is the weight of the prior
     against the fit; w > 0 keeps a label whose q1 is clipped to 0 improbable rather than impossible
@@ -113,15 +117,20 @@ def binary_posterior(q_present: np.ndarray, q_absent: np.ndarray, prior: np.ndar
     pos = np.maximum(q_present, 0.0)
     total = pos + np.maximum(q_absent, 0.0)
     if weight > 0:
-        return (pos + weight * prior) / (total + weight)
+        smoothed = prior if num_points is None else (num_points * prior + 0.5) / (num_points + 1.0)
+        return (pos + weight * smoothed) / (total + weight)
     return _normalise(pos, total, np.broadcast_to(prior, pos.shape))
 
 
-def multiclass_posterior(Q: np.ndarray, prior: np.ndarray, weight: float = 0.0) -> np.ndarray:
-    """Rows of ``(max(0, Q) + w π) / (Σ_y max(0, Q_y) + w)`` (N, Y), π = ``prior`` (Y,) summing to
-    one and w = ``weight`` >= 0; with w = 0 a row with no positive entry gets π."""
+def multiclass_posterior(Q: np.ndarray, prior: np.ndarray, weight: float = 0.0,
+                         num_points: int | None = None) -> np.ndarray:
+    """Rows of ``(max(0, Q) + w π) / (Σ_y max(0, Q_y) + w)`` (N, Y), w = ``weight`` >= 0 and π the
+    class frequencies ``prior`` (Y,) of ``num_points`` rows smoothed by Jeffreys' prior,
+    ``(N prior + 0.5) / (N + Y / 2)`` (still summing to one; ``prior`` itself without
+    ``num_points``); with w = 0 a row with no positive entry gets ``prior``."""
     pos = np.maximum(Q, 0.0)
     total = pos.sum(axis=1, keepdims=True)
     if weight > 0:
-        return (pos + weight * prior) / (total + weight)
+        smoothed = prior if num_points is None else (num_points * prior + 0.5) / (num_points + 0.5 * prior.size)
+        return (pos + weight * smoothed) / (total + weight)
     return _normalise(pos, np.broadcast_to(total, pos.shape), np.broadcast_to(prior, pos.shape))

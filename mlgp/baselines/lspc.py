@@ -192,8 +192,9 @@ class LSPC(MultiLabelEstimator):
         """Class probabilities (B, Y), rows summing to one; or presence probabilities (B, K)."""
         Phi = self.basis_.design(xb)
         if self.multilabel_:
-            return binary_posterior(Phi @ self.coef_[0], Phi @ self.coef_[1], self.prior_, float(self.prior_weight))
-        return multiclass_posterior(Phi @ self.coef_, self.prior_, float(self.prior_weight))
+            return binary_posterior(Phi @ self.coef_[0], Phi @ self.coef_[1], self.prior_, float(self.prior_weight),
+                                    self.n_samples_)
+        return multiclass_posterior(Phi @ self.coef_, self.prior_, float(self.prior_weight), self.n_samples_)
 
     def _decide(self, proba: np.ndarray) -> np.ndarray:
         """The most probable class (ties: the first in ``classes_``), or ``proba >= threshold``."""

@@ -209,7 +209,7 @@ class MLLSPC(MultiLabelEstimator):
 
     def _proba_block(self, xb: np.ndarray) -> np.ndarray:
         """The clipped, normalised probability of presence (B, K) in [0, 1]."""
-        return binary_posterior(*self._outputs(xb), self.prior_, float(self.prior_weight))
+        return binary_posterior(*self._outputs(xb), self.prior_, float(self.prior_weight), self.n_samples_)
 
     # ------------------------------------------------------------ persistence
     def _fitted_scalars(self) -> dict:

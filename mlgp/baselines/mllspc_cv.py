@@ -211,7 +211,8 @@ class MLLSPCCV(MultiLabelEstimator):
                 denom = f[:, None] + p["alpha"] + p["coupling"] * ell[None, :]
                 q1 = P @ (A1 / denom) @ U.T
                 q0 = P @ (A0 / denom) @ U.T
-                pred = (binary_posterior(q1, q0, prior, float(self.prior_weight)) >= thresholds).astype(np.int64)
+                proba = binary_posterior(q1, q0, prior, float(self.prior_weight), Y_tr.shape[0])
+                pred = (proba >= thresholds).astype(np.int64)
                 out[j] = score(Y_va, pred, q1 - q0)
         return out
 

@@ -245,11 +245,12 @@ def _skewed_three_classes(rng: np.random.Generator, N: int = 150):
 @pytest.mark.parametrize("weight", [0.1, 2.0])
 def test_lspc_multiclass_probabilities_are_prior_weighted_and_sum_to_one(rng, weight) -> None:
     """Multi-class LSPC with w > 0: rows of (max(0, q) + w π) / (Σ max(0, q) + w), q from a dense
-    design written here and π the class frequencies counted from y; rows sum to 1 (1e-12), every
-    entry strictly inside (0, 1), far points get π."""
+    design written here and π the class counts from y smoothed by Jeffreys' prior,
+    (n_c + 0.5) / (N + C / 2); rows sum to 1 (1e-12), every entry strictly inside (0, 1), far points
+    get π."""
     X, y = _skewed_three_classes(rng)
     est = LSPC(n_basis=40, alpha=0.3, kernel_width=0.8, prior_weight=weight, random_state=0).fit(X, y)
-    prior = np.array([np.mean(y == c) for c in ("a", "b", "c")])
+    prior = np.array([(np.sum(y == c) + 0.5) / (y.size + 1.5) for c in ("a", "b", "c")])
     X_test = np.vstack([rng.normal(size=(30, 2)), [[1e3, -1e3]]])
     Q = _dense_design(X_test, est.basis_.centres, est.kernel_width_) @ est.coef_
     assert (Q[:-1] < 0).any()  # the clipping matters
@@ -269,14 +270,16 @@ def _multilabel_toy(seed: int = 0):
 
 def test_lspc_label_matrix_probabilities_are_prior_weighted_and_strictly_inside(rng) -> None:
     """Label-matrix LSPC with w = 0.1: (max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w) from a
-    dense design written here (π counted from Y); every probability strictly inside (0, 1) although
-    some q1 <= 0 (the paper's w = 0 gives exactly 0 there)."""
+    dense design written here (π = (count + 0.5) / (N + 1) from Y); every probability strictly inside
+    (0, 1) although some q1 <= 0 (the paper's w = 0 gives exactly 0 there), even for a label that
+    no training row carries."""
     X, Y, X_test = _multilabel_toy()
+    Y = np.hstack([Y, np.zeros((Y.shape[0], 1), dtype=Y.dtype)])  # a label absent from training
     est = LSPC(n_basis=50, prior_weight=0.1, random_state=0).fit(X, Y)
     Phi = _dense_design(X_test, est.basis_.centres, est.kernel_width_)
     q1, q0 = Phi @ est.coef_[0], Phi @ est.coef_[1]
     assert (q1 <= 0).any()
-    prior = Y.sum(axis=0) / Y.shape[0]
+    prior = (Y.sum(axis=0) + 0.5) / (Y.shape[0] + 1)
     p1, p0 = np.maximum(q1, 0), np.maximum(q0, 0)
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba, (p1 + 0.1 * prior) / (p1 + p0 + 0.1), rtol=1e-12, atol=1e-15)

@@ -83,9 +83,10 @@ def test_far_points_get_the_training_class_frequencies(rng) -> None:
     far = np.array([[1e3, 1e3], [-1e3, 2e3]])  # > 1e3 from every training point
     np.testing.assert_array_equal(est.decision_function(far), 0.0)  # every output <= 0: the fallback
     np.testing.assert_array_equal(est.predict_proba(far), [[0.6, 0.3, 0.1]] * 2)
-    # with the prior's weight (the default) far points get the frequencies too: w π / w
+    # with the prior's weight (the default) far points get the Jeffreys-smoothed frequencies, w π / w
     smoothed = LSPC(n_basis=50, random_state=0).fit(X, y)
-    np.testing.assert_allclose(smoothed.predict_proba(far), [[0.6, 0.3, 0.1]] * 2, rtol=1e-15)
+    np.testing.assert_allclose(smoothed.predict_proba(far), [[60.5 / 101.5, 30.5 / 101.5, 10.5 / 101.5]] * 2,
+                               rtol=1e-14)
     np.testing.assert_array_equal(est.predict(far), ["a", "a"])
     # a near point is unaffected: its probabilities come from the fitted outputs and sum to one
     near = est.predict_proba(X[:5])
@@ -101,7 +102,7 @@ def test_far_points_get_the_training_label_frequencies_for_a_label_matrix(rng) -
     Y[30:60, 1] = 1
     Y[90:, 2] = 1
     Y = Y[rng.permutation(100)]
-    est = LSPC(n_basis=50, random_state=0).fit(X, Y)
+    est = LSPC(n_basis=50, random_state=0, prior_weight=0.0).fit(X, Y)  # the paper's fallback
     assert est.multilabel_
     np.testing.assert_allclose(est.prior_, [0.6, 0.3, 0.1], rtol=1e-15, atol=0)  # a sparse mean: to rounding
     far = np.full((1, 2), 1e3)

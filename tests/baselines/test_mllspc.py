@@ -120,7 +120,8 @@ def test_probabilities_clip_normalise_and_fall_back_to_the_prior(weight) -> None
     if weight == 0:  # the paper's clipped, normalised outputs, the prior where both are <= 0
         expected = np.where(p1 + p0 > 0, p1 / np.where(p1 + p0 > 0, p1 + p0, 1), est.prior_)
     else:
-        expected = (p1 + weight * est.prior_) / (p1 + p0 + weight)
+        smoothed = (est.prior_ * X.shape[0] + 0.5) / (X.shape[0] + 1)  # Jeffreys: no label impossible
+        expected = (p1 + weight * smoothed) / (p1 + p0 + weight)
         assert expected.min() > 0  # no label is impossible
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba, expected, atol=1e-14)
@@ -130,7 +131,8 @@ def test_probabilities_clip_normalise_and_fall_back_to_the_prior(weight) -> None
     np.testing.assert_allclose(est.prior_, Y.mean(axis=0))
     # far from every centre both outputs underflow to 0: the label frequencies
     far = np.full((1, X.shape[1]), 1e3)
-    np.testing.assert_allclose(est.predict_proba(far)[0], est.prior_, rtol=1e-14)
+    far_expected = est.prior_ if weight == 0 else (est.prior_ * X.shape[0] + 0.5) / (X.shape[0] + 1)
+    np.testing.assert_allclose(est.predict_proba(far)[0], far_expected, rtol=1e-14)
     # one threshold per label
     thresholds = np.linspace(0.1, 0.9, Y.shape[1])
     est.set_params(threshold=thresholds)
