@@ -83,3 +83,17 @@ def test_a_family_without_probabilities_gets_empty_cells_and_a_reason(fitted) ->
     assert lines[0].startswith("- Best test log predictive density: **frequency**")
     assert lines[1].startswith("- Best P@1: **ranker**")
     assert lines[2].endswith("none.")
+
+
+class Half(Ranker):
+    """Every label at probability exactly 0.5: predicted present at the 0.5 threshold."""
+
+    def _proba_block(self, xb):
+        return np.full((xb.shape[0], self.n_labels_), 0.5)
+
+
+def test_f1_at_one_half_counts_a_probability_of_exactly_one_half_as_present(fitted) -> None:
+    _, X, Y = fitted
+    row, _ = probability_row(Half().fit(X, Y), X, Y)
+    y = Y.toarray()
+    assert row["microF1@0.5"] == pytest.approx(100 * f1_score(y, np.ones_like(y), average="micro"))

@@ -233,3 +233,22 @@ def test_threads_give_the_same_report(rng, max_exact) -> None:
     bad[100, 3] = np.nan
     with pytest.raises(ShapeError, match="rows 99..107"):
         evaluate_proba(Y, bad, batch_size=9, n_jobs=2)
+
+
+def test_exact_bins_up_to_and_including_max_exact_entries(rng) -> None:
+    Y, P = _problem(rng, N=10, K=6)
+    assert evaluate_proba(Y, P, n_bins=5, max_exact=60).reliability.exact
+    assert not evaluate_proba(Y, P, n_bins=5, max_exact=59).reliability.exact
+
+
+def test_the_accumulator_refuses_more_bins_than_entries(rng) -> None:
+    Y, P = _problem(rng, N=20, K=1)
+    acc = ProbabilityMetrics(1, n_bins=21, ks=())
+    acc.update(sp.csr_matrix(Y), P)
+    with pytest.raises(ArgumentError, match="more than the 20 entries"):
+        acc.report()
+    acc = ProbabilityMetrics(1, n_bins=20, ks=())
+    acc.update(sp.csr_matrix(Y), P)
+    assert acc.report().reliability.count.sum() == 20
+    with pytest.raises(ArgumentError, match="no rows"):
+        ProbabilityMetrics(1, ks=()).report()
