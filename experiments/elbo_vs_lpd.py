@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.metrics import evaluate, evaluate_proba
     from mlgp.recipes import MLGPFClassifier
 
-    common = dict(COMMON, epochs=3) if args.quick else COMMON
-    variants = dict(list(VARIANTS.items())[:3]) if args.quick else VARIANTS
+    common = dict(COMMON, epochs=5, num_inducing=10) if args.quick else COMMON
+    variants = dict(list(VARIANTS.items())[:2]) if args.quick else VARIANTS
     datasets = ["emotions"] if args.quick else args.datasets.split(",")
     settings = {"common": common, "variants": variants}
     with Experiment("elbo_vs_lpd", quick=args.quick, settings=settings, seeds=[0], out=args.out) as exp:
