@@ -133,7 +133,9 @@ def test_compare_refuses_bad_requests_before_any_work(home, tmp_path, capsys) ->
         mlgp.compare(["fastxml"], dataset="tiny", data_home=home, settings={"mlknn": {"n_neighbors": 2}})
     base = ["compare", "--dataset", "tiny", "--data-home", str(home), "--out", str(tmp_path / "x")]
     for extra in (["--models", "frequency,frequency"], ["--models", "frequency", "--budget", "0"],
-                  ["--models", "frequency", "--set", "n_estimators=2"]):
+                  ["--models", "frequency", "--set", "n_estimators=2"],
+                  ["--models", "frequency,fastxml", "--set", "fastxml.threshold=1.5"],
+                  ["--models", "lspc", "--set", "lspc.threshold=-0.1"]):
         try:
             status = main([*base, *extra])
         except SystemExit as exc:
