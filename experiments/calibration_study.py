@@ -2,8 +2,8 @@
 
 Two tables per run, each row written as soon as it is done (``--fresh`` starts over):
 
-- ``posterior``: MLGPF (``MLGPFClassifier(max_seconds=BUDGET)``, default label subsampling, and
-  with every negative label, ``negatives=K - 1``) — its probabilities E_q[σ(f)] against the plug-in
+- ``posterior``: MLGPF (as ``mlgp compare --budget BUDGET`` builds it, with default label
+  subsampling, and with every negative label, ``negatives=K - 1``) — its probabilities E_q[σ(f)] against the plug-in
   σ(f̄) of the mean utility: test NLL per entry, ECE, ECE@5, P@1, and NLL and ECE within three
   buckets of labels by training frequency (the rarest half of the labels, the next 40 %, the most
   frequent 10 %);
@@ -68,18 +68,19 @@ def _buckets(Y_train, Y, P) -> dict:
 def _posterior(ds, name, log, quick) -> None:
     from scipy.special import expit
 
-    from mlgp.recipes import MLGPFClassifier
+    from mlgp.comparison.families import make_estimator
 
     K = ds.train.Y.shape[1]
     variants = {"default": {}} if quick else {"default": {}, "all negatives": {"negatives": K - 1}}
     for variant, extra in variants.items():
         if log.done(name, variant, "E_q[σ(f)]"):
             continue
-        params = dict(max_seconds=BUDGET, seed=0, **extra)
         if quick:
-            params.update(num_latent_gps=5, num_inducing=20, max_seconds=None, epochs=2)
+            extra = dict(extra, num_latent_gps=5, num_inducing=20, epochs=2)
+        # as mlgp compare builds it: trained until the budget is spent
+        model = make_estimator("mlgpf", extra, seed=0, budget=None if quick else BUDGET)
         t0 = time.perf_counter()
-        model = MLGPFClassifier(**params).fit(ds.train.X, ds.train.Y)
+        model.fit(ds.train.X, ds.train.Y)
         seconds = time.perf_counter() - t0
         f_mean = model.decision_function(ds.test.X)
         for label, P in (("E_q[σ(f)]", model.predict_proba(ds.test.X)), ("σ(f̄)", expit(f_mean))):
