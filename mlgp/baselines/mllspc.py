@@ -79,11 +79,8 @@ class MLLSPC(MultiLabelEstimator):
     max_iter : int or None, default=None
         Iteration cap of "cg" (None: 10 · B · K).
     prior_weight : float, default=0.1
-        Weight w >= 0 of the training label prior π in the probabilities:
-        ``(max(0, q1) + w π) / (max(0, q1) + max(0, q0) + w)``. The paper's w = 0 gives probability
-        0 wherever q1 <= 0 (5 % of Enron's test positives, which then cost 36 nats each in the
-        held-out log-likelihood); 0.1 keeps them improbable instead (Enron's test NLL per entry
-        0.241 → 0.137 for LSPC, 0.211 → 0.135 for ML-LSPC). The ranking by q1 − q0 is unchanged.
+        Weight w >= 0 of the label prior in the probabilities, as in :class:`~mlgp.baselines.LSPC`
+        (0: the paper's clipped outputs, probability 0 wherever q1 <= 0).
     threshold : float or array-like of shape (K,), default=0.5
         ``predict`` marks label t present where its probability is ``>= threshold[t]``; 0.5 is the
         paper's rule (the more probable of presence and absence).

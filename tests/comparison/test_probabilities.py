@@ -13,8 +13,9 @@ from sklearn.metrics import f1_score, log_loss
 from mlgp.baselines import MLkNN
 from mlgp.comparison.probabilities import _halves, probability_row
 from mlgp.comparison.report import best_lines, probability_table_text
-from mlgp.estimator import MultiLabelEstimator
 from mlgp.metrics import select_thresholds
+
+from _probes import Ranker
 
 
 @pytest.fixture(scope="module")
@@ -54,20 +55,6 @@ def test_tuned_f1_applies_each_halfs_thresholds_to_the_other_half(fitted) -> Non
             decided[apply_rows] = P[apply_rows] >= t
         expected = 100 * f1_score(y, decided, average=average, zero_division=0)
         assert row[column] == pytest.approx(expected, rel=1e-12), column
-
-
-class Ranker(MultiLabelEstimator):
-    """Ranks without probabilities."""
-
-    _parameter_constraints: dict = {}
-
-    def fit(self, X, Y):
-        X, Y = self._validate_fit_data(X, Y)
-        self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
-        return self
-
-    def _decision_block(self, xb):
-        return np.zeros((xb.shape[0], self.n_labels_))
 
 
 def test_a_family_without_probabilities_gets_empty_cells_and_a_reason(fitted) -> None:

@@ -18,6 +18,8 @@ from mlgp.errors import ArgumentError, ShapeError
 from mlgp.estimator import MultiLabelEstimator, ParameterError
 from mlgp.estimator.calibration import CalibratedEstimator, ProbabilityCalibrator
 
+from _probes import Ranker
+
 
 def nll(p: np.ndarray, y: np.ndarray) -> float:
     """Mean Bernoulli negative log-likelihood, p clipped to [1e-12, 1 - 1e-12]."""
@@ -66,20 +68,6 @@ class CalibrationProbe(MultiLabelEstimator):
 
     def _proba_block(self, xb):
         return expit(4 * self._decision_block(xb) - 1) + self.shift
-
-
-class RankerProbe(MultiLabelEstimator):
-    """A ranker without probabilities (no _proba_block)."""
-
-    _parameter_constraints: dict = {}
-
-    def fit(self, X, Y):
-        X, Y = self._validate_fit_data(X, Y)
-        self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
-        return self
-
-    def _decision_block(self, xb):
-        return np.zeros((xb.shape[0], self.n_labels_))
 
 
 class CalibrationCsrProbe(CalibrationProbe):
@@ -240,8 +228,8 @@ def test_bad_wrapped_estimators_and_held_out_data_are_refused(mlknn) -> None:
     before = model.predict_proba(Xh)
     with pytest.raises(ArgumentError, match="MLkNN is not fitted"):
         CalibratedEstimator(MLkNN()).fit(Xh, Yh)
-    with pytest.raises(ArgumentError, match="RankerProbe has no predict_proba"):
-        CalibratedEstimator(RankerProbe().fit(Xh, Yh)).fit(Xh, Yh)
+    with pytest.raises(ArgumentError, match="Ranker has no predict_proba"):
+        CalibratedEstimator(Ranker().fit(Xh, Yh)).fit(Xh, Yh)
     with pytest.raises(ArgumentError, match="LogisticRegression is not one"):
         CalibratedEstimator(LogisticRegression()).fit(Xh, Yh)
     with pytest.raises(ShapeError, match="Y has 3 labels but the wrapped MLkNN was fitted on K = 4"):
