@@ -91,6 +91,11 @@ def _check_n_bins(n_bins: Any) -> int:
 
 def check_proba_block(P: Any, shape: tuple[int, int], where: str = "") -> np.ndarray:
     """``P`` as float64 of ``shape``, every entry finite and in [0, 1]; :class:`ShapeError` otherwise."""
+    return _checked(P, shape, where)[0]
+
+
+def _checked(P: Any, shape: tuple[int, int], where: str = "") -> tuple[np.ndarray, float]:
+    """:func:`check_proba_block` and the block's largest probability (0.0 when empty)."""
     if sp.issparse(P):
         P = P.toarray()
     try:
@@ -99,12 +104,13 @@ def check_proba_block(P: Any, shape: tuple[int, int], where: str = "") -> np.nda
         raise ShapeError(f"probabilities{where} must be numbers: {err}") from None
     if P.shape != tuple(shape):
         raise ShapeError(f"probabilities{where} have shape {P.shape}; the labels need {tuple(shape)}")
-    if P.size:
-        lo, hi = P.min(), P.max()  # NaN propagates into both, and fails both comparisons
-        if not (lo >= 0.0 and hi <= 1.0):
-            bad = "non-finite values" if not (np.isfinite(lo) and np.isfinite(hi)) else f"values in [{lo:g}, {hi:g}]"
-            raise ShapeError(f"probabilities{where} must be finite and in [0, 1]; got {bad}")
-    return P
+    if not P.size:
+        return P, 0.0
+    lo, hi = P.min(), P.max()  # NaN propagates into both, and fails both comparisons
+    if not (lo >= 0.0 and hi <= 1.0):
+        bad = "non-finite values" if not (np.isfinite(lo) and np.isfinite(hi)) else f"values in [{lo:g}, {hi:g}]"
+        raise ShapeError(f"probabilities{where} must be finite and in [0, 1]; got {bad}")
+    return P, float(hi)
 
 
 class ProbabilityMetrics:
@@ -147,13 +153,13 @@ class ProbabilityMetrics:
         rows in an error (default: the rows added so far)."""
         B, K = Y_block.shape
         first = self.num_points if first_row is None else int(first_row)
-        P = check_proba_block(P_block, (B, K), f" of rows {first}..{first + B - 1}")
+        P, largest = _checked(P_block, (B, K), f" of rows {first}..{first + B - 1}")
         rows = np.repeat(np.arange(B, dtype=np.int64), np.diff(Y_block.indptr))
         flat_pos = rows * K + Y_block.indices
         p_pos = P.ravel()[flat_pos]
         q_pos = np.clip(p_pos, EPS, 1.0 - EPS)
         work = self._work(P.size).reshape(P.shape)  # one reused buffer: no page faults per block
-        if P.size and P.max() > 1.0 - EPS:
+        if largest > 1.0 - EPS:
             np.clip(P, EPS, 1.0 - EPS, out=work)
             np.subtract(1.0, work, out=work)
         else:  # clipping below at EPS would change 1 − p by less than its rounding: skip the pass

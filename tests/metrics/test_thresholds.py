@@ -184,9 +184,9 @@ def test_thresholds_stay_in_unit_interval_at_the_ends():
 
 def test_choice_is_frozen_and_its_thresholds_read_only():
     choice = select_thresholds(*make_problem(0, "ties"))
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'score'"):
         choice.score = 1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         choice.thresholds[0] = 0.0
 
 
