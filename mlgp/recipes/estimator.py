@@ -20,7 +20,6 @@ fitted estimator never ranks the held-out rows worse than its own bias does.
 
 from __future__ import annotations
 
-import time
 from numbers import Real
 
 import numpy as np
@@ -28,7 +27,8 @@ import pandas as pd
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ShapeError
+from ..estimator.training import TRACE_COLUMNS, Budget
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
@@ -42,7 +42,7 @@ _SIZED = ("num_latent_gps", "num_inducing", "batch_size")
 _NOT_PARAMETERS = ("max_train",)
 #: Training points from which ``jit_compile="auto"`` compiles the step with XLA.
 _XLA_FROM = 2000
-_TRACE_COLUMNS = ("epoch", "elbo", "elbo_per_point", "seconds", "elapsed", "P@1", "P@3", "P@5")
+_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "P@1", "P@3", "P@5")
 
 
 class MLGPFClassifier(MultiLabelEstimator):
@@ -54,11 +54,15 @@ class MLGPFClassifier(MultiLabelEstimator):
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
         them); defaults are the recipe's. ``num_latent_gps`` (P), ``num_inducing`` (M) and
         ``batch_size`` ``None``: chosen from N, D and K
-        (:func:`mlgp.recipes.settings.sizes_for_data`; P at most K, M at most N).
+        (:func:`mlgp.recipes.settings.sizes_for_data`; P at most K, M at most the training rows
+        left after the hold-out). A given ``num_inducing`` above those rows is refused
+        (:class:`~mlgp.errors.ShapeError`), as :func:`mlgp.recipes.train_mlgpf` refuses it.
     max_seconds : float or None, default=None
-        Stop training after the epoch at which the wall time of ``fit`` — building the model,
-        the epochs and the ``validation`` evaluations — reaches this many seconds (``epochs`` is
-        then an upper bound).
+        Wall seconds of ``fit``, counted from its start (checking the data, building the model,
+        compiling the step and the ``validation`` evaluations included): the clock is looked at
+        after every optimiser step and training stops after the step that reaches the bound, so a
+        fit overruns it by at most one step (``epochs`` is then an upper bound;
+        :class:`mlgp.estimator.training.Budget`).
     validation_fraction : float, default=0.1
         Share of the training rows held out (at random, by ``seed``) to choose between the trained
         model and its bias alone (see the module docstring); 0 trains on every row and keeps the
@@ -176,11 +180,11 @@ class MLGPFClassifier(MultiLabelEstimator):
         from ..data.preprocessing import normalise_rows
         from ..validation import check_features, check_labels
 
+        budget = Budget(self.max_seconds)  # set-up, compilation and validation included
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
         _check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
-        started = time.perf_counter()
         X = normalise_rows(X)
         if validation is not None:
             X_val, Y_val = validation
@@ -188,25 +192,18 @@ class MLGPFClassifier(MultiLabelEstimator):
             validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
         train, held = self._split(N)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
-        s = s.replace(num_inducing=min(s.num_inducing, Xtr.shape[0]))
-        stamps: list[float] = []  # seconds since fit began at the end of each epoch
+        s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
         if jit == "auto":
             jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM and strategy is None else False
         check_strategy(strategy, jit)
-        budget = float("inf") if self.max_seconds is None else float(self.max_seconds)
-
-        def stamp(*_) -> bool:  # True: the budget is spent, stop after this epoch
-            stamps.append(time.perf_counter() - started)
-            return stamps[-1] >= budget
-
-        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation,
-                                       progress=bool(self.progress), callback=stamp, strategy=strategy)
+        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
+                                       progress=bool(self.progress), strategy=strategy)
         self.model_, self.settings_ = model, s
         self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
         if self.bias_only_:
             model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
-        self.trace_ = self._trace(trace, Xtr.shape[0], stamps)
+        self.trace_ = self._trace(trace, Xtr.shape[0])
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
@@ -216,6 +213,16 @@ class MLGPFClassifier(MultiLabelEstimator):
         sizes = sizes_for_data(N, D, K)
         chosen = {name: sizes[name] for name in ("num_latent_gps", "num_inducing") if getattr(s, name) is None}
         return s.replace(**chosen)
+
+    def _inducing(self, M: int, num_train: int, N: int) -> int:
+        """M for ``num_train`` training rows: a chosen M capped by them, a given one checked."""
+        if self.num_inducing is None:
+            return min(M, num_train)
+        if M > num_train:
+            held = "" if num_train == N else " after the hold-out"
+            raise ShapeError(f"num_inducing M must be in [1, N={num_train}] (the training points used), got {M}: "
+                             f"{N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
+        return M
 
     def _batch(self, N: int) -> int:
         return sizes_for_data(N, 1, 1)["batch_size"] if self.batch_size is None else int(self.batch_size)
@@ -244,10 +251,10 @@ class MLGPFClassifier(MultiLabelEstimator):
         return tuple(b) > tuple(a)
 
     @staticmethod
-    def _trace(trace: pd.DataFrame, num_train: int, stamps: list[float]) -> pd.DataFrame:
+    def _trace(trace: pd.DataFrame, num_train: int) -> pd.DataFrame:
         out = trace.copy()
-        out["elbo_per_point"] = out["elbo"] / num_train
-        out["elapsed"] = np.asarray(stamps[-len(out):] if len(out) else [], dtype=np.float64)
+        out["objective"] = out["elbo"] / num_train
+        out["elbo_per_point"] = out["objective"]
         return out[[c for c in _TRACE_COLUMNS if c in out.columns]].reset_index(drop=True)
 
     # ------------------------------------------------------------------------------- scoring --

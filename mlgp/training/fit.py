@@ -13,20 +13,20 @@ replicas and the gradients are summed by TensorFlow's own all-reduce.
 
 from __future__ import annotations
 
-import numbers
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 import tensorflow as tf
+from tqdm.auto import tqdm
 
-from .. import arguments
-from ..errors import ArgumentError, MLGPError, ShapeError, TrainingDivergedError
+from ..estimator.training import Budget
+from ..errors import ArgumentError, MLGPError, TrainingDivergedError
 from ..fingerprint import data_fingerprint
-from ..floats import float_policy
-from ..validation import check_features, check_labels, check_training_data
+from .fit_options import FitOptions, checked_data, checked_options, checked_run, checked_validation
 from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
 from .diagnosis import diagnosis
 from .contracts import TrainableModel, missing_members
@@ -67,7 +67,7 @@ def fit(
     progress: bool = True,
     callback: Callable[[int, object, dict], None] | None = None,
     check_input: bool = True,
-    max_seconds: float | None = None,
+    max_seconds: float | Budget | None = None,
     log_dir: str | Path | None = None,
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
@@ -147,8 +147,10 @@ def fit(
         (:func:`mlgp.recipes.train_mlgpf` does: its settings are checked when built, its data by
         ``from_data``). The model's fit to the data and ``validation`` are checked either way, once.
     max_seconds
-        Stop after the first epoch at which this call's training time (steps only, validation
-        excluded) reaches ``max_seconds``.
+        Wall seconds from the start of this call (or a :class:`mlgp.estimator.training.Budget`
+        started by the caller): the clock is looked at after every step, and training stops after
+        the step that reaches it (the epoch cut short is traced and checkpointed). ``None`` or
+        ``inf``: no bound.
     log_dir
         Write each epoch's row as TensorBoard scalars (``tf.summary``) in this folder: the ELBO, its
         parts (``expected_log_lik``, ``kl``), ``batch_size``, ``seconds`` and the validation P@k.
@@ -156,7 +158,8 @@ def fit(
     Returns
     -------
     pandas.DataFrame
-        One row per epoch: ``epoch``, ``elbo`` (mean of the step estimates), ``elbo_std``,
+        One row per epoch: ``epoch``, ``step`` (optimiser steps so far), ``elapsed`` (seconds since
+        the budget started, at the epoch's last step), ``elbo`` (mean of the step estimates), ``elbo_std``,
         ``kl`` (mean over the steps of Σ_p KL), ``expected_log_lik`` (``elbo + kl``), ``seconds``
         (the epoch's training wall time), ``batch_size`` and ``P@k`` columns with ``validation``.
 
@@ -184,190 +187,177 @@ def fit(
         raise ArgumentError(f"fit needs a model with {missing_members(model, TrainableModel)} "
                             "(mlgp.training.TrainableModel, which MLGPF satisfies)")
     with model.float_context():
-        return _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
-                    validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy,
-                    jit_compile, progress, callback, check_input, max_seconds, log_dir)
+        return _fit(model, data, FitOptions(epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
+                                          validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth,
+                                          strategy, jit_compile, progress, callback, check_input, max_seconds,
+                                          log_dir))
 
 
-def _checked_data(model, data, check_input: bool):
-    """``data`` as (CSR or dense float64 X, CSR float64 Y), checked once here unless the caller has."""
-    X, Y = data
-    if check_input:
-        X, Y = check_training_data(X, Y, max_magnitude=float_policy(model.float_type).max_feature_magnitude)
-    _check_model_fits_data(model, X, Y)
-    return X, Y
+def _make_optimizer(model, o: FitOptions):
+    if o.strategy is None:
+        return make_optimizer(model, o.optimizer, o.learning_rate, o.natgrad_gamma)
+    with o.strategy.scope():
+        return make_optimizer(model, o.optimizer, o.learning_rate, o.natgrad_gamma)
 
 
-def _checked_options(epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds,
-                     natgrad_gamma, seed):
-    """The numeric options checked (and made ints) once, here at the boundary, by the checks
-    :class:`mlgp.recipes.MLGPFSettings` and the command line use (:mod:`mlgp.arguments`)."""
-    epochs = arguments.positive_int(epochs, "epochs")
-    batch_size = arguments.positive_int(batch_size, "batch_size")
-    checkpoint_every = arguments.positive_int(checkpoint_every, "checkpoint_every")
-    negatives = arguments.positive_int(negatives, "negatives", optional=True)
-    if batch_growth is not None:
-        batch_growth = arguments.batch_growth_pair(batch_growth)
-    arguments.positive_real(learning_rate, "learning_rate")
-    if max_seconds is not None and not (isinstance(max_seconds, numbers.Real) and not isinstance(max_seconds, bool)
-                                        and max_seconds > 0):  # inf: no limit
-        raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
-    arguments.natgrad_gamma(natgrad_gamma)
-    arguments.seed(seed)
-    return epochs, batch_size, checkpoint_every, negatives, batch_growth
+@dataclass
+class _Run:
+    """The state of one training run that its epochs share."""
+
+    model: object
+    X: object
+    sampler: MinibatchSampler
+    opt: object
+    step: Callable
+    variables: list
+    epoch_var: tf.Variable
+    ckpts: CheckpointFolder | None
+    rows: list
+    budget: Budget
+    start: int
+    multi: bool
+    steps: int = 0
+    last_batch: object = None
+
+    def state(self) -> list:
+        return list(self.variables) + list(self.opt.variables())
+
+    def restored(self, epoch: int) -> str:
+        latest = self.ckpts.latest if self.ckpts is not None else None
+        return f"the model was restored to the end of epoch {epoch}" + (f"; last checkpoint: {latest}" if latest else "")
+
+    def why(self, batch, epoch: int, learning_rate) -> str:
+        return diagnosis(self.model, batch, self.X, epoch, self.start, self.opt, learning_rate)
 
 
-def _fit(model, data, epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, validation,
-         validation_ks, checkpoint_dir, checkpoint_every, batch_growth, strategy, jit_compile, progress, callback,
-         check_input, max_seconds, log_dir) -> pd.DataFrame:
-    from tqdm.auto import tqdm
-
-    if check_input:
-        epochs, batch_size, checkpoint_every, negatives, batch_growth = _checked_options(
-            epochs, batch_size, checkpoint_every, negatives, batch_growth, learning_rate, max_seconds, natgrad_gamma,
-            seed)
-        arguments.flag(progress, "progress")
-    if log_dir is not None:
-        import importlib.util
-
-        if importlib.util.find_spec("tensorboard") is None:
-            raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
-    X, Y = _checked_data(model, data, check_input)
-    tf.random.set_seed(seed)
-    sampler = MinibatchSampler(X, Y, batch_size, negatives, seed=seed, float_type=model.float_type,
-                               input_map=model.input_map, batch_growth=batch_growth)
-    if validation is not None:
-        Xv, Yv = validation
-        Xv = check_features(Xv, name="validation X", num_features=X.shape[1])
-        Yv = check_labels(Yv, name="validation Y", num_points=Xv.shape[0], num_labels=Y.shape[1])
-        validation = (Xv, Yv)
+def _fit(model, data, o: FitOptions) -> pd.DataFrame:
+    budget = Budget.of(o.max_seconds)  # a caller's budget counts its own set-up too
+    if o.check_input:
+        checked_options(o)
     variables = model.trainable_variables
-    if not variables:
-        raise MLGPError("the model has no trainable variables")
-    if jit_compile not in (False, True, "except-cholesky"):
-        raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {jit_compile!r}")
-    if jit_compile and strategy is not None:
-        raise ArgumentError(f"jit_compile={jit_compile!r} cannot be combined with a tf.distribute strategy")
-    if check_input and strategy is not None and not isinstance(strategy, tf.distribute.Strategy):  # recipes check it
-        raise ArgumentError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
-    if strategy is not None:
-        outside = [v.name for v in variables if not strategy.extended.variable_created_in_scope(v)]
-        if outside:
-            raise ArgumentError(f"with a strategy, build the model inside `with strategy.scope():` ({len(outside)} variables were not, e.g. {outside[0]})")
-        if optimizer == "natgrad":
-            raise ArgumentError("optimizer='natgrad' cannot be combined with a tf.distribute strategy")
-        with strategy.scope():
-            opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
-    else:
-        opt = make_optimizer(model, optimizer, learning_rate, natgrad_gamma)
+    checked_run(model, o, variables)
+    X, Y = checked_data(model, data, o.check_input)
+    tf.random.set_seed(o.seed)
+    sampler = MinibatchSampler(X, Y, o.batch_size, o.negatives, seed=o.seed, float_type=model.float_type,
+                               input_map=model.input_map, batch_growth=o.batch_growth)
+    validation = checked_validation(o.validation, X, Y)
+    opt = _make_optimizer(model, o)
+    run = _start_run(model, X, Y, o, sampler, opt, variables, budget)
+    writer = tf.summary.create_file_writer(str(o.log_dir)) if o.log_dir is not None and is_chief(o.strategy) else None
+    good = _snapshot(run.state())
+    bar = tqdm(range(run.start, o.epochs), disable=not o.progress, desc="MLGPF", unit="epoch")
+    for epoch in bar:
+        row, spent = _train_epoch(run, o, epoch, good)
+        if validation is not None:
+            row.update(_validate(model, validation, o.validation_ks))
+        _check_finite_after(run, epoch, good, o.learning_rate)
+        run.rows.append(row)
+        good = _snapshot(run.state())
+        run.epoch_var.assign(epoch + 1)
+        if run.ckpts is not None and ((epoch + 1) % o.checkpoint_every == 0 or epoch + 1 == o.epochs or spent):
+            run.ckpts.save(epoch + 1, run.rows)
+        _write_scalars(writer, epoch + 1, row)
+        bar.set_postfix(elbo=f"{row['elbo']:.4g}")
+        if o.callback is not None and o.callback(epoch + 1, model, row):
+            break
+        if spent:
+            break
+    if writer is not None:
+        writer.close()
+    return pd.DataFrame(run.rows, columns=None if run.rows else list(_COLUMNS))
 
-    folder = checked_folder(checkpoint_dir) if checkpoint_dir is not None else None  # made before any step
-    multi, chief = is_multi_worker(strategy), is_chief(strategy)
-    settings = training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth)
+
+_COLUMNS = ("epoch", "step", "elapsed", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size")
+
+
+def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, budget: Budget) -> _Run:
+    """Checkpoint folder, agreement between workers, the compiled step, the optimizer's slots and
+    a restore from the latest checkpoint; refuses non-finite starting parameters."""
+    folder = checked_folder(o.checkpoint_dir) if o.checkpoint_dir is not None else None  # made before any step
+    multi, chief = is_multi_worker(o.strategy), is_chief(o.strategy)
+    settings = training_settings(o.batch_size, o.negatives, o.learning_rate, o.optimizer, o.natgrad_gamma, o.seed,
+                                 o.batch_growth)
     if multi:  # every worker on the same data and settings, or none starts
-        agree_on_run(strategy, {"data": data_fingerprint(X, Y), "settings": settings})
-    step = make_step(model, opt, strategy, sampler.num_data, jit_compile)
-
+        agree_on_run(o.strategy, {"data": data_fingerprint(X, Y), "settings": settings})
+    step = make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile)
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    _build_optimizer(opt, variables, strategy)  # its slots exist now, so that a restore fills them
-    state = lambda: list(variables) + list(opt.variables())  # noqa: E731
-    names = variable_names(model)
-    ckpts, rows = None, []
+    _build_optimizer(opt, variables, o.strategy)  # its slots exist now, so that a restore fills them
+    run = _Run(model, X, sampler, opt, step, variables, epoch_var, None, [], budget, 0, multi)
     if folder is not None:  # only the chief writes; every worker restores from the chief's folder
-        ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
-                                 run_record(model, X, Y, settings), writable=chief)
-        rows = ckpts.resume(state() + [epoch_var])
-    good = _snapshot(state())
-    bad = next((name for name, x in zip(names, good) if not np.all(np.isfinite(x))), None)
+        run.ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
+                                     run_record(model, X, Y, settings), writable=chief)
+        run.rows = run.ckpts.resume(run.state() + [epoch_var])
+    names = variable_names(model)
+    bad = next((name for name, v in zip(names, variables) if not np.all(np.isfinite(v.numpy()))), None)
     if bad is not None:
         raise TrainingDivergedError(
             f"the parameters were non-finite before training ({bad} holds NaN or inf), so no step can start from "
             "them: the initialisation (or a value assigned to the model) is the cause, not the learning rate; "
             "rebuild the model or assign finite values")
-    start = int(epoch_var.numpy())
-    if start > epochs:
-        raise MLGPError(f"the latest checkpoint in {folder} is at epoch {start}, past epochs={epochs}; "
+    run.start = int(epoch_var.numpy())
+    if run.start > o.epochs:
+        raise MLGPError(f"the latest checkpoint in {folder} is at epoch {run.start}, past epochs={o.epochs}; "
                         "ask for at least that many epochs or use another checkpoint folder")
-    restored = lambda e: f"the model was restored to the end of epoch {e}" + (  # noqa: E731
-        f"; last checkpoint: {ckpts.latest}" if ckpts is not None and ckpts.latest else "")
-    why = lambda batch, e: diagnosis(model, batch, X, e, start, opt, learning_rate)  # noqa: E731
-    writer = tf.summary.create_file_writer(str(log_dir)) if log_dir is not None and chief else None
-    trained = 0.0
-    bar = tqdm(range(start, epochs), disable=not progress, desc="MLGPF", unit="epoch")
-    for epoch in bar:
-        sampler.start_epoch(epoch, seed)
-        t0 = time.perf_counter()
-        values, kls = [], []
-        steps = tqdm(sampler.epoch(), total=sampler.steps_per_epoch, desc=f"epoch {epoch + 1}", unit="step", leave=False,
-                     disable=not progress or sampler.steps_per_epoch < 200)
-        for s, (xb, yb) in enumerate(steps):
-            try:
-                elbo, kl = (float(t) for t in step(xb, yb))
-            except LOST_PEER_ERRORS as err:
-                if multi:
-                    raise lost_worker_error(err, epoch, ckpts.latest if ckpts is not None else None) from None
-                raise
-            except tf.errors.InvalidArgumentError as err:
-                _restore(state(), good)
-                raise TrainingDivergedError(
-                    f"training failed at epoch {epoch + 1}, step {s + 1}: {str(err).splitlines()[0]} "
-                    f"(a Cholesky factorisation failed?); {restored(epoch)}.{why((xb, yb), epoch)}"
-                ) from None
-            if not np.isfinite(elbo):
-                _restore(state(), good)
-                raise TrainingDivergedError(f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}; "
-                                            f"{restored(epoch)}.{why((xb, yb), epoch)}")
-            values.append(elbo)
-            kls.append(kl)
-        row = dict(
-            epoch=epoch + 1,
-            elbo=float(np.mean(values)),
-            elbo_std=float(np.std(values)),
-            kl=float(np.mean(kls)),
-            expected_log_lik=float(np.mean(values) + np.mean(kls)),
-            seconds=time.perf_counter() - t0,
-            batch_size=sampler.batch_size,
-        )
-        trained += row["seconds"]
-        if validation is not None:
-            row.update(_validate(model, validation, validation_ks))
-        snapshot = _snapshot(variables)
-        if not all(np.all(np.isfinite(v)) for v in snapshot):
-            bad = next(name for name, x in zip(names, snapshot) if not np.all(np.isfinite(x)))
-            _restore(state(), good)
-            raise TrainingDivergedError(f"the last step of epoch {epoch + 1} made {bad} non-finite; "
-                                        f"{restored(epoch)}.{why((xb, yb), epoch)}")
-        rows.append(row)
-        good = _snapshot(state())
-        epoch_var.assign(epoch + 1)
-        if ckpts is not None and ((epoch + 1) % checkpoint_every == 0 or epoch + 1 == epochs):
-            ckpts.save(epoch + 1, rows)
-        if writer is not None:
-            with writer.as_default(step=epoch + 1):
-                for key, value in row.items():
-                    if key != "epoch":
-                        tf.summary.scalar(key, value)
-            writer.flush()
-        bar.set_postfix(elbo=f"{row['elbo']:.4g}")
-        if callback is not None and callback(epoch + 1, model, row):
-            break
-        if max_seconds is not None and trained >= max_seconds:
-            break
-    if writer is not None:
-        writer.close()
-    return pd.DataFrame(rows, columns=None if rows else ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size"])
+    run.steps = int(run.rows[-1].get("step", 0)) if run.rows else 0
+    return run
 
 
-def _check_model_fits_data(model, X, Y) -> None:
-    """Raise :class:`ShapeError` (before any tracing) when the data do not fit the model's sizes."""
-    N, D = X.shape
-    K = Y.shape[1]
-    if model.num_data is not None and int(model.num_data) != N:
-        raise ShapeError(f"model.num_data = {model.num_data} but the training data has N = {N} points")
-    if int(model.num_labels) != K:
-        raise ShapeError(f"the labels have K = {K} columns but the model has {model.num_labels} labels")
-    if int(model.num_features) != D:
-        raise ShapeError(f"the features have D = {D} columns but the model expects {model.num_features}")
+def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool]:
+    """One pass over the minibatches (cut short when the budget is spent): its trace row and
+    whether the budget is spent."""
+    run.sampler.start_epoch(epoch, o.seed)
+    t0 = time.perf_counter()
+    values, kls, spent = [], [], False
+    steps = tqdm(run.sampler.epoch(), total=run.sampler.steps_per_epoch, desc=f"epoch {epoch + 1}", unit="step",
+                 leave=False, disable=not o.progress or run.sampler.steps_per_epoch < 200)
+    for s, (xb, yb) in enumerate(steps):
+        try:
+            elbo, kl = (float(t) for t in run.step(xb, yb))
+        except LOST_PEER_ERRORS as err:
+            if run.multi:
+                raise lost_worker_error(err, epoch, run.ckpts.latest if run.ckpts is not None else None) from None
+            raise
+        except tf.errors.InvalidArgumentError as err:
+            _restore(run.state(), good)
+            raise TrainingDivergedError(
+                f"training failed at epoch {epoch + 1}, step {s + 1}: {str(err).splitlines()[0]} "
+                f"(a Cholesky factorisation failed?); {run.restored(epoch)}.{run.why((xb, yb), epoch, o.learning_rate)}"
+            ) from None
+        if not np.isfinite(elbo):
+            _restore(run.state(), good)
+            raise TrainingDivergedError(f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}; "
+                                        f"{run.restored(epoch)}.{run.why((xb, yb), epoch, o.learning_rate)}")
+        values.append(elbo)
+        kls.append(kl)
+        run.steps += 1
+        if run.budget.spent():
+            spent = True
+            break
+    run.last_batch = (xb, yb)
+    return dict(epoch=epoch + 1, step=run.steps, elapsed=run.budget.elapsed, elbo=float(np.mean(values)),
+                elbo_std=float(np.std(values)), kl=float(np.mean(kls)),
+                expected_log_lik=float(np.mean(values) + np.mean(kls)), seconds=time.perf_counter() - t0,
+                batch_size=run.sampler.batch_size), spent
+
+
+def _check_finite_after(run: _Run, epoch: int, good, learning_rate) -> None:
+    """Restore the last good state and raise when the epoch left a parameter non-finite."""
+    names = variable_names(run.model)
+    bad = next((name for name, v in zip(names, run.variables) if not np.all(np.isfinite(v.numpy()))), None)
+    if bad is not None:
+        _restore(run.state(), good)
+        raise TrainingDivergedError(f"the last step of epoch {epoch + 1} made {bad} non-finite; "
+                                    f"{run.restored(epoch)}.{run.why(run.last_batch, epoch, learning_rate)}")
+
+
+def _write_scalars(writer, epoch: int, row: dict) -> None:
+    if writer is None:
+        return
+    with writer.as_default(step=epoch):
+        for key, value in row.items():
+            if key != "epoch":
+                tf.summary.scalar(key, value)
+    writer.flush()
 
 
 def _build_optimizer(opt, variables, strategy) -> None:

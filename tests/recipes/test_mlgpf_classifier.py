@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from _sklearn_checks import LABEL_MATRIX_EXPECTED, SHARED_EXPECTED
 
+from _clock import fake_clock
 from mlgp.baselines import LabelFrequency
 from mlgp.data.synthetic import default_problem, uninformative_zipf
 from mlgp.errors import DataFormatError, MLGPError
@@ -138,21 +139,36 @@ def test_a_damaged_save_is_refused(fitted, tmp_path) -> None:
         LabelFrequency.load(tmp_path / "m.npz")
 
 
-def test_max_seconds_bounds_the_wall_time_of_fit(monkeypatch) -> None:
-    """Training stops after the first epoch that ends max_seconds after fit began (building the
-    model and the validation evaluations count): on a clock that advances 10 s per reading, the
-    second epoch ends at 20 s > 15 s. (Counting only the steps' real time, all 50 epochs ran.)"""
-    import itertools
-    import types
-
-    import mlgp.recipes.estimator as module
-
-    clock = itertools.count(0.0, 10.0)
-    monkeypatch.setattr(module, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+def test_max_seconds_is_looked_at_after_every_step(monkeypatch) -> None:
+    """On a clock that moves 1 s per reading, max_seconds=3.5 stops after exactly the fourth
+    optimiser step (the budget's 4th look reads 4 s), in the middle of an epoch."""
+    clock = fake_clock(monkeypatch)
     ds = default_problem()
-    clf = MLGPFClassifier(epochs=50, max_seconds=15.0, num_latent_gps=2, num_inducing=10)
+    clf = MLGPFClassifier(epochs=50, max_seconds=3.5, num_latent_gps=2, num_inducing=10, batch_size=40,
+                          validation_fraction=0)
+    clf.fit(ds.train.X, ds.train.Y)
+    per_epoch = -(-ds.train.X.shape[0] // 40)
+    assert per_epoch > 4 and clf.n_iter_ == 1
+    assert list(clf.trace_["step"]) == [4] and list(clf.trace_["elapsed"]) == [4.0] and clock.readings == 5
+
+
+def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
+    """Building the model counts: a build that takes 100 s of a 50 s budget leaves one step (a
+    fit takes at least one), and the validation evaluations count too."""
+    import mlgp.recipes.mlgpf as recipe
+
+    clock = fake_clock(monkeypatch)
+    real_build = recipe._build
+
+    def slow_build(*args, **kwargs):
+        clock.advance(100.0)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(recipe, "_build", slow_build)
+    ds = default_problem()
+    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10)
     clf.fit(ds.train.X, ds.train.Y, validation=(ds.test.X, ds.test.Y))
-    assert clf.n_iter_ == 2 and list(clf.trace_["elapsed"]) == [10.0, 20.0]
+    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
 
 
 def _p1(est, ds) -> float:
@@ -181,3 +197,18 @@ def test_clone_and_settings_round_trip() -> None:
     assert isinstance(s, MLGPFSettings) and s.batch_growth == (10, 20) and s.kernel == "se"
     with pytest.raises(MLGPError, match="num_inducing"):
         MLGPFClassifier(num_inducing=-1)._settings()
+
+
+def test_a_given_num_inducing_above_the_training_rows_is_refused_and_a_chosen_one_capped() -> None:
+    """One contract with train_mlgpf: a given M above the rows left after the hold-out is refused
+    (200 rows, 10 % held out: 180 left); M chosen from the data is capped by those rows."""
+    from mlgp.data.synthetic import mlgpf_prior
+    from mlgp.errors import ShapeError
+
+    ds = mlgpf_prior(num_train=200, num_test=10, num_features=3, num_labels=4, num_latent=2, seed=0)
+    with pytest.raises(ShapeError, match=r"M must be in \[1, N=180\].*got 181: 200 samples given, 180 left after"):
+        MLGPFClassifier(num_inducing=181, epochs=1).fit(ds.train.X, ds.train.Y)
+    clf = MLGPFClassifier(num_inducing=180, epochs=1, num_latent_gps=2).fit(ds.train.X, ds.train.Y)
+    assert clf.settings_.num_inducing == 180
+    small = mlgpf_prior(num_train=40, num_test=10, num_features=3, num_labels=4, num_latent=2, seed=0)
+    assert MLGPFClassifier(epochs=1).fit(small.train.X, small.train.Y).settings_.num_inducing == 36

@@ -11,7 +11,7 @@ from mlgp.models import MLGPF
 from mlgp.recipes import train_mlgpf
 from mlgp.training import fit
 
-FIT_MODULE = importlib.import_module("mlgp.training.fit")  # the module, not the function it exports
+FIT_MODULE = importlib.import_module("mlgp.training.fit_options")  # where fit checks its data
 
 
 def _count_calls(monkeypatch, module, name):
@@ -46,7 +46,7 @@ def test_the_recipe_checks_the_training_data_once(monkeypatch):
     """train_mlgpf → from_data → fit: the training data are checked (and copied) once in all."""
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=1)
     calls = []
-    for name in ("mlgp.recipes.mlgpf", "mlgp.models.builders", "mlgp.training.fit", "mlgp.training.sampler"):
+    for name in ("mlgp.recipes.mlgpf", "mlgp.models.builders", "mlgp.training.fit", "mlgp.training.fit_options", "mlgp.training.sampler"):
         module = importlib.import_module(name)
         if hasattr(module, "check_training_data"):
             calls.append(_count_calls(monkeypatch, module, "check_training_data"))

@@ -158,7 +158,7 @@ def test_fit_trace_improves_and_reports_validation(problem):
     trace = fit(model, (problem.train.X, problem.train.Y), epochs=10, batch_size=20, negatives=3,
                 learning_rate=0.03, validation=(problem.test.X, problem.test.Y), progress=False, seed=1)
     assert isinstance(trace, pd.DataFrame)
-    assert list(trace.columns) == ["epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size", "P@1", "P@3", "P@5"]
+    assert list(trace.columns) == ["epoch", "step", "elapsed", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size", "P@1", "P@3", "P@5"]
     assert trace["epoch"].tolist() == list(range(1, 11))
     assert trace["batch_size"].tolist() == [20] * 10
     assert np.all(np.isfinite(trace["elbo"])) and np.all(trace["elbo_std"] > 0) and np.all(trace["seconds"] > 0)
