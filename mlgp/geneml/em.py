@@ -28,6 +28,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import betaln
 
+from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
 from .exposure import CovariateExposure
@@ -80,14 +81,15 @@ class _Block(NamedTuple):
 
 def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterations: int = 5,
              block_rows: int = 1000, n_jobs: int | None = 1, progress=None, callback=None,
-             max_seconds: float | None = None) -> tuple[EMState, pd.DataFrame]:
+             max_seconds: "float | Budget | None" = None) -> tuple[EMState, pd.DataFrame]:
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K), or
-    fewer: it stops after the iteration at which the wall time since the call began (objective and
-    ``callback`` included) reaches ``max_seconds``.
+    fewer: ``max_seconds`` (wall seconds from the call, or a caller's
+    :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration (objective and
+    ``callback`` included), and the iteration that reaches it is the last.
 
-    Returns the final state and a trace (``iteration``, ``objective`` — the log posterior at the
-    end of the iteration — and ``seconds``, the iteration's E- and M-steps without the objective's
-    evaluation). ``progress(iterable)`` wraps the iteration loop;
+    Returns the final state and a trace (``iteration``, ``elapsed`` — the budget's seconds at the
+    iteration's end — ``objective`` — the log posterior at the end of the iteration — and
+    ``seconds``, the iteration's E- and M-steps without the objective's evaluation). ``progress(iterable)`` wraps the iteration loop;
     ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
     """
     blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
@@ -103,7 +105,7 @@ def _blocks(X, Y, block_rows: int) -> list:
 def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
               progress, callback, max_seconds) -> tuple[EMState, pd.DataFrame]:
     """:func:`batch_em` over precomputed ``blocks``."""
-    started = time.perf_counter()
+    budget = Budget.of(max_seconds)
     N = X.shape[0]
     ridge = WRidge(X, factorise=False)  # a few warm-started CG steps per iteration, as the M-step needs
     rows = []
@@ -129,10 +131,11 @@ def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, 
         row = dict(iteration=it, objective=_log_posterior(blocks, state, priors, n_jobs), seconds=seconds)
         if callback is not None:
             callback(it, state, row)
-        rows.append(row)
-        if max_seconds is not None and time.perf_counter() - started >= max_seconds:
+        spent = budget.spent()
+        rows.append({"iteration": it, "elapsed": budget.elapsed, **{k: v for k, v in row.items() if k != "iteration"}})
+        if spent:
             break
-    return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "objective", "seconds"])
+    return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "elapsed", "objective", "seconds"])
 
 
 def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors) -> _Block:

@@ -13,7 +13,6 @@ only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,9 +22,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 
-from .em import EMState, Priors, batch_em
+from ..estimator.training import Budget
+from .em import Priors
 from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
-from .online_em import online_em
+from .inference import INFERENCES, FitRun
 
 __all__ = ["GenEML"]
 
@@ -58,10 +58,13 @@ class GenEML(MultiLabelEstimator):
     max_iter : int, default=30
         EM iterations, or online-EM epochs (passes over the rows).
     max_seconds : float or None, default=None
-        Stop EM (or online EM) after the iteration (epoch) at which the wall time of the
-        iterations — objectives and ``validation`` evaluations included — reaches this many
-        seconds; ``max_iter`` is then an upper bound (online EM's ``final_passes`` still run). The
-        Gibbs sampler runs all its sweeps.
+        Wall seconds of ``fit``, counted from its start (checks, objectives and ``validation``
+        evaluations included), looked at after every step — an EM iteration, an online-EM
+        minibatch or final pass, a Gibbs sweep (and the EM iterations of ``gibbs_start="em"``) —
+        the step that reaches it being the last (:class:`mlgp.estimator.training.Budget`).
+        ``max_iter`` and the sweeps are then upper bounds. With a budget the Gibbs chains run one
+        after another; the sweep that spends it ends its chain (kept as a draw when the chain has
+        none yet), and a chain cut short is dropped unless it is the first.
     lambda_u, lambda_v, lambda_w : float, default=1.0
         Prior precisions of U around X W, of V, and of W.
     alpha, beta : float, default=1.0
@@ -145,7 +148,10 @@ class GenEML(MultiLabelEstimator):
         with a hyperprior, ``watched`` (R, C, P, K) predictions, as ``tfp.mcmc`` returns draws
         (W is not kept: D × k per draw).
     trace_ : pandas.DataFrame
-        Per iteration: ``objective`` (the log posterior, non-decreasing) and ``seconds``.
+        One row per EM iteration, online-EM epoch or Gibbs sweep: ``step`` (iterations, minibatch
+        steps, or sweeps over all chains so far), ``elapsed`` (seconds since ``fit`` began),
+        ``objective`` (the log posterior per training point; EM's is non-decreasing), then the
+        inference's own columns, with the total as ``log_posterior`` (:mod:`mlgp.geneml.inference`).
     n_iter_ : int
         EM iterations, online-EM epochs (final passes included), or Gibbs sweeps (over all chains)
         run.
@@ -242,57 +248,24 @@ class GenEML(MultiLabelEstimator):
         the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``);
         with Gibbs, the points whose predictions the draws keep (``samples_["watched"]``).
         """
+        budget = Budget(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         precision_prior = check_precision_prior(self.precision_prior, self.inference)
         X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
-        (N, D), K, k = X.shape, Y.shape[1], int(self.n_components)
+        (N, D), K = X.shape, Y.shape[1]
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
         validation = self._checked_validation(validation, D, K)
-        callback = validation_callback(validation)
-        progress = _progress_bar(f"GenEML {self.inference}") if self.progress else None
-        rng = np.random.default_rng(self.random_state)
-        mu = np.full(K, init) if self.exposure == "global" else None
-        if self.inference == "em":
-            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
-                            covariates)
-            state, self.trace_ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
-                                          cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
-                                          n_jobs=self.n_jobs, progress=progress, callback=callback,
-                                          max_seconds=self.max_seconds)
-        elif self.inference == "gibbs":
-            from .diagnostics import chain_diagnostics
-            from .gibbs import GibbsOptions, gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
-
-            start = EMState(np.zeros((D, k)), 0.1 * rng.standard_normal((N, k)), 0.1 * rng.standard_normal((K, k)), mu,
-                            covariates)
-            if self.gibbs_start == "em":  # the chains start at the MAP estimate
-                start, _ = batch_em(X, Y, start, self._priors(), int(self.max_iter),
-                                    cg_iterations=int(self.cg_iterations), block_rows=int(self.block_rows),
-                                    n_jobs=self.n_jobs)
-            options = GibbsOptions(int(self.num_results), int(self.num_burnin_steps), int(self.block_rows),
-                                   bool(self.scale_move), precision_prior)
-            watch = validation[0] if validation is not None else X[np.sort(rng.permutation(N)[:100])]
-            self.samples_, self.trace_, state = gibbs(X, Y, start, self._priors(), options,
-                                                      num_chains=int(self.num_chains), seed=int(self.random_state),
-                                                      n_jobs=self.n_jobs, watch=watch, progress=progress)
-            self.coef_ = self.samples_["coef"].mean(axis=0)
-            self.diagnostics_ = chain_diagnostics(self.samples_, self.trace_)
-            if mu is not None:
-                state = EMState(state.W, None, state.V, np.clip(self.samples_["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
-            if covariates is not None:
-                state = EMState(state.W, None, state.V, None,
-                                replace(covariates, coef=self.samples_["beta"].mean(axis=(0, 1))))
-        else:
-            start = EMState(np.zeros((D, k)), None, 0.1 * rng.standard_normal((K, k)), mu, covariates)
-            state, self.trace_ = online_em(X, Y, start, self._priors(), int(self.max_iter), int(self.batch_size),
-                                           kappa=float(self.kappa), tau=float(self.tau),
-                                           cg_iterations=int(self.cg_iterations), seed=int(self.random_state),
-                                           block_rows=int(self.batch_size), progress=progress, callback=callback,
-                                           max_seconds=self.max_seconds, final_passes=int(self.final_passes),
-                                           carry=bool(self.carry_local))
+        run = FitRun(self, X, Y, self._priors(), np.full(K, init) if self.exposure == "global" else None, covariates,
+                     budget, np.random.default_rng(self.random_state), validation,
+                     _progress_bar(f"GenEML {self.inference}") if self.progress else None,
+                     validation_callback(validation), precision_prior)
+        result = INFERENCES[self.inference](run)
+        state, self.trace_ = result.state, result.trace
+        for name, value in result.attributes.items():
+            setattr(self, name, value)
         self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
         self.residual_covariance_ = self._residual_covariance(X, state.U)
         if covariates is not None:

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
+from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..errors import TrainingDivergedError
 from .draws import draw_gaussians, draw_precisions, scale_labels
@@ -98,14 +99,19 @@ def _pg_draws(psi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_chains: int = 1, seed: int = 0,
-          n_jobs: int | None = None, watch=None, progress=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
+          n_jobs: int | None = None, watch=None, progress=None,
+          budget: Budget | None = None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
     """Run ``num_chains`` chains from ``state`` (the first exactly there, the others with U and V
     jittered by their own seeds) on CSR X (N, D) and CSR 0/1 Y (N, K). The precisions start at
     ``priors``' (``lambda_v`` a number or one per latent dimension, (k,)).
 
     ``watch``: CSR features (P, D) whose Rao-Blackwellised predictions x E[W | U] E[V | U, ω, ξ]ᵀ are kept per
     draw (``samples["watched"]`` (R, C, P, K), for effective sample sizes and R-hat).
-    ``progress(iterable)`` wraps each chain's sweeps (sequential chains only).
+    ``progress(iterable)`` wraps each chain's sweeps (sequential chains only). ``budget``: a
+    :class:`~mlgp.estimator.training.Budget` looked at after every sweep; the chains then run one
+    after another, the sweep that spends it is the chain's last (kept as a draw when the chain has
+    none yet), no further chain starts, and a chain cut short is dropped unless it is the first
+    (the chains' draws must line up).
 
     Returns ``samples`` — ``V`` (R, C, K, k), ``mu`` (R, C, K) with global exposure, ``beta``
     (R, C, C_β) with covariates, ``precisions`` (R, C, 2 + k) (λ_u, λ_w, λ_v) with a hyperprior,
@@ -114,7 +120,17 @@ def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_ch
     ``tau`` (the scale move's log t), and ``seconds``), and the last chain's final state.
     """
     chains = range(num_chains)
-    if n_jobs is None or n_jobs == 1 or num_chains == 1:
+    if budget is not None:
+        results = []
+        for c in chains:
+            draws, last = _run_chain(X, Y, state, priors, options, seed, c, watch, progress, budget)
+            cut = budget.elapsed >= budget.seconds
+            if cut and c > 0 and draws.kept < options.num_results:
+                break
+            results.append((draws, last))
+            if cut:
+                break
+    elif n_jobs is None or n_jobs == 1 or num_chains == 1:
         results = [_run_chain(X, Y, state, priors, options, seed, c, watch, progress) for c in chains]
     else:
         results = Parallel(n_jobs=n_jobs)(delayed(_run_chain)(X, Y, state, priors, options, seed, c, watch, None)
@@ -135,7 +151,7 @@ def _stack(chains: list[_Chain]) -> dict[str, np.ndarray]:
 
 
 def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed: int, chain: int, watch,
-               progress) -> tuple[_Chain, EMState]:
+               progress, budget: Budget | None = None) -> tuple[_Chain, EMState]:
     rng = np.random.default_rng([seed, chain])
     jitter = 0.0 if chain == 0 else options.jitter  # the first chain starts exactly at ``state``
     N, D = X.shape
@@ -182,7 +198,8 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
                                     options.precision_prior)
         if options.precision_prior is not None:
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
-        kept = sweep >= options.num_burnin_steps
+        last = budget is not None and budget.spent()
+        kept = sweep >= options.num_burnin_steps or (last and draws.kept == 0)
         if kept:
             draws.coef += W_mean @ V_mean.T
             draws.kept += 1
@@ -198,7 +215,10 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         seconds = time.perf_counter() - t0
         objective = _objective(X, Y, EMState(W, U, V, mu, cov), priors, lambda_u, lambda_w, lambda_v,
                                options.block_rows)
-        draws.rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau, seconds=seconds))
+        draws.rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau, seconds=seconds,
+                               elapsed=budget.elapsed if budget is not None else np.nan))
+        if last:
+            break
     draws.coef /= max(draws.kept, 1)
     return draws, EMState(W, U, V, mu, cov)
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments
+from ..estimator.training import Budget
 from ..blocks import row_blocks, take_rows
 from ..errors import ArgumentError
 from .em import EMState, Priors, _mu_mode, global_log_prior, rows_log_density
@@ -57,14 +58,16 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
-              callback=None, max_seconds: float | None = None, local_iterations: int = 2,
+              callback=None, max_seconds: "float | Budget | None" = None, local_iterations: int = 2,
               final_passes: int = 0, carry: bool = False) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
-    returned state's U is ``None``: the u_n are local to each minibatch), or fewer: it stops after
-    the epoch at which the wall time since the call began (objectives and ``callback`` included)
-    reaches ``max_seconds``.
+    returned state's U is ``None``: the u_n are local to each minibatch), or fewer:
+    ``max_seconds`` (wall seconds from the call, or a caller's
+    :class:`~mlgp.estimator.training.Budget`) is looked at after every minibatch step and every
+    final pass, and the one that reaches it is the last (its epoch is traced, cut short).
 
-    Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``objective`` (the
+    Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``elapsed`` (the
+    budget's seconds at the epoch's last step), ``objective`` (the
     log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the timed
     steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step
     takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule.
@@ -75,7 +78,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     True). ``carry``: start each row's local steps, in the epochs and
     in the final passes, from its u_n of the previous visit (x_n W at the first).
     """
-    started = time.perf_counter()
+    budget = Budget.of(max_seconds)
     block_rows = batch_size if block_rows is None else block_rows
     kappa, tau = check_step_schedule(kappa, tau)
     N, k = X.shape[0], state.V.shape[1]
@@ -114,29 +117,35 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
                 cov = replace(cov, coef=cov.coef + rho * np.linalg.solve(hess, grad))
             stat_xu = (1 - rho) * stat_xu + rho * scale * np.asarray(X_b.T @ U_b)
             W = ridge.mean(stat_xu, W, priors.lambda_u, priors.lambda_w, cg_iterations)
+            if budget.spent():
+                break
         seconds = time.perf_counter() - t0
+        elapsed = budget.elapsed
         current = EMState(W, None, V, mu, cov)
-        row = dict(epoch=epoch, steps=t, final=False,
+        row = dict(epoch=epoch, steps=t, final=False, elapsed=elapsed,
                    objective=streamed_objective(X, Y, current, priors, block_rows, carried), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
-        if max_seconds is not None and time.perf_counter() - started >= max_seconds:
+        if elapsed >= budget.seconds:
             break
-    for extra in range(final_passes):
+    for extra in range(final_passes if budget.elapsed < budget.seconds else 0):
         t0 = time.perf_counter()
         W, V, mu, cov = _full_pass(X, Y, EMState(W, None, V, mu, cov), priors, batch_size, ridge, cg_iterations,
                                    local_iterations, carried)
         seconds = time.perf_counter() - t0
+        spent = budget.spent()
         current = EMState(W, None, V, mu, cov)
         epoch = (rows[-1]["epoch"] if rows else 0) + 1
-        row = dict(epoch=epoch, steps=t, final=True, seconds=seconds,
+        row = dict(epoch=epoch, steps=t, final=True, elapsed=budget.elapsed, seconds=seconds,
                    objective=streamed_objective(X, Y, current, priors, block_rows, carried))
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
+        if spent:
+            break
     return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "final",
-                                                                                     "objective", "seconds"])
+                                                                                     "elapsed", "objective", "seconds"])
 
 
 def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRidge, cg_iterations: int,

@@ -41,7 +41,7 @@ def test_the_log_posterior_never_decreases(data, exposure):
     objective = np.concatenate([[log_posterior(X, Y, start, PRIORS)], trace["objective"]])
     assert np.all(np.diff(objective) >= -1e-8 * np.abs(objective[1:])), np.diff(objective).min()
     assert objective[-1] > objective[0] + 100  # and it moves
-    assert list(trace.columns) == ["iteration", "objective", "seconds"] and len(trace) == 25
+    assert list(trace.columns) == ["iteration", "elapsed", "objective", "seconds"] and len(trace) == 25
 
 
 @pytest.mark.parametrize("exposure", [True, False])

@@ -12,7 +12,7 @@ import pytest
 from scipy import integrate
 from scipy.special import expit
 
-import mlgp.geneml.estimator as estimator_module
+import mlgp.geneml.inference as inference_module
 from mlgp.data import geneml_lowrank
 from mlgp.errors import DataFormatError
 from mlgp.geneml import GenEML
@@ -94,9 +94,9 @@ def fitted(request, data):
         final["state"] = state
         return state, trace
 
-    original = estimator_module.batch_em
+    original = inference_module.batch_em
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(estimator_module, "batch_em", keep_state)
+        mp.setattr(inference_module, "batch_em", keep_state)
         est = GenEML(n_components=k, max_iter=5, exposure=request.param, random_state=0).fit(X, Y)
     return est, final["state"]
 

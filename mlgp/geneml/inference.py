@@ -1,0 +1,117 @@
+"""GenEML's inferences by name: ``em``, ``online-em`` and ``gibbs``, each one ``run``.
+
+:data:`INFERENCES` maps :class:`~mlgp.geneml.GenEML`'s ``inference`` to a function
+``run(fit: FitRun) -> Result``: the start state (:func:`start_state`, the one place it is drawn),
+the loop of :mod:`mlgp.geneml.em`, :mod:`mlgp.geneml.online_em` or :mod:`mlgp.geneml.gibbs` under
+the fit's :class:`~mlgp.estimator.training.Budget`, and the trace in the common form of
+:mod:`mlgp.estimator.training` (``step``, ``elapsed``, ``objective`` per training point, then the
+inference's own columns, the total as ``log_posterior``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..estimator.training import TRACE_COLUMNS, Budget
+from .em import EMState, Priors, batch_em
+from .online_em import online_em
+
+__all__ = ["FitRun", "INFERENCES", "Result", "start_state"]
+
+
+@dataclass
+class FitRun:
+    """What an inference needs from one ``GenEML.fit``: checked data, settings and the budget."""
+
+    estimator: object
+    X: object
+    Y: object
+    priors: Priors
+    mu: np.ndarray | None
+    covariates: object
+    budget: Budget
+    rng: np.random.Generator
+    validation: tuple | None
+    progress: Callable | None
+    callback: Callable | None
+    precision_prior: object = None
+
+
+@dataclass
+class Result:
+    """An inference's outcome: the final state, the common trace and the attributes it sets."""
+
+    state: EMState
+    trace: pd.DataFrame
+    attributes: dict = field(default_factory=dict)
+
+
+def start_state(run: FitRun, with_u: bool = True) -> EMState:
+    """W = 0, U and V ~ N(0, 0.01) from the fit's generator (U drawn first; online EM keeps none)."""
+    (N, D), K, k = run.X.shape, run.Y.shape[1], int(run.estimator.n_components)
+    U = 0.1 * run.rng.standard_normal((N, k)) if with_u else None
+    return EMState(np.zeros((D, k)), U, 0.1 * run.rng.standard_normal((K, k)), run.mu, run.covariates)
+
+
+def common_trace(trace: pd.DataFrame, num_points: int, step: str | None) -> pd.DataFrame:
+    """An inference's own trace with :data:`TRACE_COLUMNS` first: ``step`` from the column
+    ``step`` names (``None``: the row number), ``objective`` per point and the total kept as
+    ``log_posterior``."""
+    out = trace.copy()
+    out["step"] = out[step].astype(int) if step is not None else np.arange(1, len(out) + 1)
+    out["log_posterior"] = out["objective"].astype(float)
+    out["objective"] = out["log_posterior"] / max(num_points, 1)
+    if "elapsed" not in out or out["elapsed"].isna().all():  # no budget: the steps' own seconds
+        out["elapsed"] = out["seconds"].cumsum()
+    return out[list(TRACE_COLUMNS) + [c for c in out.columns if c not in TRACE_COLUMNS]]
+
+
+def _em(run: FitRun) -> Result:
+    est = run.estimator
+    state, trace = batch_em(run.X, run.Y, start_state(run), run.priors, int(est.max_iter),
+                            cg_iterations=int(est.cg_iterations), block_rows=int(est.block_rows), n_jobs=est.n_jobs,
+                            progress=run.progress, callback=run.callback, max_seconds=run.budget)
+    return Result(state, common_trace(trace, run.X.shape[0], "iteration"))
+
+
+def _online_em(run: FitRun) -> Result:
+    est = run.estimator
+    state, trace = online_em(run.X, run.Y, start_state(run, with_u=False), run.priors, int(est.max_iter),
+                             int(est.batch_size), kappa=float(est.kappa), tau=float(est.tau),
+                             cg_iterations=int(est.cg_iterations), seed=int(est.random_state),
+                             block_rows=int(est.batch_size), progress=run.progress, callback=run.callback,
+                             max_seconds=run.budget, final_passes=int(est.final_passes), carry=bool(est.carry_local))
+    return Result(state, common_trace(trace, run.X.shape[0], "steps"))
+
+
+def _gibbs(run: FitRun) -> Result:
+    from .diagnostics import chain_diagnostics
+    from .gibbs import GibbsOptions, gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
+
+    est = run.estimator
+    start = start_state(run)
+    if est.gibbs_start == "em":  # the chains start at the MAP estimate (inside the same budget)
+        start, _ = batch_em(run.X, run.Y, start, run.priors, int(est.max_iter), cg_iterations=int(est.cg_iterations),
+                            block_rows=int(est.block_rows), n_jobs=est.n_jobs, max_seconds=run.budget)
+    options = GibbsOptions(int(est.num_results), int(est.num_burnin_steps), int(est.block_rows), bool(est.scale_move),
+                           run.precision_prior)
+    N = run.X.shape[0]
+    watch = run.validation[0] if run.validation is not None else run.X[np.sort(run.rng.permutation(N)[:100])]
+    samples, trace, state = gibbs(run.X, run.Y, start, run.priors, options, num_chains=int(est.num_chains),
+                                  seed=int(est.random_state), n_jobs=est.n_jobs, watch=watch, progress=run.progress,
+                                  budget=run.budget if est.max_seconds is not None else None)
+    attributes = {"samples_": samples, "coef_": samples["coef"].mean(axis=0),
+                  "diagnostics_": chain_diagnostics(samples, trace)}
+    if state.mu is not None:
+        state = EMState(state.W, None, state.V, np.clip(samples["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
+    if state.covariates is not None:
+        state = EMState(state.W, None, state.V, None, replace(state.covariates, coef=samples["beta"].mean(axis=(0, 1))))
+    return Result(state, common_trace(trace, N, None), attributes)
+
+
+#: Every inference of GenEML by its ``inference`` name.
+INFERENCES: dict[str, Callable[[FitRun], Result]] = {"em": _em, "online-em": _online_em, "gibbs": _gibbs}
