@@ -7,8 +7,10 @@ Contract: ``fit(X, Y)`` checks its input as :class:`MLLSPC` does, scores every g
 order) on each fold of ``cv`` (``sklearn.model_selection.check_cv(cv, Y, classifier=True)``: the
 folds :class:`~sklearn.model_selection.GridSearchCV` would use) with the same model an
 ``MLLSPC(...).fit`` on the fold would give, and refits ``MLLSPC`` with the best point on all of
-``(X, Y)``. ``cv_results_`` and ``best_params_`` follow GridSearchCV's layout (scores greater is
-better: a loss is negated). ``decision_function``, ``predict_proba``, ``predict`` and
+``(X, Y)``. Fewer than 2 rows, fewer rows than ``cv``'s folds, or folds ``cv`` cannot make are
+refused with a :class:`~mlgp.errors.ShapeError` before any work. ``cv_results_`` and
+``best_params_`` follow GridSearchCV's layout (scores greater is better: a loss is negated).
+``decision_function``, ``predict_proba``, ``predict`` and
 ``predict_topk`` are the refitted model's (its block hooks under
 :class:`~mlgp.estimator.MultiLabelEstimator`'s scoring methods); ``save`` / ``load`` keep the refitted
 model and ``cv_results_``.
@@ -26,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import rankdata
 from sklearn.base import _fit_context
-from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
@@ -142,6 +144,12 @@ class MLLSPCCV(MultiLabelEstimator):
         X : np.ndarray or scipy sparse matrix of shape (N, D)
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
+
+        Raises
+        ------
+        ShapeError
+            Before any work, for bad data (as :class:`MLLSPC`), a bad grid or ``similarity``, fewer
+            than 2 rows, fewer rows than ``cv``'s folds, or folds ``cv`` cannot make on the rows.
         """
         X, Y = self._validate_fit_data(X, Y)
         K = Y.shape[1]
@@ -150,14 +158,13 @@ class MLLSPCCV(MultiLabelEstimator):
         thresholds = check_thresholds(self.threshold, K)
         alphas = self._grid_values(self.alphas, "alphas", 0.0, closed=False)
         couplings = self._grid_values(self.couplings, "couplings", 0.0, closed=True)
+        splits = self._splits(X, Y.toarray())
         if self.kernel_widths is None:
             median = median_heuristic(X, random_state=self.random_state)
             widths = [f * median for f in (0.5, 1.0, 2.0)]
         else:
             widths = self._grid_values(self.kernel_widths, "kernel_widths", 0.0, closed=False)
         grid = list(ParameterGrid({"alpha": alphas, "coupling": couplings, "kernel_width": widths}))
-        Y_dense = Y.toarray()
-        splits = list(check_cv(self.cv, Y_dense, classifier=True).split(X, Y_dense))
         scores = np.empty((len(splits), len(grid)))
         for i, (train, val) in enumerate(splits):
             scores[i] = self._fold_scores(X[train], Y[train], X[val], Y[val], grid, widths, user_W, thresholds)
@@ -180,6 +187,33 @@ class MLLSPCCV(MultiLabelEstimator):
         self.best_estimator_ = self._refit_estimator()._fit(X, Y)   # X, Y checked above
         self._set_fitted_shape(X.shape[0], X.shape[1], K)
         return self
+
+    def _splits(self, X, Y_dense: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The ``(train, validation)`` row indices of the folds of ``cv``, made before any work.
+
+        Parameters
+        ----------
+        X : np.ndarray or scipy sparse matrix of shape (N, D)
+        Y_dense : np.ndarray of shape (N, K)
+
+        Raises
+        ------
+        ShapeError
+            When N < 2, when an int ``cv`` or a K-fold splitter asks for more folds than rows, or
+            when the splitter refuses the rows (its reason quoted).
+        """
+        n, name = X.shape[0], type(self).__name__
+        if n < 2:
+            raise ShapeError(f"{name} needs at least 2 rows to cross-validate, got {n}")
+        folds = check_cv(self.cv, Y_dense, classifier=True)
+        k = folds.n_splits if isinstance(folds, (KFold, StratifiedKFold, GroupKFold)) else 0
+        if k > n:
+            what = f"cv={k} folds need" if isinstance(self.cv, Integral) else f"cv={self.cv!r} makes {k} folds, which need"
+            raise ShapeError(f"{name}: {what} at least {k} rows, got {n}")
+        try:
+            return list(folds.split(X, Y_dense))
+        except ValueError as err:
+            raise ShapeError(f"{name}: cv={self.cv!r} cannot split the {n} rows: {err}") from None
 
     def _refit_estimator(self) -> MLLSPC:
         """The unfitted MLLSPC of the best grid point."""

@@ -83,3 +83,38 @@ def test_bad_grids_are_refused(kwargs, message) -> None:
     X, Y, _ = _data()
     with pytest.raises(ShapeError, match=message):
         MLLSPCCV(**kwargs).fit(X, Y)
+
+
+@pytest.mark.parametrize("n, cv, message", [
+    (3, 5, r"MLLSPCCV: cv=5 folds need at least 5 rows, got 3"),
+    (4, KFold(5), r"MLLSPCCV: cv=KFold\(n_splits=5, .*\) makes 5 folds, which need at least 5 rows, got 4"),
+    (1, 2, r"MLLSPCCV needs at least 2 rows to cross-validate, got 1"),
+    (1, [(np.array([0]), np.array([0]))], r"MLLSPCCV needs at least 2 rows to cross-validate, got 1"),
+])
+def test_too_few_rows_for_the_folds_are_refused_before_any_work(monkeypatch, n, cv, message) -> None:
+    import mlgp.baselines.mllspc_cv as module
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the rows were checked")
+
+    monkeypatch.setattr(module, "median_heuristic", no_work)
+    monkeypatch.setattr(MLLSPCCV, "_fold_scores", no_work)
+    X, Y, _ = _data()
+    with pytest.raises(ShapeError, match=message):
+        MLLSPCCV(n_basis=5, cv=cv).fit(X[:n], Y[:n])
+
+
+def test_as_many_rows_as_folds_cross_validate() -> None:
+    X, Y, _ = _data()
+    search = MLLSPCCV(alphas=[0.1], couplings=[0.0], kernel_widths=[1.0], n_basis=5, cv=3).fit(X[:3], Y[:3])
+    assert search.n_splits_ == 3 and np.isfinite(search.best_score_)
+
+
+def test_folds_that_cannot_split_the_rows_are_refused() -> None:
+    """A splitter's own refusal (here a ShuffleSplit whose test set is larger than the data) comes
+    as a ShapeError naming cv, not as scikit-learn's bare ValueError."""
+    from sklearn.model_selection import ShuffleSplit
+
+    X, Y, _ = _data()
+    with pytest.raises(ShapeError, match=r"MLLSPCCV: cv=ShuffleSplit\(.*\) cannot split the 10 rows: test_size=15"):
+        MLLSPCCV(n_basis=5, cv=ShuffleSplit(2, test_size=15)).fit(X[:10], Y[:10])

@@ -1,5 +1,7 @@
 """The cluster checks of :mod:`mlgp.training.workers` that need no cluster: TF_CONFIG refused before
-any connection, the lost-worker message. Two-worker training itself (equality with one worker,
+any connection (more in ``test_workers_config.py``), the lost-worker message, the workers' agreement
+on data and settings (fit's fingerprint through ``agree_on_run``, with a fake gathering strategy),
+and which task is the chief and writes (a fake multi-worker strategy). Two-worker training itself (equality with one worker,
 a killed worker, a worker with other data) is ``experiments/multiworker.py --quick``, run by the
 experiments' smoke test with ``--check``."""
 
@@ -122,3 +124,106 @@ def test_workers_with_other_data_or_settings_are_refused(monkeypatch) -> None:
     other_settings = np.concatenate([_digest(parts["data"]), _digest({"batch_size": 400})])
     with pytest.raises(MLGPError, match="has other settings"):
         agree_on_run(_GatheringStrategy(other_settings), parts)
+
+
+class _RecordingStrategy(_GatheringStrategy):
+    """A one-worker stand-in whose ``gather`` keeps the local row: what this worker would send."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def gather(self, value, axis):
+        self.row = value.numpy()[0]
+        return tf.concat([value, value], axis=axis)
+
+
+def test_fit_has_workers_with_the_same_settings_but_other_data_refused(monkeypatch) -> None:
+    """fit hands agree_on_run the data's fingerprint next to the settings, so two workers whose
+    settings agree but whose labels differ in one entry are refused before any step."""
+    import importlib
+
+    import numpy as np
+    from _training_problem import build, small_problem
+
+    from mlgp.errors import MLGPError
+    from mlgp.training import fit
+    from mlgp.training.workers import agree_on_run
+
+    fit_module = importlib.import_module("mlgp.training.fit")
+    seen = []
+
+    class _Stop(Exception):
+        pass
+
+    def record(strategy, parts):
+        seen.append(parts)
+        raise _Stop("agree_on_run reached")
+
+    monkeypatch.setattr(fit_module, "agree_on_run", record)
+    monkeypatch.setattr(fit_module, "is_multi_worker", lambda strategy: True)
+    _config(monkeypatch, ["10.0.0.1:2222", "10.0.0.2:2222"])
+    ds = small_problem()
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        model = build(ds)
+    Y_other = ds.train.Y.tolil()
+    Y_other[0, 0] = 1 - Y_other[0, 0]
+    for Y in (ds.train.Y, Y_other.tocsr()):  # the chief's data, then worker 1's
+        with pytest.raises(_Stop, match="agree_on_run reached"):
+            fit(model, (ds.train.X, Y), epochs=1, batch_size=20, progress=False, strategy=strategy)
+    chief, worker = seen
+    assert chief["settings"] == worker["settings"] and chief["data"] != worker["data"]
+    sent = _RecordingStrategy()
+    agree_on_run(sent, worker)  # the row worker 1 sends
+    agree_on_run(_GatheringStrategy(np.array(sent.row)), worker)  # itself twice: agrees
+    with pytest.raises(MLGPError, match=r"the worker 10\.0\.0\.2:2222 has other data than the chief"):
+        agree_on_run(_GatheringStrategy(sent.row), chief)
+
+
+class _FakeMultiWorker(tf.distribute.MultiWorkerMirroredStrategy):
+    """A MultiWorkerMirroredStrategy in type only: a cluster resolver and no server, no connection."""
+
+    def __init__(self, cluster: dict, task_type: str, task_id: int):  # no super().__init__: no server
+        self._resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+            tf.train.ClusterSpec(cluster), task_type=task_type, task_id=task_id)
+
+    @property
+    def cluster_resolver(self):
+        return self._resolver
+
+
+@pytest.mark.parametrize("cluster, task_type, task_id, chief", [
+    ({"worker": ["h0:1", "h1:1"]}, "worker", 0, True),     # worker 0 of a cluster without a chief
+    ({"worker": ["h0:1", "h1:1"]}, "worker", 1, False),
+    ({"chief": ["c:1"], "worker": ["h0:1"]}, "chief", 0, True),
+    ({"chief": ["c:1"], "worker": ["h0:1"]}, "worker", 0, False),  # the chief writes, not worker 0
+    ({"worker": ["h0:1"]}, "worker", 0, True),             # one task: not multi-worker
+])
+def test_only_the_chief_is_the_chief(cluster, task_type, task_id, chief) -> None:
+    strategy = _FakeMultiWorker(cluster, task_type, task_id)
+    assert is_multi_worker(strategy) == (sum(map(len, cluster.values())) > 1)
+    assert is_chief(strategy) is chief
+
+
+@pytest.mark.parametrize("task_id", [0, 1])
+def test_only_the_chief_writes_checkpoints_and_logs(monkeypatch, tmp_path, task_id) -> None:
+    """fit, in the fake cluster's worker ``task_id`` (as is_chief sees it), writes checkpoints, the
+    trace and TensorBoard logs in worker 0 (the chief) and nothing in worker 1."""
+    import importlib
+
+    from _training_problem import build, small_problem
+
+    fit_module = importlib.import_module("mlgp.training.fit")
+    fake = _FakeMultiWorker({"worker": ["h0:1", "h1:1"]}, "worker", task_id)
+    monkeypatch.setattr(fit_module, "is_chief", lambda strategy: is_chief(fake))
+    ds = small_problem()
+    ck, logs = tmp_path / "ck", tmp_path / "logs"
+    trace = fit_module.fit(build(ds), (ds.train.X, ds.train.Y), epochs=1, batch_size=60, progress=False,
+                           checkpoint_dir=ck, log_dir=logs)
+    assert len(trace) == 1
+    written = sorted(p.name for folder in (ck, logs) if folder.exists() for p in folder.rglob("*") if p.is_file())
+    if task_id == 0:
+        assert {"ckpt-1.index", "trace.csv", "checkpoint"} <= set(written)
+        assert any(name.startswith("events.out.tfevents") for name in written)
+    else:
+        assert written == []
