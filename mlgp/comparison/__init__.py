@@ -1,7 +1,10 @@
 """Every family as one estimator, compared in one call: the family registry
-(:mod:`mlgp.comparison.families`), :func:`compare` (:mod:`mlgp.comparison.run`) and its files
-(:mod:`mlgp.comparison.report`). This package combines the families (like ``mlgp.recipes`` and
-``mlgp.cli``); naming a tree or LSPC family imports no TensorFlow.
+(:mod:`mlgp.comparison.families`), :func:`compare` (:mod:`mlgp.comparison.run`, the loop over the
+families), fitting one family in a process of its own (:mod:`mlgp.comparison.isolation`,
+:mod:`mlgp.comparison.worker`), the run files a comparison resumes from
+(:mod:`mlgp.comparison.resume`), the traces (:mod:`mlgp.comparison.traces`) and the files of the
+report (:mod:`mlgp.comparison.report`). This package combines the families (like ``mlgp.recipes``
+and ``mlgp.cli``); naming a tree or LSPC family imports no TensorFlow.
 """
 
 from __future__ import annotations

@@ -1,29 +1,30 @@
 """One comparison of model families on one split: :func:`compare`, the Python twin of ``mlgp compare``.
 
-Contract: every family named (:data:`mlgp.comparison.FAMILIES`) is built and checked before any
-fitting (an unknown family or parameter, a value outside its constraints, a family named twice or a
-budget ≤ 0 raise :class:`~mlgp.errors.ArgumentError`), then fitted in turn on the same training
-split — each within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training
-stops after the epoch or EM iteration that ends past it; the trees and LSPC have none) — and scored on
-the test split: P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities from the training labels),
-the probability columns of :mod:`mlgp.comparison.probabilities` (test log predictive density, NLL per
-entry, Brier, ECE, ECE@k, micro/macro-F1 at 0.5 and with thresholds chosen on held-out rows; empty with
-a ``proba_note`` for a family without probabilities), fit and predict seconds, and the peak resident memory of the fitting process and its workers
-(:mod:`mlgp.comparison.memory`; each family is fitted in a fresh process unless ``isolate=False``, so
-the figure is its own: the interpreter, its libraries, the data and the fit). Families that train in steps record their trace against seconds
-(MLGPF's ELBO, GenEML's log posterior, both per training point, and test P@1/3/5 per step). A family
-that fails is recorded with its error and the others go on. With ``out``, each finished family is
-written at once to ``out/runs/<family>.json`` (atomically) with what it was run with (its
-parameters, the budget, the seed and a fingerprint of the data); a later call with the same ``out``
-takes a family's result from there instead of refitting it when all of these match, so a killed
-run resumes. The tables and figure are written by :mod:`mlgp.comparison.report`.
+Contract: every argument is checked, and every family named (:data:`mlgp.comparison.FAMILIES`) built
+and checked, before any data are read or any fitting (a wrong-typed argument, an unknown family or
+parameter, a value outside its constraints, a family named twice or a budget ≤ 0 raise
+:class:`~mlgp.errors.ArgumentError`); then each family is fitted in turn on the same training split —
+within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training stops after
+the epoch or EM iteration that ends past it; the trees and LSPC have none) — and scored on the test
+split (:mod:`mlgp.comparison.isolation`): P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities
+from the training labels), the probability columns of :mod:`mlgp.comparison.probabilities` (empty
+with a ``proba_note`` for a family without probabilities), fit and predict seconds, and the peak
+resident memory of the fitting process and its workers (:mod:`mlgp.comparison.memory`; each family
+is fitted in a fresh process unless ``isolate=False``, so the figure is its own). Families that train
+in steps record their trace against seconds (:mod:`mlgp.comparison.traces`: MLGPF's ELBO, GenEML's
+log posterior, both per training point, and test P@1/3/5 per step). A family that fails is recorded
+with its error and the others go on. With ``out``, each finished family is written at once to
+``out/runs/<family>.json`` with what it was run with (its parameters, the budget, the seed and a
+fingerprint of the data); a later call with the same ``out`` takes a family's result from there
+instead of refitting it when all of these match, the family did not fail and the file is whole
+(:mod:`mlgp.comparison.resume`), so a killed run resumes. The tables and figures are written by
+:mod:`mlgp.comparison.report`.
 """
 
 from __future__ import annotations
 
-import json
-import time
-import traceback
+import numbers
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -32,15 +33,17 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
-from .families import family, fit_arguments, make_estimator, uses_tensorflow
-from .probabilities import probability_row
+from .families import family, make_estimator
+from .isolation import KS, QUIET, _run_isolated, _run_one  # noqa: F401 - QUIET: still importable from here
+from .resume import _finished, _record, _run_file
+from .traces import MAX_TRACE_STEPS, _empty_trace, _thinned  # noqa: F401 - MAX_TRACE_STEPS: likewise
 
 __all__ = ["Comparison", "compare"]
 
-KS = (1, 3, 5)
-#: Environment variable set for a worker (:mod:`mlgp.comparison.worker`): ``1`` imports TensorFlow
-#: quietly there (:mod:`mlgp.quiet`).
-QUIET = "MLGP_WORKER_QUIET_TF"
+#: The first columns of ``results``, in order; then P@k, nDCG@k and PSP@k, the probability columns,
+#: and :data:`_LAST`.
+_FIRST = ("family", "estimator", "settings", "error", "fit_seconds", "peak_memory_mb", "predict_seconds")
+_LAST = ("proba_note", "traceback", "resumed")
 
 
 @dataclass
@@ -50,15 +53,18 @@ class Comparison:
     Attributes
     ----------
     results : pandas.DataFrame
-        One row per family: ``family``, ``estimator``, ``P@k``, ``nDCG@k``, ``PSP@k`` (k = 1, 3, 5;
-        percent), ``fit_seconds``, ``predict_seconds``, ``peak_memory_mb`` (the peak resident memory of
-        the fitting process and its workers during the fit, MiB), ``settings`` (the
-        parameters that differ from the class's defaults, as text, or ``"defaults"``), ``error`` (empty when it ran)
-        and ``resumed`` (taken from an earlier run's files).
+        One row per family, the columns always in this order: ``family``, ``estimator``,
+        ``settings`` (the parameters that differ from the class's defaults, as text, or
+        ``"defaults"``), ``error`` (empty when it ran), ``fit_seconds``, ``peak_memory_mb`` (the
+        peak resident memory of the fitting process and its workers during the fit, MiB),
+        ``predict_seconds``, ``P@k``, ``nDCG@k``, ``PSP@k`` (k = 1, 3, 5; percent), the probability
+        columns, ``proba_note`` and ``traceback`` where a family has one, and ``resumed`` (taken
+        from an earlier run's files).
     traces : pandas.DataFrame
         Long form, one row per family, step and quantity: ``family``, ``step``, ``seconds`` (since
         the fit began), ``quantity`` (``elbo_per_point``, ``log_posterior_per_point``, ``P@1`` …)
-        and ``value``; at most :data:`MAX_TRACE_STEPS` steps per family, evenly spaced.
+        and ``value``; at most :data:`~mlgp.comparison.traces.MAX_TRACE_STEPS` steps per family,
+        evenly spaced.
     reliability : pandas.DataFrame
         The reliability bins of each family with probabilities: ``family``, ``entries`` (``"all"``
         entries, or ``"top5"``: each point's 5 most probable labels), ``mean_probability``,
@@ -74,10 +80,23 @@ class Comparison:
             self.reliability = _reliability_frame({})
 
 
+def _takes(name: str, what: str, value) -> ArgumentError:
+    """``ArgumentError``: argument ``name`` takes ``what``, and got ``value`` (of its type)."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return ArgumentError(f"compare: {name} takes {what}, got {shown} ({type(value).__name__})")
+
+
 def _check_models(models) -> list[str]:
+    """The family names of ``models`` (a text, comma-separated, or an iterable of texts), checked."""
     if isinstance(models, str):
         models = [m.strip() for m in models.split(",") if m.strip()]
+    elif isinstance(models, (bytes, dict)) or not hasattr(models, "__iter__"):
+        raise _takes("models", "a family name, a comma-separated text of them or a list of them", models)
     models = list(models)
+    for m in models:
+        if not isinstance(m, str):
+            raise _takes("models", "family names (texts)", m)
     if not models:
         raise ArgumentError("compare needs at least one family")
     twice = sorted({m for m in models if models.count(m) > 1})
@@ -89,8 +108,8 @@ def _check_models(models) -> list[str]:
 
 
 def _check_budget(budget) -> float | None:
+    """``budget`` as float seconds > 0, or ``None``."""
     import math
-    import numbers
 
     if budget is None:
         return None
@@ -99,17 +118,75 @@ def _check_budget(budget) -> float | None:
     return float(budget)
 
 
-def _settings_text(estimator) -> str:
-    """The parameters that differ from the class's defaults, ``name=value`` separated by ``; ``."""
-    defaults = type(estimator)().get_params(deep=False)
-    changed = {k: v for k, v in estimator.get_params(deep=False).items() if repr(defaults.get(k)) != repr(v)}
-    return "; ".join(f"{k}={v!r}" for k, v in changed.items()) or "defaults"
+def _check_settings(settings, models: list[str]) -> dict:
+    """``{family: {parameter: value}}`` for families among ``models``."""
+    if settings is None:
+        return {}
+    if not isinstance(settings, dict):
+        raise _takes("settings", "a dict {family: {parameter: value}}", settings)
+    for name, changes in settings.items():
+        if not isinstance(name, str):
+            raise _takes("settings", "family names (texts) as keys", name)
+        if changes is not None and not isinstance(changes, dict):
+            raise _takes(f"settings[{name!r}]", "a dict {parameter: value}", changes)
+    stray = sorted(set(settings) - set(models))
+    if stray:
+        raise ArgumentError(f"settings given for {', '.join(stray)}, which is not among the families compared")
+    return dict(settings)
+
+
+def _check_types(dataset, train, test, data_format, seed, out, data_home, echo, flags: dict) -> int:
+    """Check the types of :func:`compare`'s other arguments; returns ``seed`` as an int."""
+    from ..data.registry import Dataset
+
+    path = (str, os.PathLike)
+    if dataset is not None and not isinstance(dataset, (str, Dataset)):
+        raise _takes("dataset", "a dataset name or an mlgp.data.Dataset", dataset)
+    if dataset is not None and (train is not None or test is not None):
+        raise ArgumentError("compare takes a dataset, or a train and a test file, not both")
+    for name, value in (("train", train), ("test", test), ("out", out), ("data_home", data_home)):
+        if value is not None and not isinstance(value, path):
+            raise _takes(name, "a path (str or os.PathLike)", value)
+    if data_format is not None and not isinstance(data_format, str):
+        raise _takes("data_format", "a format name (str) or None", data_format)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
+        raise _takes("seed", "a whole number in [0, 2**32 - 1]", seed)
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise _takes(name, "True or False", value)
+    if echo is not None and not callable(echo):
+        raise _takes("echo", "a function of one line of text, or None", echo)
+    return int(seed)
 
 
 def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
+    """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
             "params": {k: repr(v) for k, v in sorted(estimator.get_params(deep=False).items())},
             "budget": budget, "seed": seed, "data": fingerprint}
+
+
+def _dataset(dataset, train, test, data_format, data_home):
+    """The split to compare on: a loaded dataset, one of the data home, or two labelled files."""
+    from ..data.registry import Dataset, Split
+
+    if isinstance(dataset, Dataset):
+        ds = dataset
+    elif dataset is not None:
+        from .inputs import load_dataset
+
+        ds = load_dataset(dataset, data_home)
+    else:
+        if train is None or test is None:
+            raise ArgumentError("compare needs a dataset, or both a train and a test file")
+        from ..data.labelled_files import read_labelled
+
+        Xtr, Ytr = read_labelled(train, data_format)
+        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1])
+        ds = Dataset(Path(train).name, Split("train", Xtr, Ytr, Path(train)), Split("test", Xte, Yte, Path(test)))
+    if ds.train.Y.nnz == 0:
+        raise ArgumentError(f"{ds.name}: the training data have no labels")
+    return ds
 
 
 def compare(models, *, dataset=None, train=None, test=None, data_format: str | None = None, budget=None,
@@ -131,83 +208,93 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     settings : dict, optional
         ``{family: {parameter: value}}`` over the command line's defaults.
     seed : int
-        Seeds every family that takes a seed.
+        Seeds every family that takes a seed (0 to 2**32 - 1).
     out : str or Path, optional
         Folder for ``runs/`` (one file per finished family; what a resumed call reads) and, through
         :func:`mlgp.comparison.report.write_report`, the tables and the figure.
     progress : bool
         Progress bars of the families that show one.
     echo : callable, optional
-        Called with a line of text as each family starts and ends.
+        Called with a line of text as each family starts and ends, and when a run file under
+        ``out`` is broken and the family is fitted again.
     isolate : bool
         Fit each family in a fresh Python process (:mod:`mlgp.comparison.worker`; the default): its
         peak memory is its own, and a family that crashes the process (or is killed for memory) is
-        recorded like any other failure. ``False`` fits in this process (faster to start; memory then counts what earlier
-        families left).
+        recorded like any other failure. ``False`` fits in this process (faster to start; memory
+        then counts what earlier families left).
+    quiet_tensorflow : bool
+        With ``isolate``, a worker that imports TensorFlow does so without its start-up lines.
 
     Returns
     -------
     Comparison
     """
-    from ..data.registry import Dataset, Split
     from ..fingerprint import data_fingerprint
 
     models = _check_models(models)
     budget = _check_budget(budget)
-    settings = dict(settings or {})
-    stray = sorted(set(settings) - set(models))
-    if stray:
-        raise ArgumentError(f"settings given for {', '.join(stray)}, which is not among the families compared")
+    settings = _check_settings(settings, models)
+    seed = _check_types(dataset, train, test, data_format, seed, out, data_home, echo,
+                        {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
     estimators = {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
     if out is not None:
         from .inputs import check_output_folder
 
         out = Path(out)
         check_output_folder(out)
-    if isinstance(dataset, Dataset):
-        ds = dataset
-    elif dataset is not None:
-        from .inputs import load_dataset
-
-        ds = load_dataset(dataset, data_home)
-    else:
-        if train is None or test is None:
-            raise ArgumentError("compare needs a dataset, or both a train and a test file")
-        from ..data.labelled_files import read_labelled
-
-        Xtr, Ytr = read_labelled(train, data_format)
-        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1])
-        ds = Dataset(Path(train).name, Split("train", Xtr, Ytr, Path(train)), Split("test", Xte, Yte, Path(test)))
-    if ds.train.Y.nnz == 0:
-        raise ArgumentError(f"{ds.name}: the training data have no labels")
+    ds = _dataset(dataset, train, test, data_format, data_home)
     fingerprint = data_fingerprint(ds.train.X, ds.train.Y, ds.test.X, ds.test.Y)
     inv_propensity = ds.inverse_propensity()
     echo = echo or (lambda line: None)
+
+    def fit(name: str, estimator) -> tuple[dict, pd.DataFrame]:
+        """Fit and score one family, in a worker process with ``isolate``."""
+        if isolate:
+            return _run_isolated(name, estimator, ds, inv_propensity, bool(progress), bool(quiet_tensorflow))
+        return _run_one(name, estimator, ds, inv_propensity, bool(progress))
+
     rows, traces = [], []
     for name, estimator in estimators.items():
         config = _config(name, estimator, budget, seed, fingerprint)
-        done = _finished(out, name, config)
-        if done is not None:
-            echo(f"{name}: taken from {out / 'runs' / (name + '.json')}")
-            row, trace = done
-            row["resumed"] = True
-        else:
-            echo(f"{name}: fitting {type(estimator).__name__} ...")
-            if isolate:
-                row, trace = _run_isolated(name, estimator, ds, inv_propensity, progress, quiet_tensorflow)
-            else:
-                row, trace = _run_one(name, estimator, ds, inv_propensity, progress)
-            row["resumed"] = False
-            if out is not None:
-                _record(out, name, config, row, trace)
-            echo(f"{name}: " + (f"error: {row['error']}" if row["error"] else
-                                f"P@1 {row['P@1']:.2f} in {row['fit_seconds']:.1f} s"))
+        row, trace = _fit_or_resume(name, estimator, config, out, ds.train.Y.shape[1], fit, echo)
         rows.append(row)
         traces.append(trace)
     bins = {row["family"]: row.pop("_reliability", None) or {} for row in rows}
-    results = pd.DataFrame(rows)
     trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
-    return Comparison(results, trace_frame, _reliability_frame(bins))
+    return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins))
+
+
+def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, num_labels: int,
+                   fit: Callable, echo: Callable[[str], None]) -> tuple[dict, pd.DataFrame]:
+    """Family ``name``'s row and trace: from its run file under ``out`` when that is whole and was
+    made with ``config`` (:func:`mlgp.comparison.resume._finished`), else from ``fit(name,
+    estimator)``, then recorded there."""
+    earlier = _finished(out, name, config, num_labels)
+    if earlier.result is not None:
+        echo(f"{name}: taken from {_run_file(out, name)}")
+        row, trace = earlier.result
+        row["resumed"] = True
+        return row, trace
+    if earlier.problem is not None:
+        echo(f"{name}: not resuming from {_run_file(out, name)}: {earlier.problem}; fitting again")
+    echo(f"{name}: fitting {type(estimator).__name__} ...")
+    row, trace = fit(name, estimator)
+    row["resumed"] = False
+    if out is not None:
+        _record(out, name, config, row, trace)
+    echo(f"{name}: " + (f"error: {row['error']}" if row["error"] else
+                        f"P@1 {row['P@1']:.2f} in {row['fit_seconds']:.1f} s"))
+    return row, trace
+
+
+def _results_frame(rows: list[dict]) -> pd.DataFrame:
+    """The rows as :attr:`Comparison.results`, its columns in their fixed order whichever family
+    comes first (one that failed has no metric columns; one without probabilities a ``proba_note``)."""
+    metrics = [f"{m}@{k}" for m in ("P", "nDCG", "PSP") for k in KS]
+    present = list(dict.fromkeys(c for row in rows for c in row))
+    first = [c for c in (*_FIRST, *metrics) if c in present]
+    last = [c for c in _LAST if c in present]
+    return pd.DataFrame(rows, columns=first + [c for c in present if c not in first + last] + last)
 
 
 def _reliability_frame(bins: dict) -> pd.DataFrame:
@@ -219,126 +306,3 @@ def _reliability_frame(bins: dict) -> pd.DataFrame:
     return pd.DataFrame({"family": pd.Series(dtype=str), "entries": pd.Series(dtype=str),
                          "mean_probability": pd.Series(dtype=float), "frequency": pd.Series(dtype=float),
                          "count": pd.Series(dtype=int)})
-
-
-#: At most this many steps of a family's trace are kept (evenly spaced, the first and last among them).
-MAX_TRACE_STEPS = 500
-
-
-def _thinned(trace: pd.DataFrame) -> pd.DataFrame:
-    """``trace`` with at most :data:`MAX_TRACE_STEPS` of its steps (a family with many short epochs,
-    MLGPF on a few hundred points, records thousands)."""
-    steps = np.unique(trace["step"].to_numpy())
-    if steps.size <= MAX_TRACE_STEPS:
-        return trace
-    kept = steps[np.unique(np.linspace(0, steps.size - 1, MAX_TRACE_STEPS).round().astype(int))]
-    return trace[trace["step"].isin(kept)].reset_index(drop=True)
-
-
-def _empty_trace() -> pd.DataFrame:
-    return pd.DataFrame({"family": pd.Series(dtype=str), "step": pd.Series(dtype=int),
-                         "seconds": pd.Series(dtype=float), "quantity": pd.Series(dtype=str),
-                         "value": pd.Series(dtype=float)})
-
-
-def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool, quiet: bool = False):
-    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`; ``quiet``: it
-    imports TensorFlow without its start-up lines)."""
-    import os
-    import pickle
-    import subprocess
-    import sys
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="mlgp-compare-") as tmp:
-        folder = Path(tmp)
-        (folder / "job.pickle").write_bytes(pickle.dumps((name, estimator, ds, inv_propensity, progress)))
-        env = {**os.environ, QUIET: "1" if quiet and uses_tensorflow(estimator) else "0"}
-        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False, env=env)
-        if (folder / "row.json").is_file():
-            row = json.loads((folder / "row.json").read_text())
-            trace = pd.read_csv(folder / "trace.csv", dtype={"family": str, "quantity": str})
-            return row, trace if len(trace) else _empty_trace()
-    how = f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}"
-    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator),
-           "error": f"the fitting process ended without a result ({how}; out of memory?)"}
-    return row, _empty_trace()
-
-
-def _run_one(name: str, estimator, ds, inv_propensity, progress: bool):
-    """Fit and score one family; any exception becomes the row's ``error``."""
-    from ..metrics import evaluate
-    from .memory import PeakMemory
-
-    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator), "error": ""}
-    K = ds.train.Y.shape[1]
-    ks = [k for k in KS if k <= K]
-    try:
-        validation = (ds.test.X, ds.test.Y) if family(name).steps else None
-        kwargs = fit_arguments(estimator, progress, validation)
-        with PeakMemory() as memory:
-            t0 = time.perf_counter()
-            estimator.fit(ds.train.X, ds.train.Y, **kwargs)
-            row["fit_seconds"] = time.perf_counter() - t0
-        row["peak_memory_mb"] = memory.peak_mb
-        t0 = time.perf_counter()
-        top = estimator.predict_topk(ds.test.X, max(ks))
-        row["predict_seconds"] = time.perf_counter() - t0
-        table = evaluate(ds.test.Y, top, ks=ks, inv_propensity=inv_propensity)
-        for metric in ("P", "nDCG", "PSP"):
-            row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
-        probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y)
-        row.update(probabilities)
-        trace = _trace_of(name, estimator, ds.train.X.shape[0])
-    except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
-        row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
-        row["traceback"] = traceback.format_exc(limit=5)
-        trace = _empty_trace()
-    return row, trace
-
-
-def _trace_of(name: str, estimator, num_train: int) -> pd.DataFrame:
-    """The fitted estimator's ``trace_`` in long form (empty for families without one)."""
-    trace = getattr(estimator, "trace_", None)
-    if trace is None or len(trace) == 0:
-        return _empty_trace()
-    seconds = trace["elapsed"] if "elapsed" in trace else trace["seconds"].cumsum()
-    step = trace["epoch"] if "epoch" in trace else trace["iteration"] if "iteration" in trace else \
-        pd.Series(np.arange(1, len(trace) + 1))
-    quantities = {}
-    if "elbo_per_point" in trace:
-        quantities["elbo_per_point"] = trace["elbo_per_point"]
-    if "objective" in trace:
-        quantities["log_posterior_per_point"] = trace["objective"] / num_train
-    quantities.update({c: trace[c] for c in trace.columns if c.startswith("P@")})
-    parts = [pd.DataFrame({"family": name, "step": np.asarray(step, dtype=int), "seconds": np.asarray(seconds, float),
-                           "quantity": q, "value": np.asarray(v, dtype=float)}) for q, v in quantities.items()]
-    return pd.concat(parts, ignore_index=True) if parts else _empty_trace()
-
-
-def _run_file(out: Path, name: str) -> Path:
-    return out / "runs" / f"{name}.json"
-
-
-def _finished(out: Path | None, name: str, config: dict):
-    """An earlier run's ``(row, trace)`` for ``name`` made with ``config``; ``None`` otherwise
-    (no file, a file that does not read, or one made with other settings or data)."""
-    if out is None or not _run_file(out, name).is_file():
-        return None
-    try:
-        saved = json.loads(_run_file(out, name).read_text())
-        if saved.get("config") != json.loads(json.dumps(config)) or saved.get("row", {}).get("error"):
-            return None
-        trace = pd.DataFrame(saved["trace"], columns=list(_empty_trace().columns))
-        return dict(saved["row"]), trace if len(trace) else _empty_trace()
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-        return None
-
-
-def _record(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame) -> None:
-    from ..files import atomic_write
-
-    (out / "runs").mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"config": config, "row": row, "trace": trace.to_dict(orient="list")}, indent=1,
-                      default=float).encode()
-    atomic_write(_run_file(out, name), lambda f: f.write(text))

@@ -1,11 +1,12 @@
 """``python -m mlgp.comparison.worker FOLDER``: fit one family of a comparison in a fresh interpreter.
 
-:func:`mlgp.compare` (``isolate=True``) writes ``FOLDER/job.pickle`` — the family's name, its
-unfitted estimator, the dataset, the inverse propensities and the progress flag — into a private
-temporary folder it has just made, runs this module in a new Python process, and reads back
-``FOLDER/row.json`` and ``FOLDER/trace.csv``. The pickle is this package's own hand-over between
-its two processes, never a user's file. A fresh interpreter (rather than a ``multiprocessing``
-child) runs each fit exactly as ``mlgp fit`` would, joblib's workers included.
+:func:`mlgp.compare` (``isolate=True``, through :mod:`mlgp.comparison.isolation`) writes
+``FOLDER/job.pickle`` — the family's name, its unfitted estimator, the dataset, the inverse
+propensities and the progress flag — into a private temporary folder it has just made, runs this
+module in a new Python process, and reads back ``FOLDER/row.json`` and ``FOLDER/trace.csv``. The
+pickle is this package's own hand-over between its two processes, never a user's file. A fresh
+interpreter (rather than a ``multiprocessing`` child) runs each fit exactly as ``mlgp fit`` would,
+joblib's workers included.
 """
 
 from __future__ import annotations
@@ -19,10 +20,23 @@ __all__ = ["main"]
 
 
 def main(folder: str) -> int:
+    """Fit and score the job of ``folder`` (:func:`mlgp.comparison.isolation._run_one`) and write
+    ``trace.csv``, then ``row.json``.
+
+    Parameters
+    ----------
+    folder : str
+        The folder holding ``job.pickle``.
+
+    Returns
+    -------
+    int
+        0 (a family that fails is a row with its error, not a failed process).
+    """
     import os
 
     from ..files import atomic_write
-    from .run import QUIET, _run_one
+    from .isolation import QUIET, _run_one
 
     if os.environ.get(QUIET) == "1":  # the parent keeps TensorFlow's start-up lines out of its output
         from ..quiet import quiet_tensorflow
@@ -38,5 +52,5 @@ def main(folder: str) -> int:
     return 0
 
 
-if __name__ == "__main__":  # pragma: no cover - run by mlgp.comparison.run
+if __name__ == "__main__":  # pragma: no cover - run by mlgp.comparison.isolation
     sys.exit(main(sys.argv[1]))

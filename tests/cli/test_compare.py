@@ -77,7 +77,8 @@ def test_a_failing_family_is_recorded_and_the_others_go_on(home, tmp_path) -> No
     settings = {"mllspccv": {"cv": 1000}}  # more folds than training points: fails in fit
     result = mlgp.compare("mllspccv,frequency", dataset="tiny", data_home=home, settings=settings, out=tmp_path / "c")
     table = result.results.set_index("family")
-    assert "ValueError" in table.loc["mllspccv", "error"] and "1000" in table.loc["mllspccv", "error"]
+    # the exception's class and first line (ValueError or its subclass ShapeError, as MLLSPCCV words it)
+    assert table.loc["mllspccv", "error"].split(":")[0].endswith("Error") and "1000" in table.loc["mllspccv", "error"]
     assert table.loc["frequency", "error"] == "" and table.loc["frequency", "P@1"] > 0
     assert isinstance(result.traces, pd.DataFrame)
     # fitted in this process: the same rows (the fits are deterministic)
@@ -99,23 +100,23 @@ class _DiesWhenUnpickled:
 
 
 def test_long_traces_are_thinned_evenly() -> None:
-    from mlgp.comparison import run
+    from mlgp.comparison import traces
 
     steps = np.arange(1, 2001)
     trace = pd.DataFrame({"family": "mlgpf", "step": np.repeat(steps, 2), "seconds": np.repeat(steps * 0.1, 2),
                           "quantity": ["P@1", "elbo_per_point"] * 2000, "value": np.arange(4000.0)})
-    thin = run._thinned(trace)
+    thin = traces._thinned(trace)
     kept = np.unique(thin["step"])
-    assert kept.size == run.MAX_TRACE_STEPS and kept[0] == 1 and kept[-1] == 2000
+    assert kept.size == traces.MAX_TRACE_STEPS and kept[0] == 1 and kept[-1] == 2000
     assert len(thin) == 2 * kept.size and np.all(np.diff(kept) >= 3)
-    assert len(run._thinned(trace.iloc[:20])) == 20
+    assert len(traces._thinned(trace.iloc[:20])) == 20
 
 
 def test_a_worker_that_dies_is_recorded(home, monkeypatch) -> None:
-    from mlgp.comparison import run
+    from mlgp.comparison import isolation
 
-    monkeypatch.setattr(run, "_settings_text", lambda est: "n/a")
-    row, trace = run._run_isolated("boom", _DiesWhenUnpickled(), None, None, False)
+    monkeypatch.setattr(isolation, "_settings_text", lambda est: "n/a")
+    row, trace = isolation._run_isolated("boom", _DiesWhenUnpickled(), None, None, False)
     assert "exit status 3" in row["error"] and len(trace) == 0
 
 
@@ -143,3 +144,44 @@ def test_compare_refuses_bad_requests_before_any_work(home, tmp_path, capsys) ->
         assert status == 2
         assert capsys.readouterr().err.strip().splitlines()[-1].startswith("mlgp: error:")
     assert not (tmp_path / "x").exists()
+
+
+#: results.csv of families with probabilities on ``tiny`` (K = 12, 80 test rows), in order.
+RESULTS_COLUMNS = ["family", "estimator", "settings", "error", "fit_seconds", "peak_memory_mb", "predict_seconds",
+                   "P@1", "P@3", "P@5", "nDCG@1", "nDCG@3", "nDCG@5", "PSP@1", "PSP@3", "PSP@5", "proba_seconds",
+                   "LPD", "NLL", "Brier", "ECE", "MCE", "ECE@1", "ECE@5", "ECE_low", "ECE_high", "microF1@0.5",
+                   "macroF1@0.5", "microF1_tuned", "macroF1_tuned", "resumed"]
+
+
+@pytest.mark.parametrize("models", ["frequency,lspc,mlknn", "mllspccv,frequency"], ids=["all ran", "first failed"])
+def test_results_csv_has_its_columns_in_order(home, tmp_path, models) -> None:
+    """The same columns in the same order whichever family comes first (here one that fails in fit)."""
+    fails = "mllspccv" in models  # more folds than training points: fails in fit
+    argv = ["compare", "--dataset", "tiny", "--data-home", str(home), "--models", models,
+            *(["--set", "mllspccv.cv=1000"] if fails else []), "--out", str(tmp_path / "c"), "--in-process"]
+    assert main(argv) == (1 if fails else 0)
+    assert list(pd.read_csv(tmp_path / "c" / "results.csv").columns) == RESULTS_COLUMNS
+
+
+def test_a_run_file_with_a_bad_value_is_fitted_again(home, tmp_path, capsys) -> None:
+    """A run file whose settings match but whose P@1 is not a number: refitted, said in one line,
+    and nothing written with the bad value (once: a traceback after rewriting results.csv)."""
+    import json
+
+    out = tmp_path / "c"
+    argv = ["compare", "--dataset", "tiny", "--data-home", str(home), "--models", "frequency", "--out", str(out),
+            "--in-process"]
+    assert main(argv) == 0
+    good = pd.read_csv(out / "results.csv")
+    saved = json.loads((out / "runs" / "frequency.json").read_text())
+    saved["row"]["P@1"] = "abc"
+    (out / "runs" / "frequency.json").write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "not resuming" in line]
+    assert said == [f"frequency: not resuming from {out / 'runs' / 'frequency.json'}: row field 'P@1' is 'abc', "
+                    "not a number; fitting again"]
+    again = pd.read_csv(out / "results.csv")
+    assert not again.loc[0, "resumed"] and again.loc[0, "P@1"] == good.loc[0, "P@1"]
+    assert json.loads((out / "runs" / "frequency.json").read_text())["row"]["P@1"] == good.loc[0, "P@1"]

@@ -1,0 +1,146 @@
+"""Fitting and scoring one family of a comparison, in this process (:func:`_run_one`) or in a fresh
+Python process of its own (:func:`_run_isolated`, through :mod:`mlgp.comparison.worker`).
+
+Either way the result is a row (``family``, ``estimator``, ``settings``, ``error``, the fit and predict
+seconds, the peak memory, P@k, nDCG@k and PSP@k for k in :data:`KS` up to the number of labels, the
+columns of :mod:`mlgp.comparison.probabilities`, and the reliability bins under ``_reliability``) and
+a trace frame (:mod:`mlgp.comparison.traces`). A family that raises is a row whose ``error`` is the
+exception's first line (``traceback`` holds the last frames). A worker process that ends without a
+result — killed by a signal (the out-of-memory killer's SIGKILL, a SIGTERM) or exiting early — is a
+row whose ``error`` names the signal's number and name, or the exit status.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+import traceback
+from pathlib import Path
+
+import pandas as pd
+
+from .families import family, fit_arguments, uses_tensorflow
+from .probabilities import probability_row
+from .traces import _empty_trace, _trace_of
+
+__all__ = ["KS", "QUIET"]
+
+#: The cut-offs of P@k, nDCG@k and PSP@k (those up to the number of labels).
+KS = (1, 3, 5)
+#: Environment variable set for a worker (:mod:`mlgp.comparison.worker`): ``1`` imports TensorFlow
+#: quietly there (:mod:`mlgp.quiet`).
+QUIET = "MLGP_WORKER_QUIET_TF"
+
+
+def _settings_text(estimator) -> str:
+    """The parameters that differ from the class's defaults, ``name=value`` separated by ``; ``
+    (``"defaults"`` when none does)."""
+    defaults = type(estimator)().get_params(deep=False)
+    changed = {k: v for k, v in estimator.get_params(deep=False).items() if repr(defaults.get(k)) != repr(v)}
+    return "; ".join(f"{k}={v!r}" for k, v in changed.items()) or "defaults"
+
+
+def _ending(returncode: int) -> str:
+    """How a process that left no result ended: ``"killed by signal 9 (SIGKILL)"`` or ``"exit status 3"``.
+
+    Parameters
+    ----------
+    returncode : int
+        :attr:`subprocess.CompletedProcess.returncode` (negative: the number of the signal that killed it).
+    """
+    if returncode >= 0:
+        return f"exit status {returncode}"
+    number = -returncode
+    try:
+        return f"killed by signal {number} ({signal.Signals(number).name})"
+    except ValueError:
+        return f"killed by signal {number}"
+
+
+def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool,
+                  quiet: bool = False) -> tuple[dict, pd.DataFrame]:
+    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`).
+
+    Parameters
+    ----------
+    name, estimator, ds, inv_propensity, progress
+        As :func:`_run_one`.
+    quiet : bool
+        The worker imports TensorFlow without its start-up lines (where the family uses it).
+
+    Returns
+    -------
+    tuple of (dict, pandas.DataFrame)
+        The worker's row and trace; when the worker left none, a row whose ``error`` says how it
+        ended (:func:`_ending`) and an empty trace.
+    """
+    import os
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mlgp-compare-") as tmp:
+        folder = Path(tmp)
+        (folder / "job.pickle").write_bytes(pickle.dumps((name, estimator, ds, inv_propensity, progress)))
+        env = {**os.environ, QUIET: "1" if quiet and uses_tensorflow(estimator) else "0"}
+        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False, env=env)
+        if (folder / "row.json").is_file():
+            row = json.loads((folder / "row.json").read_text())
+            trace = pd.read_csv(folder / "trace.csv", dtype={"family": str, "quantity": str})
+            return row, trace if len(trace) else _empty_trace()
+    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator),
+           "error": f"the fitting process ended without a result ({_ending(done.returncode)}; out of memory?)"}
+    return row, _empty_trace()
+
+
+def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[dict, pd.DataFrame]:
+    """Fit and score one family in this process; any exception becomes the row's ``error``.
+
+    Parameters
+    ----------
+    name : str
+        The family's name.
+    estimator
+        Its unfitted estimator (fitted in place).
+    ds : mlgp.data.Dataset
+        The split: fitted on ``ds.train``, scored on ``ds.test``.
+    inv_propensity : numpy.ndarray
+        Inverse label propensities of PSP@k.
+    progress : bool
+        Show the family's progress bar, where it has one.
+
+    Returns
+    -------
+    tuple of (dict, pandas.DataFrame)
+        The row and the trace frame.
+    """
+    from ..metrics import evaluate
+    from .memory import PeakMemory
+
+    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator), "error": ""}
+    K = ds.train.Y.shape[1]
+    ks = [k for k in KS if k <= K]
+    try:
+        validation = (ds.test.X, ds.test.Y) if family(name).steps else None
+        kwargs = fit_arguments(estimator, progress, validation)
+        with PeakMemory() as memory:
+            t0 = time.perf_counter()
+            estimator.fit(ds.train.X, ds.train.Y, **kwargs)
+            row["fit_seconds"] = time.perf_counter() - t0
+        row["peak_memory_mb"] = memory.peak_mb
+        t0 = time.perf_counter()
+        top = estimator.predict_topk(ds.test.X, max(ks))
+        row["predict_seconds"] = time.perf_counter() - t0
+        table = evaluate(ds.test.Y, top, ks=ks, inv_propensity=inv_propensity)
+        for metric in ("P", "nDCG", "PSP"):
+            row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
+        probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y)
+        row.update(probabilities)
+        trace = _trace_of(name, estimator, ds.train.X.shape[0])
+    except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
+        row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
+        row["traceback"] = traceback.format_exc(limit=5)
+        trace = _empty_trace()
+    return row, trace

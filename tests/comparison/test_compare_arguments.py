@@ -1,0 +1,62 @@
+""":func:`mlgp.compare` refuses wrong-typed arguments with an :class:`~mlgp.errors.ArgumentError`
+naming the argument and what it takes, before any data are read or anything is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from _compare_stubs import tiny
+
+import mlgp
+from mlgp.errors import ArgumentError
+
+#: argument → (a wrong value, what the error must say)
+WRONG = {
+    "models an int": ({"models": 123}, r"models takes a family name, a comma-separated text of them or a list"),
+    "models None": ({"models": None}, r"models takes a family name"),
+    "models a dict": ({"models": {"frequency": {}}}, r"models takes a family name"),
+    "a model a list": ({"models": ["frequency", ["lspc"]]}, r"models takes family names \(texts\), got \['lspc'\]"),
+    "a model an int": ({"models": ["frequency", 7]}, r"models takes family names \(texts\), got 7 \(int\)"),
+    "dataset an int": ({"dataset": 123}, r"dataset takes a dataset name or an mlgp.data.Dataset, got 123"),
+    "dataset and files": ({"train": "a.txt", "test": "b.txt"}, r"a dataset, or a train and a test file, not both"),
+    "train an int": ({"dataset": None, "train": 5, "test": "b.txt"}, r"train takes a path"),
+    "out an int": ({"out": 123}, r"out takes a path \(str or os.PathLike\), got 123"),
+    "data_home an int": ({"data_home": 5}, r"data_home takes a path"),
+    "data_format an int": ({"data_format": 5}, r"data_format takes a format name"),
+    "settings an int": ({"settings": 3}, r"settings takes a dict \{family: \{parameter: value\}\}, got 3"),
+    "settings pairs": ({"settings": [("frequency", {})]}, r"settings takes a dict"),
+    "a family's settings an int": ({"settings": {"frequency": 3}}, r"settings\['frequency'\] takes a dict"),
+    "a settings key an int": ({"settings": {1: {}}}, r"settings takes family names \(texts\) as keys, got 1"),
+    "seed a text": ({"seed": "x"}, r"seed takes a whole number in \[0, 2\*\*32 - 1\], got 'x'"),
+    "seed negative": ({"seed": -1}, r"seed takes a whole number"),
+    "seed a float": ({"seed": 1.5}, r"seed takes a whole number"),
+    "seed a bool": ({"seed": True}, r"seed takes a whole number"),
+    "seed None": ({"seed": None}, r"seed takes a whole number"),
+    "progress a text": ({"progress": "yes"}, r"progress takes True or False, got 'yes'"),
+    "isolate a text": ({"isolate": "no"}, r"isolate takes True or False"),
+    "quiet_tensorflow an int": ({"quiet_tensorflow": 1}, r"quiet_tensorflow takes True or False"),
+    "echo an int": ({"echo": 5}, r"echo takes a function of one line of text, or None, got 5"),
+}
+
+
+@pytest.mark.parametrize("change, message", list(WRONG.values()), ids=list(WRONG))
+def test_a_wrong_typed_argument_is_refused_before_any_work(tmp_path, change, message) -> None:
+    arguments = {"models": "frequency", "dataset": tiny(), "out": tmp_path / "c", "isolate": False, **change}
+    models = arguments.pop("models")
+    with pytest.raises(ArgumentError, match=message):
+        mlgp.compare(models, **arguments)
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_arguments_taken_still_work(tmp_path) -> None:
+    """Every kind each argument takes: a tuple of names, numpy's integers and booleans, paths."""
+    import numpy as np
+
+    result = mlgp.compare(("frequency", "lspc"), dataset=tiny(), out=Path(tmp_path / "c"), seed=np.int64(4),
+                          settings={"lspc": None, "frequency": {"smoothing": 1.0}}, isolate=np.bool_(False),
+                          progress=False, echo=print)
+    assert list(result.results["family"]) == ["frequency", "lspc"] and (result.results["error"] == "").all()
+    again = mlgp.compare("frequency, lspc", dataset=tiny(), out=str(tmp_path / "c"), seed=4,
+                         settings={"lspc": None, "frequency": {"smoothing": 1.0}}, isolate=False)
+    assert again.results["resumed"].all()  # the numpy seed was recorded as the int it is
