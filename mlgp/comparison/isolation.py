@@ -138,7 +138,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
             row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
         probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y)
         row.update(probabilities)
-        trace = _trace_of(name, estimator, ds.train.X.shape[0])
+        trace = _trace_of(name, estimator)
     except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
         row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
         row["traceback"] = traceback.format_exc(limit=5)

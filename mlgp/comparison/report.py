@@ -26,8 +26,8 @@ _SHOWN = ["family", "P@1", "P@3", "P@5", "nDCG@3", "nDCG@5", "PSP@1", "PSP@3", "
 #: The probability table: column → decimals.
 _PROBABILITY = {"LPD": 3, "NLL": 4, "Brier": 4, "ECE": 4, "ECE@1": 4, "ECE@5": 4, "microF1@0.5": 2,
                 "macroF1@0.5": 2, "microF1_tuned": 2, "macroF1_tuned": 2}
-_PANELS = {"P@1": "test P@1 (%)", "elbo_per_point": "MLGPF ELBO per training point",
-           "log_posterior_per_point": "GenEML log posterior per training point"}
+_PANELS = {"P@1": "test P@1 (%)",
+           "objective": "training objective per point\n(MLGPF: ELBO; GenEML: log posterior)"}
 
 
 def probability_table_text(results: pd.DataFrame, markdown: bool = False) -> str:

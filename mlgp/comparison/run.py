@@ -62,7 +62,7 @@ class Comparison:
         from an earlier run's files).
     traces : pandas.DataFrame
         Long form, one row per family, step and quantity: ``family``, ``step``, ``seconds`` (since
-        the fit began), ``quantity`` (``elbo_per_point``, ``log_posterior_per_point``, ``P@1`` …)
+        the fit began), ``quantity`` (``objective`` per training point, ``P@1`` …)
         and ``value``; at most :data:`~mlgp.comparison.traces.MAX_TRACE_STEPS` steps per family,
         evenly spaced.
     reliability : pandas.DataFrame

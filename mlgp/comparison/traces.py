@@ -1,10 +1,10 @@
 """The traces of a comparison (:func:`mlgp.compare`): what a family that trains in steps recorded
 per step, in long form.
 
-A trace frame has the columns :data:`TRACE_COLUMNS`: ``family``, ``step`` (the epoch or EM
-iteration), ``seconds`` (since the fit began), ``quantity`` (``elbo_per_point``: MLGPF's ELBO per
-training point; ``log_posterior_per_point``: GenEML's log posterior per training point; ``P@k``: the
-test P@k after the step) and ``value``. :func:`_trace_of` makes one from a fitted estimator's
+A trace frame has the columns :data:`TRACE_COLUMNS`: ``family``, ``step`` (training steps so far:
+optimiser steps, EM iterations, online-EM minibatches, Gibbs sweeps), ``seconds`` (since the fit
+began), ``quantity`` (``objective``: the family's training objective per training point — MLGPF's
+ELBO, GenEML's log posterior; ``P@k``: the test P@k after the step) and ``value``. :func:`_trace_of` makes one from a fitted estimator's
 ``trace_``; :func:`_thinned` keeps at most :data:`MAX_TRACE_STEPS` steps of it.
 """
 
@@ -49,8 +49,12 @@ def _thinned(trace: pd.DataFrame) -> pd.DataFrame:
     return trace[trace["step"].isin(kept)].reset_index(drop=True)
 
 
-def _trace_of(name: str, estimator, num_train: int) -> pd.DataFrame:
+def _trace_of(name: str, estimator) -> pd.DataFrame:
     """The fitted estimator's ``trace_`` in long form (empty for families without one).
+
+    Every family that trains in steps writes its ``trace_`` in the one form of
+    :mod:`mlgp.estimator.training` (``step``, ``elapsed``, ``objective`` per training point, then
+    ``P@k`` of a validation set among its own columns), so nothing here knows the family.
 
     Parameters
     ----------
@@ -58,8 +62,6 @@ def _trace_of(name: str, estimator, num_train: int) -> pd.DataFrame:
         The family's name (the ``family`` column).
     estimator
         The fitted estimator.
-    num_train : int
-        Training rows: GenEML's ``objective`` (its log posterior) is divided by it.
 
     Returns
     -------
@@ -69,15 +71,8 @@ def _trace_of(name: str, estimator, num_train: int) -> pd.DataFrame:
     trace = getattr(estimator, "trace_", None)
     if trace is None or len(trace) == 0:
         return _empty_trace()
-    seconds = trace["elapsed"] if "elapsed" in trace else trace["seconds"].cumsum()
-    step = trace["epoch"] if "epoch" in trace else trace["iteration"] if "iteration" in trace else \
-        pd.Series(np.arange(1, len(trace) + 1))
-    quantities = {}
-    if "elbo_per_point" in trace:
-        quantities["elbo_per_point"] = trace["elbo_per_point"]
-    if "objective" in trace:
-        quantities["log_posterior_per_point"] = trace["objective"] / num_train
-    quantities.update({c: trace[c] for c in trace.columns if c.startswith("P@")})
-    parts = [pd.DataFrame({"family": name, "step": np.asarray(step, dtype=int), "seconds": np.asarray(seconds, float),
-                           "quantity": q, "value": np.asarray(v, dtype=float)}) for q, v in quantities.items()]
-    return pd.concat(parts, ignore_index=True) if parts else _empty_trace()
+    quantities = {"objective": trace["objective"], **{c: trace[c] for c in trace.columns if c.startswith("P@")}}
+    parts = [pd.DataFrame({"family": name, "step": trace["step"].to_numpy(dtype=int),
+                           "seconds": trace["elapsed"].to_numpy(dtype=float), "quantity": q,
+                           "value": np.asarray(v, dtype=float)}) for q, v in quantities.items()]
+    return pd.concat(parts, ignore_index=True)

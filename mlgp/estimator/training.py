@@ -7,12 +7,12 @@ the FastXML family), so that a fit overruns its bound by at most one step and al
 one. The clock is read once per look, through this module's ``perf_counter`` (a test replaces it
 with a fake clock).
 
-:class:`TraceRecorder` writes the rows of a family's ``trace_``: every row holds ``step`` (training
+:func:`common_trace` gives a family's ``trace_`` its one form: every row holds ``step`` (training
 steps so far), ``elapsed`` (seconds since ``fit`` began, at the budget's last look) and
 ``objective`` (the family's training objective per training point: MLGPF's ELBO, EM's log
 posterior, the Gibbs draw's log joint), then the family's own columns (``P@k`` of a validation set,
-the probabilistic metrics, ...). :data:`TRACE_COLUMNS` are the columns every trace starts with;
-``mlgp compare`` reads them without knowing the family.
+...). :data:`TRACE_COLUMNS` are the columns every trace starts with; ``mlgp compare`` reads them
+without knowing the family.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ import math
 from numbers import Real
 from time import perf_counter
 
+import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
 
-__all__ = ["Budget", "TRACE_COLUMNS", "TraceRecorder"]
+__all__ = ["Budget", "TRACE_COLUMNS", "common_trace"]
 
 #: The columns every family's ``trace_`` starts with.
 TRACE_COLUMNS = ("step", "elapsed", "objective")
@@ -68,36 +69,20 @@ class Budget:
         return f"Budget(seconds={self.seconds}, elapsed={self.elapsed:.3g})"
 
 
-class TraceRecorder:
-    """The rows of a ``trace_``: :data:`TRACE_COLUMNS` first, then the family's own columns.
+def common_trace(trace: pd.DataFrame, num_points: int, *, step: str | None, total: str) -> pd.DataFrame:
+    """A family's own trace with :data:`TRACE_COLUMNS` first, the one form every ``trace_`` has.
 
-    Parameters
-    ----------
-    num_points : int
-        Training points the objective is divided by (the objective is recorded per point).
-    budget : Budget
-        Whose last look gives each row's ``elapsed``.
-    extra : sequence of str
-        The family's own columns, in order (an empty trace still has them).
+    ``step``: the column counting training steps (``None``: the row number); ``total``: the column
+    holding the objective summed over the ``num_points`` training points (kept), whose per-point
+    value becomes ``objective``. ``elapsed`` is kept where the family recorded it (a budget's
+    seconds at the row's last step), else the running sum of the steps' ``seconds``.
     """
-
-    def __init__(self, num_points: int, budget: Budget, extra: tuple[str, ...] = ()) -> None:
-        self.num_points = max(int(num_points), 1)
-        self.budget = budget
-        self.extra = tuple(extra)
-        self.rows: list[dict] = []
-
-    def record(self, step: int, objective: float, **values) -> dict:
-        """Add a row after training step ``step`` (the budget looked at just before); ``objective``
-        is the total over the training points. Returns the row."""
-        row = {"step": int(step), "elapsed": float(self.budget.elapsed),
-               "objective": float(objective) / self.num_points, **values}
-        self.rows.append(row)
-        return row
-
-    def frame(self) -> pd.DataFrame:
-        """The trace: one row per :meth:`record`, :data:`TRACE_COLUMNS` first."""
-        columns = list(TRACE_COLUMNS) + list(self.extra)
-        for row in self.rows:
-            columns += [c for c in row if c not in columns]
-        return pd.DataFrame(self.rows, columns=columns)
+    out = trace.copy()
+    out["step"] = out[step].astype(int) if step is not None else np.arange(1, len(out) + 1)
+    values = out[total].astype(float)
+    if total == "objective":
+        out = out.rename(columns={"objective": "log_posterior"})
+    out["objective"] = values / max(int(num_points), 1)
+    if "elapsed" not in out or out["elapsed"].isna().all():
+        out["elapsed"] = out["seconds"].cumsum()
+    return out[list(TRACE_COLUMNS) + [c for c in out.columns if c not in TRACE_COLUMNS]].reset_index(drop=True)

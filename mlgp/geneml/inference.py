@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ..estimator.training import TRACE_COLUMNS, Budget
+from ..estimator.training import Budget, common_trace
 from .em import EMState, Priors, batch_em
 from .online_em import online_em
 
@@ -57,25 +57,12 @@ def start_state(run: FitRun, with_u: bool = True) -> EMState:
     return EMState(np.zeros((D, k)), U, 0.1 * run.rng.standard_normal((K, k)), run.mu, run.covariates)
 
 
-def common_trace(trace: pd.DataFrame, num_points: int, step: str | None) -> pd.DataFrame:
-    """An inference's own trace with :data:`TRACE_COLUMNS` first: ``step`` from the column
-    ``step`` names (``None``: the row number), ``objective`` per point and the total kept as
-    ``log_posterior``."""
-    out = trace.copy()
-    out["step"] = out[step].astype(int) if step is not None else np.arange(1, len(out) + 1)
-    out["log_posterior"] = out["objective"].astype(float)
-    out["objective"] = out["log_posterior"] / max(num_points, 1)
-    if "elapsed" not in out or out["elapsed"].isna().all():  # no budget: the steps' own seconds
-        out["elapsed"] = out["seconds"].cumsum()
-    return out[list(TRACE_COLUMNS) + [c for c in out.columns if c not in TRACE_COLUMNS]]
-
-
 def _em(run: FitRun) -> Result:
     est = run.estimator
     state, trace = batch_em(run.X, run.Y, start_state(run), run.priors, int(est.max_iter),
                             cg_iterations=int(est.cg_iterations), block_rows=int(est.block_rows), n_jobs=est.n_jobs,
                             progress=run.progress, callback=run.callback, max_seconds=run.budget)
-    return Result(state, common_trace(trace, run.X.shape[0], "iteration"))
+    return Result(state, common_trace(trace, run.X.shape[0], step="iteration", total="objective"))
 
 
 def _online_em(run: FitRun) -> Result:
@@ -85,7 +72,7 @@ def _online_em(run: FitRun) -> Result:
                              cg_iterations=int(est.cg_iterations), seed=int(est.random_state),
                              block_rows=int(est.batch_size), progress=run.progress, callback=run.callback,
                              max_seconds=run.budget, final_passes=int(est.final_passes), carry=bool(est.carry_local))
-    return Result(state, common_trace(trace, run.X.shape[0], "steps"))
+    return Result(state, common_trace(trace, run.X.shape[0], step="steps", total="objective"))
 
 
 def _gibbs(run: FitRun) -> Result:
@@ -110,7 +97,7 @@ def _gibbs(run: FitRun) -> Result:
         state = EMState(state.W, None, state.V, np.clip(samples["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
     if state.covariates is not None:
         state = EMState(state.W, None, state.V, None, replace(state.covariates, coef=samples["beta"].mean(axis=(0, 1))))
-    return Result(state, common_trace(trace, N, None), attributes)
+    return Result(state, common_trace(trace, N, step=None, total="objective"), attributes)
 
 
 #: Every inference of GenEML by its ``inference`` name.

@@ -28,7 +28,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError, ShapeError
-from ..estimator.training import TRACE_COLUMNS, Budget
+from ..estimator.training import TRACE_COLUMNS, Budget, common_trace
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
@@ -82,10 +82,12 @@ class MLGPFClassifier(MultiLabelEstimator):
     model_ : mlgp.models.MLGPF
         The fitted GPflow model (for notebooks: ``print_summary``, ``elbo``, ``predict_f``).
     trace_ : pandas.DataFrame
-        Per epoch: ``epoch``, ``elbo``, ``elbo_per_point`` (the bound over N, comparable across data
-        sizes), ``seconds`` (the epoch's steps), ``elapsed`` (wall seconds from the start of ``fit`` to the
-        epoch's end: building the model and evaluating ``validation`` included) and, with
-        ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it.
+        Per epoch (the last cut short by ``max_seconds``): ``step`` (optimiser steps so far),
+        ``elapsed`` (wall seconds from the start of ``fit`` to the epoch's last step: building the
+        model and evaluating ``validation`` included), ``objective`` (the ELBO over the N training
+        points, comparable across data sizes; also as ``elbo_per_point``), ``epoch``, ``elbo``,
+        ``seconds`` (the epoch's steps) and, with ``validation``, ``P@1``, ``P@3``, ``P@5``
+        (percent) on it (:mod:`mlgp.estimator.training`).
     settings_ : MLGPFSettings
         The settings trained with, sizes filled in.
     bias_only_ : bool
@@ -252,10 +254,9 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     @staticmethod
     def _trace(trace: pd.DataFrame, num_train: int) -> pd.DataFrame:
-        out = trace.copy()
-        out["objective"] = out["elbo"] / num_train
+        out = common_trace(trace, num_train, step="step", total="elbo")
         out["elbo_per_point"] = out["objective"]
-        return out[[c for c in _TRACE_COLUMNS if c in out.columns]].reset_index(drop=True)
+        return out[[c for c in _TRACE_COLUMNS if c in out.columns]]
 
     # ------------------------------------------------------------------------------- scoring --
     def _inputs(self, xb):

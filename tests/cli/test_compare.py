@@ -31,8 +31,8 @@ def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys)
     assert "max_seconds=0.5" in results.set_index("family").loc["mlgpf", "settings"]
     traces = pd.read_csv(out / "traces.csv")
     quantities = traces.groupby("family")["quantity"].unique()
-    assert {"elbo_per_point", "P@1"} <= set(quantities["mlgpf"])
-    assert {"log_posterior_per_point", "P@1"} <= set(quantities["geneml"])
+    assert {"objective", "P@1"} <= set(quantities["mlgpf"])
+    assert {"objective", "P@1"} <= set(quantities["geneml"])
     assert set(traces["family"]) == {"geneml", "mlgpf"}  # the families that train in steps
     mlgpf_p1 = traces[(traces["family"] == "mlgpf") & (traces["quantity"] == "P@1")]
     assert mlgpf_p1["seconds"].is_monotonic_increasing
@@ -104,7 +104,7 @@ def test_long_traces_are_thinned_evenly() -> None:
 
     steps = np.arange(1, 2001)
     trace = pd.DataFrame({"family": "mlgpf", "step": np.repeat(steps, 2), "seconds": np.repeat(steps * 0.1, 2),
-                          "quantity": ["P@1", "elbo_per_point"] * 2000, "value": np.arange(4000.0)})
+                          "quantity": ["P@1", "objective"] * 2000, "value": np.arange(4000.0)})
     thin = traces._thinned(trace)
     kept = np.unique(thin["step"])
     assert kept.size == traces.MAX_TRACE_STEPS and kept[0] == 1 and kept[-1] == 2000

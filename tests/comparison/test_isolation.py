@@ -28,7 +28,7 @@ def test_a_worker_killed_by_a_signal_is_recorded_with_its_number(tmp_path, monke
 
 
 def test_geneml_traces_its_log_posterior_per_training_point(monkeypatch) -> None:
-    """The trace's ``log_posterior_per_point`` is the fitted GenEML's ``trace_["objective"]`` over N."""
+    """The trace's ``objective`` is the fitted GenEML's log posterior over N."""
     made, make = {}, run.make_estimator
 
     def keep(name, *args, **kwargs):
@@ -41,6 +41,6 @@ def test_geneml_traces_its_log_posterior_per_training_point(monkeypatch) -> None
                           isolate=False).traces
     fitted = made["geneml"].trace_
     assert len(fitted) == 3 and ds.train.X.shape[0] == 40
-    traced = traces[traces["quantity"] == "log_posterior_per_point"]
+    traced = traces[traces["quantity"] == "objective"]
     np.testing.assert_array_equal(traced["step"], np.arange(1, 4))
-    np.testing.assert_allclose(traced["value"], fitted["objective"] / 40, rtol=1e-12)
+    np.testing.assert_allclose(traced["value"], fitted["log_posterior"] / 40, rtol=1e-12)

@@ -114,7 +114,7 @@ def test_online_em_ranks_better_than_label_frequency_and_infers_the_exposures(dr
     base = precision_at_k(Yte, LabelFrequency().fit(Xtr, Ytr).predict_topk(Xte, 3), 3)
     assert ours > base + 0.02, (ours, base)
     assert np.corrcoef(est.exposure_, values["mu"].numpy())[0, 1] > 0.5
-    assert list(est.trace_.columns) == ["step", "elapsed", "objective", "epoch", "steps", "final", "seconds", "log_posterior"]
+    assert list(est.trace_.columns) == ["step", "elapsed", "objective", "epoch", "steps", "final", "log_posterior", "seconds"]
     assert est.trace_["steps"].iloc[-1] == 50 and est.trace_["final"].tolist() == [False] * 10 + [True]
 
 
