@@ -28,6 +28,7 @@ import gzip
 import re
 import zlib
 from pathlib import Path
+from typing import NamedTuple, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
@@ -136,6 +137,150 @@ def _check_line(line: str, lineno: int, num_features: int, num_labels: int,
         fail(f"malformed line {line[:80]!r}")
 
 
+class _DataLines(NamedTuple):
+    """An XC file's data lines (header and final newline removed: line ``row`` of ``lines`` is line
+    row + 2 of the file) and what checking them needs: the header's D and K and the dtype."""
+
+    path: Path
+    lines: list[str]
+    num_features: int
+    num_labels: int
+    dtype: np.dtype
+
+    def reject(self, row: int) -> NoReturn:
+        """Raise the :class:`DataFormatError` that names data line ``row`` (0-based), known to be
+        invalid, and its first problem."""
+        _check_line(self.lines[row], row + 2, self.num_features, self.num_labels, self.dtype, self.path)
+        raise DataFormatError("invalid line", self.path, row + 2)  # pragma: no cover (guard)
+
+
+class _Entries(NamedTuple):
+    """The non-zeros of a file's label and feature matrices, in file order, not yet range-checked.
+
+    ``lab_counts`` (N,) int64: labels per point; ``lab_row``, ``lab_idx`` (L,) int64: each label's
+    point and label index; ``feat_counts`` (N,) int64: pairs per point; ``feat_row``, ``feat_idx``
+    (F,) int64: each pair's point and feature index; ``vals`` (F,) the file's dtype: its value
+    (±inf where the value overflows the dtype).
+    """
+
+    lab_counts: np.ndarray
+    lab_row: np.ndarray
+    lab_idx: np.ndarray
+    feat_counts: np.ndarray
+    feat_row: np.ndarray
+    feat_idx: np.ndarray
+    vals: np.ndarray
+
+
+def _data_lines(text: str, path: Path, dtype: np.dtype) -> _DataLines:
+    """Split a file's text into its header, read, and its data lines, whose number must be the
+    header's N; the final newline is optional."""
+    if text.strip() == "":
+        raise DataFormatError("empty file (expected a header line 'N D K')", path, 1)
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the final newline
+    n, d, k = _parse_header(lines[0], path)
+    data = lines[1:]
+    if len(data) != n:
+        where = len(data) + 2 if len(data) < n else n + 2
+        raise DataFormatError(
+            f"header says N={n} points but the file has {len(data)} data lines", path, where
+        )
+    return _DataLines(path, data, d, k, dtype)
+
+
+def _check_syntax(src: _DataLines) -> None:
+    """Reject the first data line that does not match the line grammar (one compiled regex per
+    line, at C speed)."""
+    fullmatch = _LINE_RE.fullmatch
+    for i, line in enumerate(src.lines):
+        if fullmatch(line) is None:
+            src.reject(i)
+
+
+def _tokens(src: _DataLines) -> tuple[np.ndarray, list[str], np.ndarray, list[str], list[str]]:
+    """Split syntactically valid data lines into tokens: (labels per point (N,) int64, the label
+    tokens, pairs per point (N,) int64, the feature-index tokens, the value tokens), in file order."""
+    n = len(src.lines)
+    labs: list[str] = []
+    rests: list[str] = []
+    for line in src.lines:
+        lab, _, rest = line.rstrip(" \t\r").partition(" ")
+        labs.append(lab)
+        rests.append(rest)
+    lab_counts = np.fromiter((s.count(",") + 1 if s else 0 for s in labs), np.int64, count=n)
+    lab_toks = ",".join(s for s in labs if s).split(",") if lab_counts.sum() else []
+    feat_counts = np.fromiter((r.count(":") for r in rests), np.int64, count=n)
+    pair_toks = " ".join(rests).replace(":", " ").split()
+    if len(pair_toks) != 2 * int(feat_counts.sum()):  # cannot happen after the regex
+        raise DataFormatError("malformed feature:value pairs", src.path)  # pragma: no cover
+    return lab_counts, lab_toks, feat_counts, pair_toks[0::2], pair_toks[1::2]
+
+
+def _reject_long_indices(src: _DataLines, toks: list[str], counts: np.ndarray) -> None:
+    """Reject the point of the first index token longer than ``_MAX_DIGITS`` digits (too long for
+    int64), ``toks`` being the points' tokens in order, ``counts`` (N,) how many each point has."""
+    if toks and max(map(len, toks)) > _MAX_DIGITS:
+        pos = next(i for i, t in enumerate(toks) if len(t) > _MAX_DIGITS)
+        src.reject(int(np.searchsorted(np.cumsum(counts), pos, side="right")))
+
+
+def _entries(src: _DataLines) -> _Entries:
+    """The labels and feature pairs of syntactically valid data lines as arrays; a label or
+    feature index too long for int64 is rejected here (labels first), the rest is checked by
+    :func:`_first_invalid_row`."""
+    n = len(src.lines)
+    lab_counts, lab_toks, feat_counts, idx_toks, val_toks = _tokens(src)
+    for toks, counts in ((lab_toks, lab_counts), (idx_toks, feat_counts)):
+        _reject_long_indices(src, toks, counts)
+    lab_idx = np.array(lab_toks, dtype=np.int64) if lab_toks else np.zeros(0, np.int64)
+    feat_idx = np.array(idx_toks, dtype=np.int64) if idx_toks else np.zeros(0, np.int64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = np.array(val_toks, dtype=np.float64).astype(src.dtype) if val_toks \
+            else np.zeros(0, src.dtype)
+    lab_row = np.repeat(np.arange(n), lab_counts)
+    feat_row = np.repeat(np.arange(n), feat_counts)
+    return _Entries(lab_counts, lab_row, lab_idx, feat_counts, feat_row, feat_idx, vals)
+
+
+def _first_invalid_row(e: _Entries, label_order: np.ndarray, num_features: int,
+                       num_labels: int) -> int | None:
+    """The first point (0-based) with a label ≥ ``num_labels``, a feature ≥ ``num_features``, a
+    non-finite value, feature indices not strictly increasing or a repeated label; ``None`` when
+    there is none. ``label_order`` (L,) sorts the labels by point, then label index."""
+    bad_rows: list[np.ndarray] = []
+    bad_rows.append(e.lab_row[e.lab_idx >= num_labels])
+    bad_rows.append(e.feat_row[e.feat_idx >= num_features])
+    bad_rows.append(e.feat_row[~np.isfinite(e.vals)])
+    if e.feat_idx.size > 1:
+        same = e.feat_row[1:] == e.feat_row[:-1]
+        bad_rows.append(e.feat_row[1:][same & (e.feat_idx[1:] <= e.feat_idx[:-1])])
+    lab_row_s, lab_idx_s = e.lab_row[label_order], e.lab_idx[label_order]
+    if lab_idx_s.size > 1:
+        dup = (lab_row_s[1:] == lab_row_s[:-1]) & (lab_idx_s[1:] == lab_idx_s[:-1])
+        bad_rows.append(lab_row_s[1:][dup])
+    bad = np.concatenate(bad_rows)
+    return int(bad.min()) if bad.size else None
+
+
+def _matrices(e: _Entries, label_order: np.ndarray, num_features: int, num_labels: int,
+              dtype: np.dtype) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """X (N, D) of ``dtype``, exact zeros removed, and the 0/1 Y (N, K) int8 of valid entries,
+    both CSR with sorted indices; ``label_order`` (L,) sorts the labels by point, then index."""
+    n = e.lab_counts.size
+    indptr_x = np.concatenate([[0], np.cumsum(e.feat_counts)])
+    X = sp.csr_matrix((e.vals, e.feat_idx, indptr_x), shape=(n, num_features), dtype=dtype)
+    X.eliminate_zeros()
+    X.has_sorted_indices = True
+    lab_idx_s = e.lab_idx[label_order]
+    indptr_y = np.concatenate([[0], np.cumsum(e.lab_counts)])
+    Y = sp.csr_matrix((np.ones(lab_idx_s.size, np.int8), lab_idx_s, indptr_y),
+                      shape=(n, num_labels), dtype=np.int8)
+    Y.has_sorted_indices = True
+    return X, Y
+
+
 def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Read an XC-format file (``.txt`` or gzip-compressed ``.txt.gz``).
 
@@ -162,87 +307,14 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ArgumentError(f"dtype must be a floating dtype, got {dtype}")
-    text = _read_text(path)
-    if text.strip() == "":
-        raise DataFormatError("empty file (expected a header line 'N D K')", path, 1)
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the final newline
-    n, d, k = _parse_header(lines[0], path)
-    data = lines[1:]
-    if len(data) != n:
-        where = len(data) + 2 if len(data) < n else n + 2
-        raise DataFormatError(
-            f"header says N={n} points but the file has {len(data)} data lines", path, where
-        )
-
-    def first_bad(row: int) -> None:
-        _check_line(data[row], row + 2, d, k, dtype, path)
-        raise DataFormatError("invalid line", path, row + 2)  # pragma: no cover (guard)
-
-    # Syntax, one compiled regex per line (C speed).
-    fullmatch = _LINE_RE.fullmatch
-    for i, line in enumerate(data):
-        if fullmatch(line) is None:
-            first_bad(i)
-
-    labs: list[str] = []
-    rests: list[str] = []
-    for line in data:
-        lab, _, rest = line.rstrip(" \t\r").partition(" ")
-        labs.append(lab)
-        rests.append(rest)
-
-    # Labels.
-    lab_counts = np.fromiter((s.count(",") + 1 if s else 0 for s in labs), np.int64, count=n)
-    lab_toks = ",".join(s for s in labs if s).split(",") if lab_counts.sum() else []
-    # Features.
-    feat_counts = np.fromiter((r.count(":") for r in rests), np.int64, count=n)
-    pair_toks = " ".join(rests).replace(":", " ").split()
-    if len(pair_toks) != 2 * int(feat_counts.sum()):  # cannot happen after the regex
-        raise DataFormatError("malformed feature:value pairs", path)  # pragma: no cover
-    idx_toks = pair_toks[0::2]
-    val_toks = pair_toks[1::2]
-
-    # Indices too long for int64: locate the first and report it (rare, slow path).
-    for toks, counts in ((lab_toks, lab_counts), (idx_toks, feat_counts)):
-        if toks and max(map(len, toks)) > _MAX_DIGITS:
-            pos = next(i for i, t in enumerate(toks) if len(t) > _MAX_DIGITS)
-            first_bad(int(np.searchsorted(np.cumsum(counts), pos, side="right")))
-
-    lab_idx = np.array(lab_toks, dtype=np.int64) if lab_toks else np.zeros(0, np.int64)
-    feat_idx = np.array(idx_toks, dtype=np.int64) if idx_toks else np.zeros(0, np.int64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        vals = np.array(val_toks, dtype=np.float64).astype(dtype) if val_toks \
-            else np.zeros(0, dtype)
-    lab_row = np.repeat(np.arange(n), lab_counts)
-    feat_row = np.repeat(np.arange(n), feat_counts)
-
-    bad_rows: list[np.ndarray] = []
-    bad_rows.append(lab_row[lab_idx >= k])
-    bad_rows.append(feat_row[feat_idx >= d])
-    bad_rows.append(feat_row[~np.isfinite(vals)])
-    if feat_idx.size > 1:
-        same = feat_row[1:] == feat_row[:-1]
-        bad_rows.append(feat_row[1:][same & (feat_idx[1:] <= feat_idx[:-1])])
-    order = np.lexsort((lab_idx, lab_row))
-    lab_row_s, lab_idx_s = lab_row[order], lab_idx[order]
-    if lab_idx_s.size > 1:
-        dup = (lab_row_s[1:] == lab_row_s[:-1]) & (lab_idx_s[1:] == lab_idx_s[:-1])
-        bad_rows.append(lab_row_s[1:][dup])
-    bad = np.concatenate(bad_rows)
-    if bad.size:
-        first_bad(int(bad.min()))
-
-    indptr_x = np.concatenate([[0], np.cumsum(feat_counts)])
-    X = sp.csr_matrix((vals, feat_idx, indptr_x), shape=(n, d), dtype=dtype)
-    X.eliminate_zeros()
-    X.has_sorted_indices = True
-    indptr_y = np.concatenate([[0], np.cumsum(lab_counts)])
-    Y = sp.csr_matrix((np.ones(lab_idx_s.size, np.int8), lab_idx_s, indptr_y),
-                      shape=(n, k), dtype=np.int8)
-    Y.has_sorted_indices = True
-    return X, Y
+    src = _data_lines(_read_text(path), path, dtype)
+    _check_syntax(src)
+    entries = _entries(src)
+    label_order = np.lexsort((entries.lab_idx, entries.lab_row))
+    bad = _first_invalid_row(entries, label_order, src.num_features, src.num_labels)
+    if bad is not None:
+        src.reject(bad)
+    return _matrices(entries, label_order, src.num_features, src.num_labels, dtype)
 
 
 def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
