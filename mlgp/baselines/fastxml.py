@@ -38,13 +38,14 @@ from sklearn.utils.validation import check_is_fitted
 from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
+from ..estimator.training import Budget
 from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
 from ._fastxml.split import SplitOptions
 from ._fastxml.store import TreeStore
-from ._fastxml.tree import grow_tree
+from ._fastxml.growing import grow_trees
 
 __all__ = ["FastXML"]
 
@@ -59,16 +60,6 @@ def _int32_indices(X: sp.csr_matrix) -> sp.csr_matrix:
         raise ArgumentError(f"FastXML's liblinear takes at most {limit} non-zeros and columns; X has {X.nnz} and "
                             f"{X.shape[1]} (solver='newglmnet' takes more)")
     return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape, copy=False)
-
-
-def _grow_indexed(t: int, *args) -> tuple[int, object, float]:
-    """``(t, grow_tree(*args), seconds it took)``: a tree with its number, for results that arrive
-    in any order."""
-    import time
-
-    start = time.perf_counter()
-    tree = grow_tree(*args)
-    return t, tree, time.perf_counter() - start
 
 
 class FastXML(MultiLabelEstimator):
@@ -126,6 +117,11 @@ class FastXML(MultiLabelEstimator):
         releases). Both minimise the same objective with the same stopping rule; their random
         coordinate orders differ, so their trees differ (with the same accuracy over seeds:
         ``experiments/bench_fastxml.py``).
+    max_seconds : float or None, default=None
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`), looked
+        at after every tree: no tree is added once it is spent (trees growing then are abandoned),
+        so the forest may hold fewer than ``n_estimators`` trees (at least one; ``tree_seeds_``
+        names them).
 
     Attributes
     ----------
@@ -181,6 +177,7 @@ class FastXML(MultiLabelEstimator):
         "verbose": ["verbose"],
         "separator_features": [StrOptions({"all", "node"}), None],
         "solver": [StrOptions({"newglmnet", "liblinear"})],
+        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     _block_format = "csr"
@@ -190,7 +187,7 @@ class FastXML(MultiLabelEstimator):
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "ndcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
-                 solver: str = "newglmnet", prior_strength: float = 1.0) -> None:
+                 solver: str = "newglmnet", prior_strength: float = 1.0, max_seconds: float | None = None) -> None:
         self.n_estimators = n_estimators
         self.max_leaf = max_leaf
         self.max_leaf_labels = max_leaf_labels
@@ -210,6 +207,7 @@ class FastXML(MultiLabelEstimator):
         self.separator_features = separator_features
         self.solver = solver
         self.prior_strength = prior_strength
+        self.max_seconds = max_seconds
 
     # ----------------------------------------------------------------------------------- fit --
     def _label_weights(self, Y: sp.csr_matrix) -> np.ndarray | None:
@@ -236,7 +234,7 @@ class FastXML(MultiLabelEstimator):
     __metadata_request__fit = {"tree_dir": metadata_routing.UNUSED, "progress": metadata_routing.UNUSED}
     #: Parameters that do not change the trees (not recorded beside stored trees).
     _NOT_TREE_PARAMETERS = frozenset({"n_jobs", "verbose", "threshold", "random_state", "gamma", "alpha",
-                                      "prior_strength"})
+                                      "prior_strength", "max_seconds"})
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, *, tree_dir=None, progress: bool = False) -> "FastXML":
@@ -258,9 +256,9 @@ class FastXML(MultiLabelEstimator):
         progress : bool, default=False
             Show a progress bar that advances per tree (tqdm).
         """
-        from joblib import Parallel, delayed
         from tqdm.auto import tqdm
 
+        budget = Budget(self.max_seconds)
         progress = flag(progress, "progress")
         node_features = self._node_features()
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR
@@ -281,18 +279,13 @@ class FastXML(MultiLabelEstimator):
         # on a Dask cluster the data go to each worker once, not with every tree (mlgp.parallel)
         with scatter_once([X, Y, G, discount]), tqdm(total=self.n_estimators, initial=len(trees), desc="trees",
                                                      unit="tree", disable=not progress) as bar:
-            grown = Parallel(n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose,
-                             return_as="generator_unordered")(
-                delayed(_grow_indexed)(t, X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
-                                       int(seeds[t]), node_features)
-                for t in todo)
-            for t, tree, seconds in grown:  # as each tree is done, in any order
-                if store:
-                    store.save(t, tree, int(seeds[t]), seconds)
-                trees[t] = tree
-                bar.update()
-        self.forest_ = Forest.from_trees([trees[t] for t in range(self.n_estimators)])
-        self.tree_seeds_ = seeds.astype(np.int64)
+            grow_trees(todo, trees, lambda t: (X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
+                                               int(seeds[t]), node_features),
+                       n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, budget=budget, store=store, seeds=seeds,
+                       bar=bar)
+        kept = sorted(trees)
+        self.forest_ = Forest.from_trees([trees[t] for t in kept])
+        self.tree_seeds_ = seeds[kept].astype(np.int64)
         self._set_fitted_shape(N, X.shape[1], K)
         self._set_tree_statistics()
         self._fit_extra(X, Y)
@@ -387,8 +380,9 @@ class FastXML(MultiLabelEstimator):
                 else state.array(name, None, "f" if f.name == "bias" else "iu")
         forest = Forest(**parts)
         forest.check(self.n_features_in_, self.n_labels_)
-        if forest.n_trees != self.n_estimators:
-            raise state.error(f"the forest has {forest.n_trees} trees but n_estimators is {self.n_estimators}")
+        if forest.n_trees > self.n_estimators or (forest.n_trees < self.n_estimators and self.max_seconds is None):
+            raise state.error(f"the forest has {forest.n_trees} trees but n_estimators is {self.n_estimators}"
+                              + (" (and no max_seconds cut it short)" if forest.n_trees < self.n_estimators else ""))
         if np.any(np.bincount(forest.leaf_tree, weights=forest.leaf_size, minlength=forest.n_trees) != self.n_samples_):
             raise state.error(f"the leaves of some tree do not hold the n_samples_ = {self.n_samples_} training points")
         self.forest_ = forest

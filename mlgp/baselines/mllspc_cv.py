@@ -204,7 +204,7 @@ class MLLSPCCV(MultiLabelEstimator):
         """
         n, name = X.shape[0], type(self).__name__
         if n < 2:
-            raise ShapeError(f"{name} needs at least 2 rows to cross-validate, got {n}")
+            raise ShapeError(f"{name} needs at least 2 rows to cross-validate, got {n} sample{'' if n == 1 else 's'}")
         folds = check_cv(self.cv, Y_dense, classifier=True)
         k = folds.n_splits if isinstance(folds, (KFold, StratifiedKFold, GroupKFold)) else 0
         if k > n:

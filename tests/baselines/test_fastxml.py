@@ -15,6 +15,7 @@ from _fastxml_helpers import _assert_same_forest, _data, _ref_top, _subtree_size
 from _sklearn_checks import estimator_check_tests
 from sklearn.utils._param_validation import InvalidParameterError
 
+import mlgp.baselines._fastxml.growing
 import mlgp.baselines.fastxml
 from mlgp.baselines._fastxml import tree as tree_module
 from mlgp.baselines import FastXML
@@ -302,7 +303,7 @@ def no_tree_growing(monkeypatch):
     def grow(*args, **kwargs):
         raise AssertionError("a tree was grown")
 
-    monkeypatch.setattr(mlgp.baselines.fastxml, "grow_tree", grow)
+    monkeypatch.setattr(mlgp.baselines._fastxml.growing, "grow_tree", grow)
 
 
 def _with_value(Y, value):

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-import mlgp.baselines.fastxml as fastxml_module
+import mlgp.baselines._fastxml.growing as fastxml_module  # where fit grows each tree
 from mlgp.baselines import FastXML, PfastreXML
 from mlgp.errors import ArgumentError, CheckpointMismatchError, DataFormatError
 

@@ -88,8 +88,8 @@ def test_bad_grids_are_refused(kwargs, message) -> None:
 @pytest.mark.parametrize("n, cv, message", [
     (3, 5, r"MLLSPCCV: cv=5 folds need at least 5 rows, got 3"),
     (4, KFold(5), r"MLLSPCCV: cv=KFold\(n_splits=5, .*\) makes 5 folds, which need at least 5 rows, got 4"),
-    (1, 2, r"MLLSPCCV needs at least 2 rows to cross-validate, got 1"),
-    (1, [(np.array([0]), np.array([0]))], r"MLLSPCCV needs at least 2 rows to cross-validate, got 1"),
+    (1, 2, r"MLLSPCCV needs at least 2 rows to cross-validate, got 1 sample"),
+    (1, [(np.array([0]), np.array([0]))], r"MLLSPCCV needs at least 2 rows to cross-validate, got 1 sample"),
 ])
 def test_too_few_rows_for_the_folds_are_refused_before_any_work(monkeypatch, n, cv, message) -> None:
     import mlgp.baselines.mllspc_cv as module

@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from _rounding import assert_topk_close
 from sklearn.utils._param_validation import InvalidParameterError
 
+import mlgp.baselines._fastxml.growing
 import mlgp.baselines.fastxml
 from mlgp.baselines import FastXML, PfastreXML, PfastXML
 from mlgp.metrics import inverse_propensity
@@ -36,13 +37,13 @@ def _assert_same_forest(a, b) -> None:
 @pytest.mark.parametrize("a, b", [(0.55, 1.5), (0.6, 2.6), (0.5, 0.4)])
 def test_inverse_propensities_weight_the_dcg_split_loss(rng, monkeypatch, a, b) -> None:
     grown = []
-    original = mlgp.baselines.fastxml.grow_tree
+    original = mlgp.baselines._fastxml.growing.grow_tree
 
     def recording(X, Y, G, discount, *args):
         grown.append((Y, G, discount))
         return original(X, Y, G, discount, *args)
 
-    monkeypatch.setattr(mlgp.baselines.fastxml, "grow_tree", recording)
+    monkeypatch.setattr(mlgp.baselines._fastxml.growing, "grow_tree", recording)
     X, Y = _data(rng)
     est = PfastXML(n_estimators=2, max_leaf=8, propensity_a=a, propensity_b=b, random_state=0).fit(X, Y)
     assert est.split_loss == "dcg"

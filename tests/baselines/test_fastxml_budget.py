@@ -1,0 +1,62 @@
+"""``max_seconds`` in the FastXML family: wall seconds from the start of ``fit``, looked at after
+every tree, on a fake clock that moves 1 s per reading (:mod:`tests._clock`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _clock import fake_clock
+
+import mlgp.baselines.fastxml as fastxml_module
+from mlgp.baselines import FastXML, PfastreXML, PfastXML
+from mlgp.errors import DataFormatError
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = sp.random(120, 15, density=0.3, random_state=2, format="csr")
+    Y = sp.csr_matrix((rng.random((120, 8)) < 0.3).astype(np.float64))
+    return X, Y
+
+
+@pytest.mark.parametrize("cls", [FastXML, PfastXML, PfastreXML])
+def test_no_tree_is_added_once_the_budget_is_spent(cls, data, monkeypatch) -> None:
+    """One tree at a time: the budget's looks after trees 1..4 read 1..4 s, so 3.5 s keeps 4 of 10,
+    the first four tree numbers, with their seeds."""
+    clock = fake_clock(monkeypatch)
+    est = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0, max_seconds=3.5).fit(*data)
+    assert est.forest_.n_trees == 4 and clock.readings == 5
+    full = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0).fit(*data)
+    np.testing.assert_array_equal(est.tree_seeds_, full.tree_seeds_[:4])
+    assert full.forest_.n_trees == 10
+
+
+def test_the_set_up_counts(data, monkeypatch) -> None:
+    """Work before the first tree (here the split loss, made to take 100 s) counts: one tree."""
+    clock = fake_clock(monkeypatch)
+    real = fastxml_module.split_loss
+
+    def slow(*args, **kwargs):
+        clock.advance(100.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fastxml_module, "split_loss", slow)
+    est = FastXML(n_estimators=5, n_jobs=1, random_state=0, max_seconds=50.0).fit(*data)
+    assert est.forest_.n_trees == 1
+
+
+def test_a_forest_cut_short_saves_and_loads_and_a_short_one_without_a_budget_is_refused(data, monkeypatch,
+                                                                                         tmp_path) -> None:
+    fake_clock(monkeypatch)
+    X, Y = data
+    est = FastXML(n_estimators=6, n_jobs=1, random_state=0, max_seconds=2.5).fit(X, Y)
+    est.save(tmp_path / "cut.npz")
+    back = FastXML.load(tmp_path / "cut.npz")
+    assert back.forest_.n_trees == 3
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    est.set_params(max_seconds=None)
+    est.save(tmp_path / "short.npz")
+    with pytest.raises(DataFormatError, match="3 trees but n_estimators is 6 .and no max_seconds cut it short"):
+        FastXML.load(tmp_path / "short.npz")
