@@ -68,7 +68,7 @@ def _buckets(Y_train, Y, P) -> dict:
 def _posterior(ds, name, log, quick) -> None:
     from scipy.special import expit
 
-    from mlgp.comparison.families import make_estimator
+    from mlgp.families import make_estimator
 
     K = ds.train.Y.shape[1]
     variants = {"default": {}} if quick else {"default": {}, "all negatives": {"negatives": K - 1}}
@@ -91,7 +91,7 @@ def _posterior(ds, name, log, quick) -> None:
 def _posthoc(ds, name, log, quick) -> None:
     import numpy as np
 
-    from mlgp.comparison.families import make_estimator
+    from mlgp.families import make_estimator
     from mlgp.estimator import ProbabilityCalibrator
 
     N = ds.train.X.shape[0]

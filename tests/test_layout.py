@@ -4,7 +4,8 @@ The model families (the GP modules, ``geneml``, ``baselines``) never import one 
 only in the shared floor (``errors``, ``validation``, ``floats``, ``blocks``, ``files``, ``fingerprint``, ``estimator``,
 ``data``, ``scores``, ``metrics``, ``parallel``), which imports no family and no TensorFlow (the package root's
 lazy ``mlgp.compare`` is the one named exception); ``recipes``, ``comparison``, ``cli`` and
-``experiment`` may combine anything. No two modules import each other, directly or in a
+``experiment`` may combine anything, and ``families`` (the registry of every family by name) and
+``comparison`` stand above every family: they import them by drawn imports, never by strings. No two modules import each other, directly or in a
 circle, counting imports inside functions.
 """
 
@@ -23,7 +24,7 @@ GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
 FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "fingerprint",
          "estimator", "quiet", "parallel", "__init__"}
-COMBINERS = {"recipes", "cli", "experiment", "comparison"}
+COMBINERS = {"recipes", "cli", "experiment", "comparison", "families"}
 #: The one import up from the floor that is allowed: the package root's lazy ``mlgp.compare``
 #: (a module ``__getattr__``, so ``import mlgp`` still imports no family).
 LAZY_ROOT = {("mlgp/__init__.py", "__init__", "comparison")}
@@ -101,6 +102,20 @@ def test_families_and_distributions_import_no_combiner():
     assert not bad, "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
     bad = [(f, s, d) for f, s, d in _edges() if s == "distributions" and _family(d)]
     assert not bad, "; ".join(f"{f} ({s} → {d})" for f, s, d in bad)
+
+
+def test_the_registry_and_the_comparison_stand_above_every_family():
+    """The drawn structure shows the registry importing every family and ``comparison`` importing
+    the registry; no family and nothing of the floor imports either (but the root's lazy
+    ``mlgp.compare``); neither reaches a family through a string (``importlib``)."""
+    edges = _edges()
+    assert {"baselines", "geneml", "recipes"} <= {d for _, s, d in edges if s == "families"}
+    assert "families" in {d for _, s, d in edges if s == "comparison"}
+    up = [(f, s, d) for f, s, d in edges if d in ("families", "comparison") and s not in COMBINERS
+          and (f, s, d) not in LAZY_ROOT]
+    assert not up, "arrows back up: " + "; ".join(f"{f} ({s} → {d})" for f, s, d in up)
+    for path in [PACKAGE / "families.py", *sorted((PACKAGE / "comparison").glob("*.py"))]:
+        assert "import_module" not in path.read_text(), f"{path.name} imports by a string"
 
 
 def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):

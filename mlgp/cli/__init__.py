@@ -10,13 +10,16 @@
 Output is mlgp's own: TensorFlow's start-up and log lines are kept out unless ``--verbose`` is
 given (:mod:`mlgp.cli.quiet`). Every error the package raises on bad input
 (:class:`mlgp.errors.MLGPError`) and every bad option value is printed as ``mlgp: error: <message>``
-and the command exits with status 2, without a traceback.
+and the command exits with status 2, without a traceback. Where numba cannot cache FastXML's
+compiled kernels (a read-only install), the ``RuntimeWarning`` saying so is kept out too, unless
+``--verbose`` is given (:data:`NUMBA_CANNOT_CACHE`); other warnings show as usual.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Sequence
 
 from .. import __version__
@@ -25,7 +28,11 @@ from ..scores import load_scores
 from . import compare, datasets, demo, evaluate, fit, predict
 from .common import PROG, Parser, join_negative_values
 
-__all__ = ["main", "build_parser", "load_scores"]
+__all__ = ["main", "build_parser", "load_scores", "NUMBA_CANNOT_CACHE"]
+
+#: the start of the warning of :func:`mlgp.baselines._fastxml._jit.compiled` where numba finds no
+#: folder for its cache (the kernels are compiled in each process instead)
+NUMBA_CANNOT_CACHE = "numba cannot cache "
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +65,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``mlgp: error: …``) or an :class:`~mlgp.errors.MLGPError` (printed the same way).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
+    with warnings.catch_warnings():
+        if "--verbose" not in argv:
+            warnings.filterwarnings("ignore", message=NUMBA_CANNOT_CACHE, category=RuntimeWarning)
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
+    """:func:`main` without its warning filter."""
     parser = build_parser()
     try:
         if _command(argv) in ("demo", "fit", "predict", "compare") and "--verbose" not in argv:

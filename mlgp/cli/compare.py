@@ -26,7 +26,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
-    from ..comparison.families import FAMILIES
+    from ..families import FAMILIES
 
     p = sub.add_parser("compare", help="fit several families on one split and compare them",
                        description="Fit each family on the same training split, score the test split, print "
@@ -40,8 +40,9 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     add_format_option(p)
     p.add_argument("--models", required=True, metavar="a,b,c", help="comma-separated family names")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
-                   help="wall seconds of each fit for the families that have a budget (mlgpf, geneml): "
-                        "training stops after the epoch or iteration that ends past it")
+                   help=f"wall seconds of each fit from its start, for the families that have a budget "
+                        f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "
+                        "step (optimiser step, EM iteration, minibatch, sweep or tree) that reaches it")
     p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")

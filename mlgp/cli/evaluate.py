@@ -4,7 +4,10 @@ P@k, nDCG@k, PSP@k and PSnDCG@k (percent) of a score file against a split's labe
 any file :func:`mlgp.scores.load_scores` reads — what :func:`mlgp.scores.save_scores` writes from a
 model's ``decision_function`` (dense ``.npy``) or ``predict_topk`` (``.npz`` with ``indices`` and
 ``scores``), or a ``scipy.sparse.save_npz`` matrix. Rows are the split's points in file order;
-columns (or ``indices``) are 0-based label indices. Every input is checked before the metrics run.
+columns (or ``indices``) are 0-based label indices. Without ``--k``, a top-k ranking is evaluated at
+the default cut-offs (1, 3, 5) that it holds (those ≤ its k: ``mlgp predict --top-k 3`` gives @1 and
+@3); a cut-off that ``--k`` asks for beyond the ranking's k is refused. Every input is checked
+before the metrics run.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from pathlib import Path
 from ..errors import DatasetNotFoundError, ShapeError
 from .common import check_csv_path, format_metrics, int_list, no_home_message, propensity_pair, resolve_home, write_csv
 
-__all__ = ["add_parser", "run"]
+__all__ = ["DEFAULT_KS", "add_parser", "cut_offs", "run"]
+
+#: the cut-offs evaluated when ``--k`` is not given
+DEFAULT_KS = (1, 3, 5)
 
 
 def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
@@ -30,8 +36,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     p.add_argument("scores", type=Path, metavar="SCORES", help="scores file (.npy or .npz)")
     p.add_argument("--dataset", required=True, metavar="NAME", help="dataset name in the data home")
     p.add_argument("--split", choices=("test", "train"), default="test", help="default: test")
-    p.add_argument("--k", type=int_list, default=[1, 3, 5], metavar="K,K,...",
-                   help="cut-offs (default: 1,3,5)")
+    p.add_argument("--k", type=int_list, default=None, metavar="K,K,...",
+                   help="cut-offs (default: 1,3,5, those a top-k ranking holds)")
     p.add_argument("--propensity", type=propensity_pair, default=None, metavar="A,B",
                    help="propensity parameters (default: the dataset's, usually 0.55,1.5)")
     p.add_argument("--csv", type=Path, default=None, metavar="OUT", help="also write the table as CSV")
@@ -50,6 +56,27 @@ def _describe(scores) -> str:
     if sp.issparse(scores):
         return f"sparse {scores.shape[0]}×{scores.shape[1]} scores ({scores.nnz} stored)"
     return f"dense {scores.shape[0]}×{scores.shape[1]} scores ({scores.dtype})"
+
+
+def cut_offs(asked: list[int] | None, scores, where: str) -> list[int]:
+    """The cut-offs to evaluate ``scores`` at: ``--k``'s (``asked``) or, without it, the
+    :data:`DEFAULT_KS` that a top-k ranking holds (all of them for full scores).
+
+    Raises
+    ------
+    ShapeError
+        When ``--k`` asks for a cut-off beyond a top-k ranking's k.
+    """
+    from ..scores import TopK
+
+    if not isinstance(scores, TopK):
+        return list(DEFAULT_KS) if asked is None else asked
+    if asked is None:
+        return [k for k in DEFAULT_KS if k <= scores.k]  # 1 ≤ k always
+    if scores.k < max(asked):
+        raise ShapeError(f"{where}: the ranking keeps k={scores.k} labels per row, fewer than "
+                         f"the largest cut-off {max(asked)} (use --k)")
+    return asked
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,14 +98,12 @@ def run(args: argparse.Namespace) -> int:
         if scores.num_rows != N:
             raise ShapeError(f"{where}: the ranking has {scores.num_rows} rows but {ds.name}'s "
                              f"{split.name} split has N={N} points")
-        if scores.k < max(args.k):
-            raise ShapeError(f"{where}: the ranking keeps k={scores.k} labels per row, fewer than "
-                             f"the largest cut-off {max(args.k)} (use --k)")
     elif scores.shape != (N, K):
         raise ShapeError(f"{where}: scores have shape {scores.shape[0]}×{scores.shape[1]} but "
                          f"{ds.name}'s {split.name} split has N×K = {N}×{K}")
+    ks = cut_offs(args.k, scores, where)
     a, b = args.propensity if args.propensity is not None else (ds.propensity_a, ds.propensity_b)
-    table = evaluate(split.Y, scores, ks=args.k, inv_propensity=ds.inverse_propensity(a, b), percent=True)
+    table = evaluate(split.Y, scores, ks=ks, inv_propensity=ds.inverse_propensity(a, b), percent=True)
     print(f"{ds.name}, {split.name} split (N={N}, K={K}); {_describe(scores)} from {where}")
     print(f"propensities from the train split with A={a:g}, B={b:g}")
     print(format_metrics(table))

@@ -1,10 +1,11 @@
 """``mlgp fit FAMILY (--dataset NAME | --train FILE) --out MODEL [--set NAME=VALUE ...] [--seed N]``.
 
 Fits one family (:data:`mlgp.comparison.FAMILIES`) on a dataset's training split or a labelled file
-and saves the estimator in the floor's format (:meth:`mlgp.estimator.MultiLabelEstimator.save`:
-one ``.npz``, written atomically), which ``mlgp predict`` reads. Everything is checked before any
-data are read or any training starts: the family, each ``--set`` name against the estimator's
-parameters and each value against its constraints, the seed, the budget and the output path.
+(``--zero-based yes`` for a LIBSVM file whose feature indices start at 0) and saves the estimator
+in the floor's format (:meth:`mlgp.estimator.MultiLabelEstimator.save`: one ``.npz``, written
+atomically), which ``mlgp predict`` reads. Everything is checked before any data are read or any
+training starts: the family, each ``--set`` name against the estimator's parameters and each value
+against its constraints, the seed, the budget and the output path.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 
 from ..errors import DataFormatError
 from .common import non_negative_int
-from ..comparison.families import fit_arguments
-from .inputs import add_format_option, check_output_file, load_dataset, read_file, sets
+from ..families import fit_arguments
+from .inputs import add_format_option, add_zero_based_option, check_output_file, load_dataset, read_file, sets
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +38,7 @@ def positive_seconds(text: str) -> float:
 
 def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
-    from ..comparison.families import FAMILIES
+    from ..families import FAMILIES
 
     p = sub.add_parser("fit", help="fit a model family and save it",
                        description="Fit FAMILY on a dataset's training split or a labelled file and save the "
@@ -48,12 +49,14 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     source.add_argument("--dataset", metavar="NAME", help="a dataset of the data home (its train split)")
     source.add_argument("--train", type=Path, metavar="FILE", help="a labelled data file")
     add_format_option(p)
+    add_zero_based_option(p)
     p.add_argument("--out", type=Path, required=True, metavar="MODEL", help="model file (.npz added when missing)")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a constructor parameter (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed of the family's randomness")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
-                   help="wall seconds of the fit for the families that have a budget (mlgpf, geneml): "
-                        "training stops after the epoch or iteration that ends past it")
+                   help=f"wall seconds of the fit from its start, for the families that have a budget "
+                        f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "
+                        "step (optimiser step, EM iteration, minibatch, sweep or tree) that reaches it")
     p.add_argument("--data-home", **home_kw)
     p.set_defaults(func=run)
     return p
@@ -61,7 +64,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Fit and save; prints one line saying what was fitted and where it went."""
-    from ..comparison.families import make_estimator
+    from ..families import make_estimator
     from ..estimator.persistence import npz_path
 
     estimator = make_estimator(args.family, sets(args.set), seed=args.seed, budget=args.budget)
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         ds = load_dataset(args.dataset, args.data_home)
         X, Y, source = ds.train.X, ds.train.Y, f"{ds.name} (train)"
     else:
-        X, Y = read_file(args.train, args.data_format)
+        X, Y = read_file(args.train, args.data_format, args.zero_based)
         source = str(args.train)
     if Y.nnz == 0:
         raise DataFormatError(f"{source}: the training data have no labels")

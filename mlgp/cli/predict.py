@@ -4,8 +4,9 @@ Scores a dataset split or a labelled file with a model saved by ``mlgp fit`` (an
 writes each point's K best labels: a ``.npz`` with ``indices`` and ``scores`` (N, K), best first,
 that ``mlgp evaluate`` reads, or with ``--format txt`` one line per point of ``label:score`` pairs.
 The model file, K (1 ≤ K ≤ the model's labels) and the output path are checked before the data are
-read; data of another width than the model's raise :class:`~mlgp.errors.ShapeError`. Files are
-written atomically.
+read; a data file narrower than the model is padded with empty columns to its width, a wider one
+raises :class:`~mlgp.errors.ShapeError`. ``--zero-based`` says where a LIBSVM file's feature indices
+start. Files are written atomically.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ArgumentError
 from .common import positive_int
-from .inputs import add_format_option, check_output_file, load_dataset, read_file
+from .inputs import add_format_option, add_zero_based_option, check_output_file, load_dataset, read_file
 
 __all__ = ["add_parser", "format_topk", "run"]
 
@@ -31,6 +32,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     source.add_argument("--data", type=Path, metavar="FILE", help="a labelled data file (its labels are not used)")
     p.add_argument("--split", choices=("test", "train"), default="test", help="with --dataset (default: test)")
     add_format_option(p, "--data-format")
+    add_zero_based_option(p)
     p.add_argument("--top-k", type=positive_int, required=True, metavar="K", help="labels kept per point")
     p.add_argument("--out", type=Path, required=True, metavar="SCORES", help="output file")
     p.add_argument("--format", dest="out_format", choices=("npz", "txt"), default="npz",
@@ -51,7 +53,7 @@ def format_topk(topk) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Score and write; prints one line saying what was written."""
-    from ..comparison.families import load_model
+    from ..families import load_model
     from ..files import atomic_write
     from ..scores import save_scores
 
@@ -66,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         ds = load_dataset(args.dataset, args.data_home)
         X = (ds.test if args.split == "test" else ds.train).X
     else:
-        X, _ = read_file(args.data, args.data_format, num_features=model.n_features_in_)
+        X, _ = read_file(args.data, args.data_format, args.zero_based, num_features=model.n_features_in_)
     topk = model.predict_topk(X, args.top_k, batch_size=args.batch_size)  # checks X's width against the model
     if args.out_format == "txt":
         text = format_topk(topk).encode()

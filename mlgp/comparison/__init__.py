@@ -1,5 +1,5 @@
 """Every family as one estimator, compared in one call: the family registry
-(:mod:`mlgp.comparison.families`), :func:`compare` (:mod:`mlgp.comparison.run`, the loop over the
+(:mod:`mlgp.families`, re-exported here), :func:`compare` (:mod:`mlgp.comparison.run`, the loop over the
 families), fitting one family in a process of its own (:mod:`mlgp.comparison.isolation`,
 :mod:`mlgp.comparison.worker`), the run files a comparison resumes from
 (:mod:`mlgp.comparison.resume`), the traces (:mod:`mlgp.comparison.traces`) and the files of the
@@ -9,7 +9,7 @@ and ``mlgp.cli``); naming a tree or LSPC family imports no TensorFlow.
 
 from __future__ import annotations
 
-from .families import FAMILIES, Family, make_estimator
+from ..families import FAMILIES, Family, make_estimator
 from .report import probability_table_text, table_text, write_report
 from .run import Comparison, compare
 

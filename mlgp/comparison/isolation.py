@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .families import family, fit_arguments, uses_tensorflow
+from ..families import family, fit_arguments, uses_tensorflow
 from .probabilities import probability_row
 from .traces import _empty_trace, _trace_of
 
@@ -123,7 +123,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
     K = ds.train.Y.shape[1]
     ks = [k for k in KS if k <= K]
     try:
-        validation = (ds.test.X, ds.test.Y) if family(name).steps else None
+        validation = (ds.test.X, ds.test.Y) if family(name).validation else None
         kwargs = fit_arguments(estimator, progress, validation)
         with PeakMemory() as memory:
             t0 = time.perf_counter()

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
-from .families import family, make_estimator
+from ..families import family, make_estimator
 from .isolation import KS, QUIET, _run_isolated, _run_one  # noqa: F401 - QUIET: still importable from here
 from .resume import _finished, _record, _run_file
 from .traces import MAX_TRACE_STEPS, _empty_trace, _thinned  # noqa: F401 - MAX_TRACE_STEPS: likewise

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from mlgp.cli import main
-from mlgp.comparison.families import FAMILIES, make_estimator
+from mlgp.families import FAMILIES, make_estimator
 from mlgp.data.labelled_files import write_labelled
 from mlgp.metrics import evaluate
 

@@ -1,0 +1,241 @@
+"""The model families by name: one registry above every family, for ``mlgp fit``, ``mlgp compare``,
+:func:`mlgp.compare` and loading a saved model of any family.
+
+:data:`FAMILIES` maps each name (``frequency fastxml pfastxml pfastrexml lspc mllspc mllspccv mlknn
+geneml mlgpf``) to a :class:`Family`: a function importing the estimator class (imported on first
+use, so naming a tree family imports no TensorFlow; written out, so that the imports can be drawn
+and checked), the parameter that seeds it, whether it takes the one time budget ``max_seconds``
+(:class:`mlgp.estimator.training.Budget`), the changes the command line makes to the class's
+defaults, and what its ``fit`` takes beyond ``(X, Y)`` (a ``validation`` pair; ``progress`` as a
+``fit`` argument or a parameter) — declared here, not inspected. :func:`make_estimator` builds one
+from a name, a seed, a budget and ``NAME=VALUE`` changes, checking the names against the class's
+parameters and the values against its constraints before any data are read; :func:`load_model`
+reads a saved model of any family; :func:`parse_value` is the one reader of a ``--set`` value.
+This module combines the families: no family and nothing of the floor imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import ArgumentError
+
+__all__ = ["FAMILIES", "Family", "family", "fit_arguments", "load_model", "make_estimator", "parse_assignment",
+           "parse_value", "uses_tensorflow"]
+
+
+def _frequency():
+    from .baselines import LabelFrequency
+    return LabelFrequency
+
+
+def _fastxml():
+    from .baselines import FastXML
+    return FastXML
+
+
+def _pfastxml():
+    from .baselines import PfastXML
+    return PfastXML
+
+
+def _pfastrexml():
+    from .baselines import PfastreXML
+    return PfastreXML
+
+
+def _lspc():
+    from .baselines import LSPC
+    return LSPC
+
+
+def _mllspc():
+    from .baselines import MLLSPC
+    return MLLSPC
+
+
+def _mllspccv():
+    from .baselines import MLLSPCCV
+    return MLLSPCCV
+
+
+def _mlknn():
+    from .baselines import MLkNN
+    return MLkNN
+
+
+def _geneml():
+    from .geneml import GenEML
+    return GenEML
+
+
+def _mlgpf():
+    from .recipes import MLGPFClassifier
+    return MLGPFClassifier
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of :data:`FAMILIES`.
+
+    Attributes
+    ----------
+    name
+        Its command-line name.
+    load
+        Returns the estimator class (importing its module).
+    seed
+        The parameter the seed goes to (``None``: the fit is deterministic).
+    budget
+        Whether the family takes ``max_seconds`` (the one budget).
+    defaults
+        Changes to the class's defaults made by the command line and :func:`mlgp.compare`.
+    budget_defaults
+        Changes made only when a budget is given (e.g. MLGPF's epochs become an upper bound).
+    validation
+        Whether ``fit`` takes ``validation=(X, Y)`` and traces P@k per step.
+    progress
+        ``"fit"``: ``fit`` takes ``progress=``; ``"parameter"``: a constructor parameter;
+        ``None``: the family shows no progress bar.
+    tensorflow
+        Whether fitting imports TensorFlow: ``True``, ``False`` or a function of the estimator.
+    """
+
+    name: str
+    load: Callable[[], type]
+    seed: str | None = "random_state"
+    budget: bool = False
+    defaults: dict = field(default_factory=dict)
+    budget_defaults: dict = field(default_factory=dict)
+    validation: bool = False
+    progress: str | None = None
+    tensorflow: bool | Callable[[object], bool] = False
+
+    @property
+    def estimator_class(self) -> type:
+        return self.load()
+
+    def parameters(self) -> list[str]:
+        """The estimator's constructor parameters, in order."""
+        signature = inspect.signature(self.estimator_class.__init__)
+        return [p for p in signature.parameters if p != "self"]
+
+
+_TREES = {"n_jobs": -1}
+
+#: Every family by its command-line name.
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("frequency", _frequency, seed=None),
+    Family("fastxml", _fastxml, budget=True, defaults=_TREES, progress="fit"),
+    Family("pfastxml", _pfastxml, budget=True, defaults=_TREES, progress="fit"),
+    Family("pfastrexml", _pfastrexml, budget=True, defaults=_TREES, progress="fit"),
+    Family("lspc", _lspc),
+    Family("mllspc", _mllspc),
+    Family("mllspccv", _mllspccv),
+    Family("mlknn", _mlknn, seed=None),
+    # the preprocessing and rank of experiments/geneml_benchmarks.py
+    Family("geneml", _geneml, budget=True, defaults={"normalize_rows": True, "n_components": 100}, validation=True,
+           progress="parameter", tensorflow=lambda est: est.inference == "gibbs"),
+    Family("mlgpf", _mlgpf, seed="seed", budget=True, budget_defaults={"epochs": 100000}, validation=True,
+           progress="parameter", tensorflow=True),
+)}
+
+
+def family(name: str) -> Family:
+    """The family called ``name``; :class:`ArgumentError` naming the families otherwise."""
+    if name not in FAMILIES:
+        raise ArgumentError(f"unknown family {name!r}; the families are {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def family_of(estimator) -> Family:
+    """The family of ``estimator``: that of its class, or of the nearest family class it derives
+    from (a user's subclass of FastXML is of the fastxml family, PfastXML of its own)."""
+    by_class = {f.estimator_class: f for f in FAMILIES.values()}
+    for cls in type(estimator).__mro__:
+        if cls in by_class:
+            return by_class[cls]
+    raise ArgumentError(f"{type(estimator).__name__} is not one of the families ({', '.join(FAMILIES)})")
+
+
+def load_model(path):
+    """A model file of any family (:meth:`mlgp.estimator.MultiLabelEstimator.load`), every family's
+    class registered first (importing them imports no TensorFlow)."""
+    from .estimator import MultiLabelEstimator
+
+    for f in FAMILIES.values():
+        f.load()  # importing the class registers it
+    return MultiLabelEstimator.load(path)
+
+
+def uses_tensorflow(estimator) -> bool:
+    """Whether fitting ``estimator`` imports TensorFlow (as its family declares)."""
+    declared = family_of(estimator).tensorflow
+    return bool(declared(estimator) if callable(declared) else declared)
+
+
+def parse_value(text: str):
+    """A ``--set`` value from its text: a Python literal (``10``, ``0.5``, ``(1, 2)``, ``[0.1, 1]``,
+    ``None``, ``True``), ``true``/``false``/``none``/``null`` in any case, else the text itself."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def parse_assignment(text: str) -> tuple[str, object]:
+    """``"NAME=VALUE"`` → ``(NAME, parsed VALUE)``; :class:`ArgumentError` without ``=`` or a name."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise ArgumentError(f"--set takes NAME=VALUE, got {text!r}")
+    return name.strip(), parse_value(value)
+
+
+def make_estimator(name: str, changes: dict | None = None, *, seed: int | None = None, budget: float | None = None):
+    """The estimator of family ``name`` with the command line's defaults, ``budget`` seconds (where
+    the family has a budget), ``seed`` (where it takes one) and ``changes`` over them, its
+    parameters checked (an unknown name or a value outside the constraints raises
+    :class:`~mlgp.errors.ArgumentError` naming it)."""
+    f = family(name)
+    changes = dict(changes or {})
+    known = f.parameters()
+    unknown = sorted(set(changes) - set(known))
+    if unknown:
+        raise ArgumentError(f"{name}: unknown parameter(s) {', '.join(map(repr, unknown))}; "
+                            f"{f.estimator_class.__name__} takes {', '.join(known)}")
+    params = dict(f.defaults)
+    if budget is not None and f.budget:
+        params.update(f.budget_defaults)
+        params["max_seconds"] = budget
+    if seed is not None and f.seed is not None:
+        params[f.seed] = seed
+    params.update(changes)
+    try:
+        estimator = f.estimator_class(**params)
+        estimator._validate_params()
+    except (ArgumentError, TypeError, ValueError) as err:
+        raise ArgumentError(f"{name}: {err}") from None
+    return estimator
+
+
+def fit_arguments(estimator, progress: bool, validation=None) -> dict:
+    """Keyword arguments of ``estimator.fit`` beyond (X, Y), as its family declares them: a
+    progress bar where the family shows one (set as a parameter where it is one), and
+    ``validation`` where the family traces it."""
+    f = family_of(estimator)
+    kwargs = {}
+    if f.progress == "fit":
+        kwargs["progress"] = progress
+    elif f.progress == "parameter":
+        estimator.set_params(progress=progress)
+    if validation is not None and f.validation:
+        kwargs["validation"] = validation
+    return kwargs
