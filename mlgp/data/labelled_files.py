@@ -101,8 +101,8 @@ def _resolve_format(path, format) -> str:
 
 
 def read_labelled(path, format: str | None = None, *, num_features: int | None = None,
-                  num_labels: int | None = None, zero_based: bool | str = False
-                  ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+                  num_labels: int | None = None, zero_based: bool | str = False,
+                  zero_based_option: str = "zero_based=True") -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Read features and labels from a data file (see the module docstring for the formats).
 
     Parameters
@@ -116,6 +116,8 @@ def read_labelled(path, format: str | None = None, *, num_features: int | None =
     zero_based
         LIBSVM files only: ``False`` (default) for one-based feature indices, ``True`` for
         zero-based ones, ``"auto"`` for scikit-learn's guess.
+    zero_based_option
+        How to ask for zero-based reading, named by the error for an index 0 in a one-based file.
 
     Returns
     -------
@@ -143,7 +145,7 @@ def read_labelled(path, format: str | None = None, *, num_features: int | None =
     elif fmt == "npz":
         X, Y = _read_npz(path)
     else:
-        X, Y = _read_libsvm(path, zero_based, num_features, num_labels)
+        X, Y = _read_libsvm(path, zero_based, num_features, num_labels, zero_based_option)
     n, d = X.shape
     if n == 0:
         raise DataFormatError("no data points in the file", path)
@@ -194,7 +196,7 @@ def _label_problem(tok: str) -> str | None:
     return f"label {tok[:80]!r} is not written as a non-negative integer (digits only)"
 
 
-def _line_problem(line: str, zero_based: bool) -> str | None:
+def _line_problem(line: str, zero_based: bool, option: str) -> str | None:
     """What is wrong with one LIBSVM line, or None (the slow path, run only to name an error)."""
     body = line.partition("#")[0].strip(" \t\r")
     toks = [t for t in _SPACES_RE.split(body) if t]
@@ -220,7 +222,7 @@ def _line_problem(line: str, zero_based: bool) -> str | None:
             return f"feature index {idx} too large (at most {_MAX_INDEX})"
         f = int(idx)
         if f == 0 and not zero_based:
-            return "feature index 0 in a one-based file (read with zero_based=True if its indices start at 0)"
+            return f"feature index 0 in a one-based file (read with {option} if its indices start at 0)"
         if _VALUE_RE.fullmatch(val) is None:
             return f"non-numeric value {val[:80]!r} for feature {f}"
         if not np.isfinite(float(val)):
@@ -231,20 +233,18 @@ def _line_problem(line: str, zero_based: bool) -> str | None:
     return None if _LINE_RE.fullmatch(line) else f"malformed line {line[:80]!r}"
 
 
-def _read_libsvm(path, zero_based, num_features, num_labels):
+def _read_libsvm(path, zero_based, num_features, num_labels, option):
     from sklearn.datasets import load_svmlight_file
 
     lines = _read_text(path).split("\n")
 
     def fail(i: int, auto_zero_based) -> None:
         """Raise the error of line index ``i`` (the first bad one)."""
-        problem = _line_problem(lines[i], auto_zero_based) or f"cannot read the line {lines[i][:80]!r}"
+        problem = _line_problem(lines[i], auto_zero_based, option) or f"cannot read the line {lines[i][:80]!r}"
         raise DataFormatError(problem, path, i + 1)
 
-    fullmatch = _LINE_RE.fullmatch
-    for i, line in enumerate(lines):
-        if fullmatch(line) is None:
-            fail(i, zero_based)
+    for i in (i for i, line in enumerate(lines) if _LINE_RE.fullmatch(line) is None):
+        fail(i, zero_based)  # raises: the first line off the grammar
     rows = np.array([i for i, line in enumerate(lines) if line.partition("#")[0].strip(" \t\r")], np.int64)
     if rows.size == 0:
         raise DataFormatError("empty file: no data lines (only blank lines or comments)", path)
@@ -253,7 +253,7 @@ def _read_libsvm(path, zero_based, num_features, num_labels):
                                        multilabel=True, zero_based=True)
     except Exception as exc:  # out of order or duplicate indices, an index beyond a C int
         for i in rows.tolist():
-            if _line_problem(lines[i], zero_based):
+            if _line_problem(lines[i], zero_based, option):
                 fail(i, zero_based)
         raise DataFormatError(f"cannot parse ({type(exc).__name__}: {exc})", path) from exc
     if X.shape[0] != rows.size:  # pragma: no cover (the grammar above rules it out)
@@ -360,8 +360,7 @@ def _write_libsvm(path, X, Y, zero_based: bool) -> None:
         pairs = " ".join(f"{i}:{v!r}" for i, v in zip(xi[xp[r]:xp[r + 1]], xd[xp[r]:xp[r + 1]]))
         out.append(f"{lab} {pairs}" if pairs else lab)
     data = ("\n".join(out) + "\n").encode("ascii")
-    if path.name.endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
+    data = gzip.compress(data, mtime=0) if path.name.endswith(".gz") else data
     atomic_write(path, lambda fh: fh.write(data))
 
 

@@ -145,11 +145,10 @@ def test_evaluate_train_split(with_data_home, emotions, tmp_path: Path, capsys) 
         (lambda p, n, k: (p / "s.npy").write_text("not numpy"), "not a NumPy .npy file"),
         (lambda p, n, k: np.save(p / "s.npy", np.array([object()] * n, dtype=object)), "Python objects"),
         (lambda p, n, k: np.savez(p / "s.npz", foo=np.zeros((n, k))), "'indices' and 'scores'"),
-        (lambda p, n, k: np.savez(p / "s.npz", indices=np.zeros((n, 2), int), scores=np.zeros((n, 2))), "fewer than"),
         (lambda p, n, k: (p / "s.csv").write_text("1,2"), "unsupported"),
         (lambda p, n, k: None, "does not exist"),
     ],
-    ids=["rows", "1-D", "garbage", "pickled", "npz-keys", "short-topk", "csv", "missing"],
+    ids=["rows", "1-D", "garbage", "pickled", "npz-keys", "csv", "missing"],
 )
 def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, capsys, make, message) -> None:
     n, k = emotions.test.Y.shape
@@ -161,6 +160,26 @@ def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, caps
     assert captured.err.startswith("mlgp: error: ")
     assert message in captured.err
     assert "Traceback" not in captured.err and "pickle" not in captured.err
+    assert _metric_lines(captured.out) == {}
+
+
+def test_evaluate_a_narrow_ranking_at_the_cut_offs_it_holds(with_data_home, emotions, tmp_path: Path,
+                                                             capsys) -> None:
+    """A top-2 ranking: @1 without --k (the default cut-offs 1, 3, 5 that it holds); --k beyond 2 is
+    refused, naming the ranking's k and the cut-off."""
+    S = np.random.default_rng(2).random(emotions.test.Y.shape)
+    t = topk(S, 2)
+    np.savez(tmp_path / "top2.npz", indices=t.indices, scores=t.scores)
+    assert main(["evaluate", str(tmp_path / "top2.npz"), "--dataset", "emotions"]) == 0
+    out = capsys.readouterr().out
+    assert "@1" in out and "@2" not in out and "@3" not in out
+    _check_printed(out, _expected(emotions, t, ks=(1,)))
+    assert main(["evaluate", str(tmp_path / "top2.npz"), "--dataset", "emotions", "--k", "2"]) == 0
+    _check_printed(capsys.readouterr().out, _expected(emotions, t, ks=(2,)))
+    assert main(["evaluate", str(tmp_path / "top2.npz"), "--dataset", "emotions", "--k", "1,3"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"mlgp: error: {tmp_path / 'top2.npz'}: the ranking keeps k=2 labels per row, fewer "
+                            "than the largest cut-off 3 (use --k)\n")
     assert _metric_lines(captured.out) == {}
 
 

@@ -330,3 +330,69 @@ def test_bad_keywords(tmp_path):
         read_labelled(tmp_path / "a.svm", num_features=0)
     with pytest.raises(ArgumentError, match="a file path must be"):
         read_labelled(io.BytesIO(b""))
+
+
+#: five lines before the data line under test: a comment, a blank line, a good point, spaces, a comment
+_PREAMBLE = "# header\n\n0 1:1\n   \t\n# a note\n"
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("0 x:1", r"malformed feature:value pair 'x:1'"),  # refused by the grammar, line by line
+    ("0 3:1 2:1", "feature index 2 after 3"),  # refused by scikit-learn's parser, then located
+    ("0 0:1", "feature index 0 in a one-based file"),  # found in the parsed arrays, then located
+    ("0,0 1:1", "duplicate label in 0,0"),
+])
+def test_libsvm_line_numbers_count_blank_and_comment_lines(tmp_path, bad, message):
+    path = _text(tmp_path, _PREAMBLE + bad + "\n1 2:1\n")
+    with pytest.raises(DataFormatError, match=r"f\.svm, line 6: " + message) as info:
+        read_labelled(path)
+    assert info.value.line == 6
+
+
+def test_libsvm_width_errors_count_blank_and_comment_lines(tmp_path):
+    with pytest.raises(ShapeError, match=r"f\.svm, line 6: feature index 3 does not fit D = 2"):
+        read_labelled(_text(tmp_path, _PREAMBLE + "1 3:1\n"), num_features=2)
+    with pytest.raises(ShapeError, match=r"f\.svm, line 6: label 4 does not fit K = 2"):
+        read_labelled(_text(tmp_path, _PREAMBLE + "4 1:1\n"), num_labels=2)
+
+
+def test_zero_based_option_named_by_the_index_0_error(tmp_path):
+    path = _text(tmp_path, "0 1:1\n1 0:2\n")
+    with pytest.raises(DataFormatError, match=r"line 2: .*\(read with zero_based=True if its indices start at 0\)"):
+        read_labelled(path)
+    with pytest.raises(DataFormatError, match=r"line 2: .*\(read with --zero-based yes if its indices start at 0\)"):
+        read_labelled(path, zero_based_option="--zero-based yes")
+    assert read_labelled(path, zero_based=True, zero_based_option="--zero-based yes")[0].shape == (2, 2)
+
+
+@pytest.mark.parametrize("zero_based, last", [(False, 4), (True, 3)])
+def test_libsvm_largest_index_that_fits_num_features(tmp_path, zero_based, last):
+    """With D = 4, the largest feature index is 4 in a one-based file and 3 in a zero-based one;
+    one more is refused. The same for labels (always zero-based) with K = 3."""
+    X, Y = read_labelled(_text(tmp_path, f"2 {last}:7.5\n0 {last - 3}:1\n"), num_features=4, num_labels=3,
+                         zero_based=zero_based)
+    np.testing.assert_array_equal(X.toarray(), [[0, 0, 0, 7.5], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(Y.toarray(), [[0, 0, 1], [1, 0, 0]])
+    too_wide = rf"line 2: feature index {last + 1} does not fit D = 4 \(the file needs D = 5,"
+    with pytest.raises(ShapeError, match=too_wide):
+        read_labelled(_text(tmp_path, f"0 1:1\n1 {last + 1}:1\n"), num_features=4, zero_based=zero_based)
+    with pytest.raises(ShapeError, match=r"line 1: label 3 does not fit K = 3 \(the file needs K = 4"):
+        read_labelled(_text(tmp_path, f"3 {last}:1\n"), num_labels=3, zero_based=zero_based)
+
+
+def test_npz_rows_out_of_column_order_come_back_canonical(tmp_path):
+    """CSR parts written by hand, with the columns of a row in any order, read back canonical
+    (sorted indices); an entry stored twice is refused (module docstring: "no entry stored twice")."""
+    parts = {"X_data": np.array([3.0, 1.0, 2.0, 5.0, 4.0]), "X_indices": np.array([3, 0, 1, 2, 0]),
+             "X_indptr": np.array([0, 3, 5]), "X_shape": np.array([2, 4]),
+             "Y_data": np.array([1, 1, 1], np.int8), "Y_indices": np.array([2, 0, 1]),
+             "Y_indptr": np.array([0, 2, 3]), "Y_shape": np.array([2, 3])}
+    np.savez(tmp_path / "f.npz", **parts)
+    X, Y = read_labelled(tmp_path / "f.npz")
+    assert X.has_canonical_format and Y.has_canonical_format
+    assert X.indices.tolist() == [0, 1, 3, 0, 2] and Y.indices.tolist() == [0, 2, 1]
+    np.testing.assert_array_equal(X.toarray(), [[1, 2, 0, 3], [4, 0, 5, 0]])
+    np.testing.assert_array_equal(Y.toarray(), [[1, 0, 1], [0, 1, 0]])
+    np.savez(tmp_path / "f.npz", **{**parts, "X_indices": np.array([3, 0, 3, 2, 0])})
+    with pytest.raises(DataFormatError, match=r"f\.npz: X_data, X_indices, .* CSR matrix: an entry stored twice"):
+        read_labelled(tmp_path / "f.npz")

@@ -11,8 +11,11 @@ parser is checked against it.
 from __future__ import annotations
 
 import ast
+import configparser
+import importlib.metadata
 import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +57,117 @@ _PYTHON_BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE |
 def python_blocks(text: str) -> list[str]:
     """Sources of the ```python blocks of a Markdown page, in order."""
     return [m.group(1).strip("\n") for m in _PYTHON_BLOCK.finditer(text)]
+
+
+def _requirements(extra: str) -> list:
+    """``setup.cfg``'s ``install_requires`` and its extra ``extra``, as ``packaging`` requirements
+    (what ``pip install -e ".[extra]"`` asks for)."""
+    from packaging.requirements import Requirement
+
+    cfg = configparser.ConfigParser()
+    cfg.read(REPO / "setup.cfg", encoding="utf-8")
+    text = cfg["options"]["install_requires"] + "\n" + cfg["options.extras_require"][extra]
+    lines = (line.strip() for line in text.splitlines())
+    return [Requirement(line) for line in lines if line and not line.startswith("#")]
+
+
+def _installed_by(requirements: list) -> set[str]:
+    """The normalised names of the distributions that installing ``requirements`` installs: each,
+    with its extras, and what it requires in turn (read from the installed distributions' metadata)."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[tuple[str, frozenset]] = set()
+    todo = list(requirements)
+    while todo:
+        req = todo.pop()
+        key = (canonicalize_name(req.name), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            needs = importlib.metadata.requires(req.name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # not installed here: its own requirements are unknown
+        for text in needs:
+            need = Requirement(text)
+            if need.marker is None or any(need.marker.evaluate({"extra": e}) for e in {"", *req.extras}):
+                todo.append(need)
+    return {name for name, _ in seen}
+
+
+def _imported_modules(source: str) -> set[str]:
+    """The absolute module names that ``source`` imports."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _docs_imports() -> dict[str, set[str]]:
+    """Every module the documentation imports, with the files importing it: the code cells of the
+    notebooks, the ```python examples of every page, and docs/conf.py with its Sphinx extensions."""
+    found: dict[str, set[str]] = {}
+    for page in sorted(p for p in (REPO / "docs").rglob("*.md") if "_build" not in p.parts):
+        text = page.read_text(encoding="utf-8")
+        for source in code_cells(text) + python_blocks(text):
+            for name in _imported_modules(source):
+                found.setdefault(name, set()).add(page.name)
+    conf = (REPO / "docs" / "conf.py").read_text(encoding="utf-8")
+    extensions = next(ast.literal_eval(node.value) for node in ast.parse(conf).body if isinstance(node, ast.Assign)
+                      and any(getattr(t, "id", None) == "extensions" for t in node.targets))
+    for name in _imported_modules(conf) | set(extensions):
+        found.setdefault(name, set()).add("conf.py")
+    return found
+
+
+def _distributions_of(module: str, owners: dict[str, list[str]]) -> set[str]:
+    """The distributions that importing ``module`` needs: the one providing its top-level package,
+    and for a submodule named after a distribution that the package requires only through an extra
+    (``dask.distributed`` imports ``distributed``, in ``dask[distributed]``), that one too."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    top, *rest = module.split(".")
+    dists = {canonicalize_name(d) for d in owners.get(top, [])}
+    if rest and rest[0] in owners:
+        for dist in list(dists):
+            optional = {canonicalize_name(Requirement(r).name) for r in importlib.metadata.requires(dist) or []
+                        if "extra" in str(Requirement(r).marker or "")}
+            dists |= optional & {canonicalize_name(d) for d in owners[rest[0]]}
+    return dists
+
+
+def test_docs_extra_installs_every_import_of_the_docs() -> None:
+    """``pip install -e ".[docs]"`` then Sphinx (README's documentation command) runs every
+    notebook: each third-party module that a notebook, a page's example or docs/conf.py imports
+    comes from a distribution the ``docs`` extra (with ``install_requires``) installs."""
+    from packaging.utils import canonicalize_name
+
+    installed = _installed_by(_requirements("docs")) | {canonicalize_name("mlgp")}
+    owners = importlib.metadata.packages_distributions()
+    missing = []
+    for module, pages in sorted(_docs_imports().items()):
+        if module.split(".")[0] in sys.stdlib_module_names:
+            continue
+        dists = _distributions_of(module, owners)
+        if not dists or dists - installed:
+            missing.append(f"{module} ({', '.join(sorted(dists - installed)) or 'no installed distribution'}; "
+                           f"imported by {', '.join(sorted(pages))})")
+    assert not missing, "the docs extra of setup.cfg does not install: " + "; ".join(missing)
+
+
+def test_installed_by_follows_extras() -> None:
+    from packaging.requirements import Requirement
+
+    assert "distributed" in _installed_by([Requirement("dask[distributed]")])
+    assert "distributed" not in _installed_by([Requirement("dask")])
+    owners = importlib.metadata.packages_distributions()
+    assert _distributions_of("dask.distributed", owners) == {"dask", "distributed"}
+    assert _distributions_of("sklearn.preprocessing", owners) == {"scikit-learn"}
 
 
 def test_notebooks_exist() -> None:
