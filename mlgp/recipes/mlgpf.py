@@ -12,8 +12,6 @@ checked values.
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ import scipy.sparse as sp
 
 from .. import arguments
 from ..data.preprocessing import normalise_rows
+from ..estimator.training import Budget
 from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError, ShapeError
 from ..files import atomic_write
 from ..validation import check_training_data
@@ -112,7 +111,8 @@ def train_mlgpf(
         devices, or several machines with :func:`mlgp.training.workers.multi_worker_strategy`
         (run the same call on every worker; see :func:`mlgp.training.fit`).
     max_seconds
-        Stop after the epoch at which training time reaches this many seconds.
+        Wall seconds of this call from its start (preparing the data and building the model
+        included), looked at after every optimiser step (:class:`mlgp.estimator.training.Budget`).
     log_dir
         TensorBoard folder for the trace (:func:`mlgp.training.fit`).
     whiten
@@ -144,9 +144,7 @@ def train_mlgpf(
     arguments.flag(validate, "validate"), arguments.flag(progress, "progress")
     if jit_compile not in (None, False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be None, False, True or 'except-cholesky'; got {jit_compile!r}")
-    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(max_seconds, numbers.Real)
-                                    or not 0 < max_seconds <= math.inf):
-        raise ArgumentError(f"max_seconds must be a positive number, got {max_seconds!r}")
+    budget = Budget(max_seconds)  # checks it; counts from here, the data's preparation included
     Xtr, Ytr = normalise_rows(dataset.train.X), dataset.train.Y
     if s.max_train is not None:
         Xtr, Ytr = Xtr[: s.max_train], Ytr[: s.max_train]
@@ -171,7 +169,7 @@ def train_mlgpf(
 
     t0 = time.perf_counter()
     model, trace = build_and_train(Xtr, Ytr, s.replace(num_inducing=M), jit_compile=jit_compile,
-                                   max_seconds=max_seconds, log_dir=log_dir,
+                                   max_seconds=budget, log_dir=log_dir,
                                    validation=(Xte, Yte) if validate else None, checkpoint_dir=checkpoint_dir,
                                    progress=progress, callback=callback, strategy=strategy)
     train_s = time.perf_counter() - t0

@@ -282,3 +282,17 @@ def test_a_settings_json_from_before_the_newer_settings_still_resumes(problem, t
     with pytest.raises(MLGPError, match="q_family: checkpoint 'cholesky', now 'whitened'"):
         train_mlgpf(problem, num_latent_gps=2, num_inducing=6, checkpoint_dir=tmp_path, batch_size=20,
                     **dict(implied, q_family="whitened"))
+
+
+def test_max_seconds_of_the_recipe_counts_from_its_start_and_looks_after_every_step(monkeypatch) -> None:
+    """On a clock moving 1 s per reading the recipe's budget of 3.5 s ends training after the 4th
+    optimiser step, mid-epoch (5 steps an epoch), whatever the epochs asked."""
+    from _clock import fake_clock
+
+    from mlgp.data import mlgpf_prior
+
+    clock = fake_clock(monkeypatch)
+    ds = mlgpf_prior(num_train=100, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=1)
+    run = train_mlgpf(ds, kernel="se", num_latent_gps=2, num_inducing=4, epochs=50, batch_size=20, progress=False,
+                      max_seconds=3.5, validate=False)
+    assert list(run.trace["step"]) == [4] and list(run.trace["elapsed"]) == [4.0] and clock.readings == 5
