@@ -183,17 +183,8 @@ def mlgpf_from_data(
     if subspace_sample is not None and subspace_rank is None:
         raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
     if subspace_rank is not None:
-        subspace_rank = arguments.positive_int(subspace_rank, "subspace_rank")
-        if input_map is not None:
-            raise ArgumentError("subspace_rank makes its own input map: it cannot be combined with input_map")
-        if subspace_rank >= min(X.shape):
-            raise ShapeError(f"subspace_rank R must be below min(N, D) = {min(X.shape)}, got {subspace_rank}")
-        subspace_sample = arguments.positive_int(subspace_sample, "subspace_sample", optional=True)
-        if subspace_sample is not None and subspace_sample < X.shape[0]:
-            if subspace_sample < num_inducing or subspace_sample <= subspace_rank:
-                raise ShapeError(f"subspace_sample must be at least M = {num_inducing} and above R = {subspace_rank} "
-                                 f"(k-means of A and the SVD run on the sample); got {subspace_sample}")
-        subspace = subspace_basis(X, subspace_rank, seed=seed, sample_rows=subspace_sample, solver=subspace_solver)
+        subspace_rank, subspace_sample, subspace = _subspace(X, subspace_rank, subspace_sample, subspace_solver,
+                                                             num_inducing, input_map, seed)
         input_map = SubspaceProjection(subspace.basis)
     if q_family is None:
         q_family = "whitened" if whiten else "cholesky"
@@ -227,6 +218,21 @@ def mlgpf_from_data(
         subspace_solver=subspace_solver if subspace_rank is not None else None,
     )
     return model
+
+
+def _subspace(X, rank, sample, solver, num_inducing: int, input_map, seed: int):
+    """``(R, sample, SubspaceBasis)`` of subspace inducing inputs for X (N, D): R and the sample
+    size checked against N, D and M (and against a given ``input_map``, which R replaces)."""
+    rank = arguments.positive_int(rank, "subspace_rank")
+    if input_map is not None:
+        raise ArgumentError("subspace_rank makes its own input map: it cannot be combined with input_map")
+    if rank >= min(X.shape):
+        raise ShapeError(f"subspace_rank R must be below min(N, D) = {min(X.shape)}, got {rank}")
+    sample = arguments.positive_int(sample, "subspace_sample", optional=True)
+    if sample is not None and sample < X.shape[0] and (sample < num_inducing or sample <= rank):
+        raise ShapeError(f"subspace_sample must be at least M = {num_inducing} and above R = {rank} "
+                         f"(k-means of A and the SVD run on the sample); got {sample}")
+    return rank, sample, subspace_basis(X, rank, seed=seed, sample_rows=sample, solver=solver)
 
 
 #: The most Gauss-Hermite points per expectation (what a save may record; more adds nothing)
