@@ -33,3 +33,24 @@ def fake_clock(monkeypatch, tick: float = 1.0) -> FakeClock:
     clock = FakeClock(tick)
     monkeypatch.setattr(training, "perf_counter", clock)
     return clock
+
+
+def slowed(monkeypatch, clock: FakeClock, module, name: str, seconds: float = 100.0) -> None:
+    """Make ``module.name`` take ``seconds`` on ``clock`` before doing its work (slow set-up)."""
+    real = getattr(module, name)
+
+    def slow(*args, **kwargs):
+        clock.advance(seconds)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, slow)
+
+
+def random_problem(num_points: int, num_features: int, num_labels: int, seed: int):
+    """CSR features (N, D) of density 0.3 and CSR 0/1 labels (N, K) of density 0.3, for budget tests."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    X = sp.random(num_points, num_features, density=0.3, random_state=seed, format="csr")
+    Y = sp.csr_matrix((np.random.default_rng(0).random((num_points, num_labels)) < 0.3).astype(np.float64))
+    return X, Y

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
-from _clock import fake_clock
+from _clock import fake_clock, random_problem, slowed
 
 import mlgp.baselines.fastxml as fastxml_module
 from mlgp.baselines import FastXML, PfastreXML, PfastXML
@@ -15,10 +14,7 @@ from mlgp.errors import DataFormatError
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    X = sp.random(120, 15, density=0.3, random_state=2, format="csr")
-    Y = sp.csr_matrix((rng.random((120, 8)) < 0.3).astype(np.float64))
-    return X, Y
+    return random_problem(120, 15, 8, seed=2)
 
 
 @pytest.mark.parametrize("cls", [FastXML, PfastXML, PfastreXML])
@@ -35,14 +31,7 @@ def test_no_tree_is_added_once_the_budget_is_spent(cls, data, monkeypatch) -> No
 
 def test_the_set_up_counts(data, monkeypatch) -> None:
     """Work before the first tree (here the split loss, made to take 100 s) counts: one tree."""
-    clock = fake_clock(monkeypatch)
-    real = fastxml_module.split_loss
-
-    def slow(*args, **kwargs):
-        clock.advance(100.0)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(fastxml_module, "split_loss", slow)
+    slowed(monkeypatch, fake_clock(monkeypatch), fastxml_module, "split_loss")
     est = FastXML(n_estimators=5, n_jobs=1, random_state=0, max_seconds=50.0).fit(*data)
     assert est.forest_.n_trees == 1
 

@@ -4,10 +4,8 @@ every inference (an EM iteration, an online-EM minibatch, a Gibbs sweep), on a f
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-import scipy.sparse as sp
-from _clock import fake_clock
+from _clock import fake_clock, random_problem, slowed
 
 import mlgp.geneml.estimator as estimator_module
 from mlgp.geneml import GenEML
@@ -15,10 +13,7 @@ from mlgp.geneml import GenEML
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    X = sp.random(200, 12, density=0.3, random_state=1, format="csr")
-    Y = sp.csr_matrix((rng.random((200, 6)) < 0.3).astype(np.float64))
-    return X, Y
+    return random_problem(200, 12, 6, seed=1)
 
 
 def test_em_stops_after_the_iteration_that_spends_the_budget(data, monkeypatch) -> None:
@@ -69,13 +64,6 @@ def test_a_later_chain_cut_short_is_dropped(data, monkeypatch) -> None:
 def test_the_budget_counts_the_set_up(data, monkeypatch) -> None:
     """Work before the first iteration (here the exposure set-up, made to take 100 s) counts: a
     50 s budget leaves one iteration."""
-    clock = fake_clock(monkeypatch)
-    real = estimator_module.exposure_covariates
-
-    def slow(*args, **kwargs):
-        clock.advance(100.0)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(estimator_module, "exposure_covariates", slow)
+    slowed(monkeypatch, fake_clock(monkeypatch), estimator_module, "exposure_covariates")
     est = GenEML(n_components=2, max_iter=50, max_seconds=50.0, random_state=0).fit(*data)
     assert list(est.trace_["step"]) == [1] and est.trace_["elapsed"].iloc[0] == 101.0

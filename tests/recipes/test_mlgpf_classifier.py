@@ -13,7 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from _sklearn_checks import LABEL_MATRIX_EXPECTED, SHARED_EXPECTED
 
-from _clock import fake_clock
+from _clock import fake_clock, slowed
 from mlgp.baselines import LabelFrequency
 from mlgp.data.synthetic import default_problem, uninformative_zipf
 from mlgp.errors import DataFormatError, MLGPError
@@ -157,14 +157,7 @@ def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     fit takes at least one), and the validation evaluations count too."""
     import mlgp.recipes.mlgpf as recipe
 
-    clock = fake_clock(monkeypatch)
-    real_build = recipe._build
-
-    def slow_build(*args, **kwargs):
-        clock.advance(100.0)
-        return real_build(*args, **kwargs)
-
-    monkeypatch.setattr(recipe, "_build", slow_build)
+    slowed(monkeypatch, fake_clock(monkeypatch), recipe, "_build")
     ds = default_problem()
     clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10)
     clf.fit(ds.train.X, ds.train.Y, validation=(ds.test.X, ds.test.Y))

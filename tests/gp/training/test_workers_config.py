@@ -92,15 +92,22 @@ def test_an_address_of_another_machine_is_not_a_port_in_use(monkeypatch) -> None
         multi_worker_strategy()
 
 
-def test_a_port_held_on_any_interface_is_in_use(monkeypatch) -> None:
+@pytest.mark.parametrize("bound, named", [("127.0.0.1", "localhost"), ("", "host name")])
+def test_a_port_held_on_any_interface_is_in_use(monkeypatch, bound, named) -> None:
     """TensorFlow's server listens on every interface, so a port held on 127.0.0.1 is in use for a
-    task named by this machine's host name too."""
+    task named ``localhost``; and a task named by this machine's host name resolves and is local:
+    only the held port stops it."""
+    host = socket.gethostname() if named == "host name" else named
+    try:
+        socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        pytest.skip(f"this machine's host name {host} does not resolve here")
     with socket.socket() as holder:
-        holder.bind(("127.0.0.1", 0))
+        holder.bind((bound, 0))
         holder.listen()
         port = holder.getsockname()[1]
-        _set(monkeypatch, {"worker": [f"localhost:{port}", "127.0.0.1:23002"]})
-        with pytest.raises(ArgumentError, match=rf"port {port} of this task \(localhost:{port} in TF_CONFIG\) is in use"):
+        _set(monkeypatch, {"worker": [f"{host}:{port}", "127.0.0.1:23002"]})
+        with pytest.raises(ArgumentError, match=rf"port {port} of this task \({host}:{port} in TF_CONFIG\) is in use"):
             multi_worker_strategy()
 
 
@@ -110,17 +117,3 @@ def test_cluster_workers_lists_the_chief_first(monkeypatch) -> None:
     assert cluster_workers({"cluster": {"worker": ["h1:2"]}}) == ["h1:2"]
 
 
-def test_this_machines_host_name_passes_the_host_checks(monkeypatch) -> None:
-    """A task named by this machine's host name resolves and is local: only the held port stops it."""
-    host = socket.gethostname()
-    try:
-        socket.getaddrinfo(host, None)
-    except socket.gaierror:
-        pytest.skip(f"this machine's host name {host} does not resolve here")
-    with socket.socket() as holder:
-        holder.bind(("", 0))
-        holder.listen()
-        port = holder.getsockname()[1]
-        _set(monkeypatch, {"worker": [f"{host}:{port}", "127.0.0.1:23002"]})
-        with pytest.raises(ArgumentError, match=rf"port {port} of this task \({host}:{port} in TF_CONFIG\) is in use"):
-            multi_worker_strategy()
