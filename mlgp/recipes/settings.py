@@ -20,6 +20,7 @@ sizes per dataset) and :data:`QUICK_SETTINGS` (every ``--quick`` run). The comma
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -196,16 +197,22 @@ class MLGPFSettings:
                                      none="all")
 
     def __post_init__(self) -> None:
-        for name, value in _checked(self).items():
+        for name, value in _checked(self.as_dict()).items():
             object.__setattr__(self, name, value)
+        _check_together(self)
 
     def replace(self, **changes) -> "MLGPFSettings":
-        """A copy with ``changes`` (checked); an unknown name raises :class:`ArgumentError`."""
+        """A copy with ``changes``, only those checked (the rest were when this was made) and the
+        checks between fields made again; an unknown name raises :class:`ArgumentError`."""
         unknown = sorted(set(changes) - set(self.names()))
         if unknown:
             raise ArgumentError(f"unknown MLGPF setting(s) {', '.join(map(repr, unknown))}; the settings are "
                                 f"{', '.join(self.names())}")
-        return dataclasses.replace(self, **changes)
+        new = copy.copy(self)
+        for name, value in _checked(changes).items():
+            object.__setattr__(new, name, value)
+        _check_together(new)
+        return new
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as ``{field: value}`` (keyword arguments of :func:`mlgp.recipes.train_mlgpf`)."""
@@ -267,41 +274,53 @@ def _kernel_object(kernel):
     return kernel
 
 
-def _checked(s: MLGPFSettings) -> dict[str, Any]:
-    """Every field of ``s`` checked and canonicalised (see :class:`MLGPFSettings`)."""
+def _field_checks() -> dict[str, Any]:
+    """Each field's check (and canonical form), by name (see :class:`MLGPFSettings`)."""
     from ..floats import float_policy
     from ..kernels.factory import canonical_kernel_name
     from ..models.builders import check_bias_init
     from ..variational.factory import check_q_family
 
-    out = dict(
-        kernel=canonical_kernel_name(s.kernel) if isinstance(s.kernel, str) else _kernel_object(s.kernel),
-        num_latent_gps=arguments.positive_int(s.num_latent_gps, "num_latent_gps", optional=True),
-        num_inducing=arguments.positive_int(s.num_inducing, "num_inducing", optional=True),
-        epochs=arguments.positive_int(s.epochs, "epochs"),
-        batch_size=arguments.positive_int(s.batch_size, "batch_size"),
-        negatives=arguments.positive_int(s.negatives, "negatives", optional=True),
-        learning_rate=arguments.positive_real(s.learning_rate, "learning_rate"),
-        fixed_inducing=arguments.flag(s.fixed_inducing, "fixed_inducing"),
-        unit_sphere_inducing=arguments.flag(s.unit_sphere_inducing, "unit_sphere_inducing"),
-        q_family=check_q_family(s.q_family),
-        optimizer=_check_optimizer(s.optimizer),
-        natgrad_gamma=arguments.natgrad_gamma(s.natgrad_gamma),
-        dtype=float_policy(s.dtype).name,
-        warm_start=arguments.flag(s.warm_start, "warm_start"),
-        batch_growth=batch_growth(s.batch_growth),
-        bias_init=check_bias_init(s.bias_init),
-        subspace_rank=arguments.positive_int(s.subspace_rank, "subspace_rank", optional=True),
-        subspace_sample=arguments.positive_int(s.subspace_sample, "subspace_sample", optional=True),
-        seed=arguments.seed(s.seed),
-        max_train=arguments.positive_int(s.max_train, "max_train", optional=True),
+    def optional_int(name):
+        return lambda v: arguments.positive_int(v, name, optional=True)
+
+    return dict(
+        kernel=lambda v: canonical_kernel_name(v) if isinstance(v, str) else _kernel_object(v),
+        num_latent_gps=optional_int("num_latent_gps"),
+        num_inducing=optional_int("num_inducing"),
+        epochs=lambda v: arguments.positive_int(v, "epochs"),
+        batch_size=lambda v: arguments.positive_int(v, "batch_size"),
+        negatives=optional_int("negatives"),
+        learning_rate=lambda v: arguments.positive_real(v, "learning_rate"),
+        fixed_inducing=lambda v: arguments.flag(v, "fixed_inducing"),
+        unit_sphere_inducing=lambda v: arguments.flag(v, "unit_sphere_inducing"),
+        q_family=check_q_family,
+        optimizer=_check_optimizer,
+        natgrad_gamma=arguments.natgrad_gamma,
+        dtype=lambda v: float_policy(v).name,
+        warm_start=lambda v: arguments.flag(v, "warm_start"),
+        batch_growth=batch_growth,
+        bias_init=check_bias_init,
+        subspace_rank=optional_int("subspace_rank"),
+        subspace_sample=optional_int("subspace_sample"),
+        seed=arguments.seed,
+        max_train=optional_int("max_train"),
     )
-    if out["subspace_sample"] is not None and out["subspace_rank"] is None:
+
+
+def _checked(values: dict[str, Any]) -> dict[str, Any]:
+    """The fields in ``values`` checked and canonicalised, in the class's field order."""
+    checks = _field_checks()
+    return {name: checks[name](values[name]) for name in checks if name in values}
+
+
+def _check_together(s: MLGPFSettings) -> None:
+    """The checks between fields."""
+    if s.subspace_sample is not None and s.subspace_rank is None:
         raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
-    if out["optimizer"] == "natgrad" and out["q_family"] == "preconditioned":
+    if s.optimizer == "natgrad" and s.q_family == "preconditioned":
         raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
                             "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
-    return out
 
 
 def _check_optimizer(value) -> str:

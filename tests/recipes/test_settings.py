@@ -170,3 +170,24 @@ def test_a_kernel_is_a_name_or_a_gpflow_kernel():
         MLGPFSettings(kernel=5)
     kernel = Matern32()
     assert MLGPFSettings(kernel=kernel).kernel is kernel
+
+
+def test_replace_checks_only_what_changed_and_the_relations_again(monkeypatch) -> None:
+    """Each field is checked once, when the settings are made: ``replace`` checks the fields it
+    changes (a bad one still raises) and the checks between fields, not every field again."""
+    import mlgp.arguments
+
+    calls = []
+    for name in ("positive_int", "positive_real", "flag", "seed", "natgrad_gamma"):
+        real = getattr(mlgp.arguments, name)
+        monkeypatch.setattr(mlgp.arguments, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    s = MLGPFSettings()
+    made = len(calls)
+    assert made >= 10
+    t = s.replace(seed=3, epochs=7)
+    assert sorted(calls[made:]) == ["positive_int", "seed"] and (t.seed, t.epochs) == (3, 7)
+    with pytest.raises(ArgumentError, match="epochs"):
+        s.replace(epochs=0)
+    with pytest.raises(ArgumentError, match="subspace_sample chooses the rows"):
+        s.replace(subspace_sample=100)
+    assert s.replace() == s and s.replace(seed=3) == MLGPFSettings(seed=3)
