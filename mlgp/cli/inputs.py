@@ -15,7 +15,7 @@ __all__ = ["DATA_FORMATS", "ZERO_BASED", "add_format_option", "add_zero_based_op
            "check_output_folder", "load_dataset", "read_file", "sets"]
 
 DATA_FORMATS = ("xc", "libsvm", "npz")
-#: ``--zero-based`` choices → :func:`mlgp.data.labelled_files.read_labelled`'s ``zero_based``
+#: ``--zero-based`` choices → :func:`mlgp.data.read_labelled`'s ``zero_based``
 ZERO_BASED = {"no": False, "yes": True, "auto": "auto"}
 
 
@@ -36,7 +36,7 @@ def add_zero_based_option(p: argparse.ArgumentParser) -> None:
 
 
 def read_file(path: Path, data_format: str | None, zero_based: str = "no", num_features: int | None = None):
-    """``(X, Y)`` of a labelled data file (:func:`mlgp.data.labelled_files.read_labelled`).
+    """``(X, Y)`` of a labelled data file (:func:`mlgp.data.read_labelled`).
 
     Parameters
     ----------
@@ -50,7 +50,7 @@ def read_file(path: Path, data_format: str | None, zero_based: str = "no", num_f
     num_features
         The width expected (a model's D): narrower files are padded, wider ones refused.
     """
-    from ..data.labelled_files import read_labelled
+    from ..data.io import read_labelled
 
     return read_labelled(path, data_format, num_features=num_features, zero_based=ZERO_BASED[zero_based],
                          zero_based_option="--zero-based yes")

@@ -1,5 +1,5 @@
 """Where a fit's data come from and where its results go, checked before any work: a dataset of the
-data home or a labelled file (:func:`mlgp.data.labelled_files.read_labelled`: XC text, LIBSVM
+data home or a labelled file (:func:`mlgp.data.read_labelled`: XC text, LIBSVM
 multi-label or ``.npz`` of CSR X and Y, by extension or ``data_format``; a file that does not parse
 raises :class:`~mlgp.errors.DataFormatError` naming the file and the line), and output files and
 folders that can be written. Used by :func:`mlgp.compare` and the ``mlgp`` subcommands.
@@ -24,7 +24,7 @@ def load_dataset(name: str, data_home: str | None):
 
 def read_file(path: Path, data_format: str | None, num_features: int | None = None):
     """``(X, Y)`` of a labelled data file (``num_features``: the width expected, e.g. a model's D)."""
-    from ..data.labelled_files import read_labelled
+    from ..data.io import read_labelled
 
     return read_labelled(path, data_format, num_features=num_features)
 

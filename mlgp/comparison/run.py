@@ -179,7 +179,7 @@ def _dataset(dataset, train, test, data_format, data_home):
     else:
         if train is None or test is None:
             raise ArgumentError("compare needs a dataset, or both a train and a test file")
-        from ..data.labelled_files import read_labelled
+        from ..data.io import read_labelled
 
         Xtr, Ytr = read_labelled(train, data_format)
         Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1])
@@ -201,7 +201,7 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         Family names (:data:`mlgp.comparison.FAMILIES`), or one comma-separated text.
     dataset : str or mlgp.data.Dataset, optional
         A dataset of the data home (``data_home`` or ``$MLGP_DATA``) or a loaded one; or give
-        ``train`` and ``test``, two labelled files (:func:`mlgp.data.labelled_files.read_labelled`,
+        ``train`` and ``test``, two labelled files (:func:`mlgp.data.read_labelled`,
         in ``data_format`` or the format their extensions name).
     budget : float, optional
         Wall seconds of the fit for each family that has a budget (MLGPF, GenEML).

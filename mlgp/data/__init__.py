@@ -16,8 +16,7 @@ from .stats import statistics, statistics_table
 from .preprocessing import normalise_rows
 from .synthetic import default_problem, geneml_lowrank, lspc_toy, mlgpf_prior
 from .synthetic_xc import AMAZONCAT_13K, extreme_like
-from .labelled_files import read_labelled, write_labelled, write_labelled_npz
-from .xc import read_xc, write_xc
+from .io import read_labelled, read_xc, write_labelled, write_labelled_npz, write_xc
 
 __all__ = [
     "AMAZONCAT_13K",

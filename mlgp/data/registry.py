@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, DatasetNotFoundError, ShapeError
 from ..metrics import inverse_propensity, propensity_params
-from .xc import read_xc
+from .io import read_xc
 
 __all__ = [
     "DATASETS",

@@ -20,7 +20,7 @@ from sklearn.datasets import dump_svmlight_file
 import mlgp.data
 from mlgp.cli import main
 from mlgp.comparison import FAMILIES
-from mlgp.data.labelled_files import read_labelled, write_labelled, write_labelled_npz
+from mlgp.data.io import read_labelled, write_labelled, write_labelled_npz
 from mlgp.data.synthetic import mlgpf_prior
 from mlgp.errors import DataFormatError
 from mlgp.scores import load_scores

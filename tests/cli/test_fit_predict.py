@@ -9,7 +9,7 @@ import pytest
 
 from mlgp.cli import main
 from mlgp.families import FAMILIES, make_estimator
-from mlgp.data.labelled_files import write_labelled
+from mlgp.data.io import write_labelled
 from mlgp.metrics import evaluate
 
 #: Small settings per family so that each fits in about a second.
@@ -102,7 +102,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(home, tmp_path, capsys)
     empty = tmp_path / "empty.npz"
     X = np.eye(4)
     import scipy.sparse as sp
-    from mlgp.data.labelled_files import write_labelled_npz
+    from mlgp.data.io import write_labelled_npz
 
     write_labelled_npz(empty, sp.csr_matrix(X), sp.csr_matrix((4, 3)))
     _fails(["fit", "frequency", "--train", str(empty), "--out", str(out)], capsys, "label")

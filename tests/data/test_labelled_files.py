@@ -1,4 +1,4 @@
-"""Tests of the labelled data files of the command-line tools (mlgp.data.labelled_files)."""
+"""Tests of the labelled data files of the command-line tools (mlgp.data.io: the dispatcher, LIBSVM and npz)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 
 from mlgp.data import read_labelled, write_labelled, write_labelled_npz
-from mlgp.data.labelled_files import FORMATS, format_of
+from mlgp.data.io import FORMATS, format_of
 from mlgp.errors import ArgumentError, DataFormatError, DatasetNotFoundError, FileAccessError, ShapeError
 
 NAMES = ["d.txt", "d.txt.gz", "d.xc", "d.svm", "d.libsvm.gz", "d.svmlight", "d.npz"]

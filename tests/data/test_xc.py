@@ -1,4 +1,4 @@
-"""Tests of the XC-format reader and writer (mlgp.data.xc)."""
+"""Tests of the XC-format reader and writer (mlgp.data.io.xc)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlgp.data import read_xc, write_xc, xc
+from mlgp.data import read_xc, write_xc
+from mlgp.data.io import xc
 from mlgp.errors import ArgumentError, DataFormatError, MLGPError, ShapeError
 
 VALID = """4 6 3

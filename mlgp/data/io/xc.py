@@ -26,62 +26,30 @@ from __future__ import annotations
 
 import gzip
 import re
-import zlib
 from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 import numpy as np
 import scipy.sparse as sp
 
-from .. import arguments
-from ..errors import ArgumentError, DataFormatError, DatasetNotFoundError, FileAccessError, ShapeError
-from ..files import atomic_write
+from ... import arguments
+from ...errors import ArgumentError, DataFormatError, ShapeError
+from ...files import atomic_write
+from .text import VALUE, VALUE_RE, entry_rows, first_bad_row, is_uint, read_text
 
 __all__ = ["read_xc", "write_xc"]
 
 _INT = r"[0-9]+"
-_VALUE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _LINE_RE = re.compile(
-    rf"(?:{_INT}(?:,{_INT})*)?(?: +{_INT}:{_VALUE})*[ \t\r]*", re.ASCII
+    rf"(?:{_INT}(?:,{_INT})*)?(?: +{_INT}:{VALUE})*[ \t\r]*", re.ASCII
 )
-_VALUE_RE = re.compile(_VALUE, re.ASCII)
 # Longest index accepted before conversion (keeps int64 conversion overflow-free).
 _MAX_DIGITS = 18
 
 
-def _is_uint(tok: str) -> bool:
-    return tok.isascii() and tok.isdigit()
-
-
-def _read_text(path: Path) -> str:
-    """Return the file's text, decompressing ``.gz`` files; errors -> DataFormatError."""
-    try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rb") as fh:
-                raw = fh.read()
-        else:
-            raw = path.read_bytes()
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise DataFormatError(f"cannot decompress gzip data: {exc}", path) from exc
-    except FileNotFoundError:
-        raise DatasetNotFoundError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise FileAccessError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        return raw.decode("ascii")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        hint = ""
-        if raw[:2] == b"\x1f\x8b":
-            hint = " (the file is gzip-compressed; its name must end in .gz)"
-        raise DataFormatError(
-            f"non-ASCII byte {raw[exc.start]:#04x} at byte offset {exc.start}{hint}", path, line
-        ) from exc
-
-
 def _parse_header(line: str, path: Path) -> tuple[int, int, int]:
     toks = line.split()
-    if len(toks) != 3 or not all(_is_uint(t) and len(t) <= _MAX_DIGITS for t in toks):
+    if len(toks) != 3 or not all(is_uint(t) and len(t) <= _MAX_DIGITS for t in toks):
         raise DataFormatError(
             f"header must be 'N D K' (three non-negative integers), got {line[:80]!r}", path, 1
         )
@@ -101,7 +69,7 @@ def _check_line(line: str, lineno: int, num_features: int, num_labels: int,
     if lab:
         seen: set[int] = set()
         for tok in lab.split(","):
-            if not _is_uint(tok):
+            if not is_uint(tok):
                 fail(f"malformed label list {lab[:80]!r}: labels must be comma-separated "
                      "non-negative integers (a point without labels starts with a space)")
             j = int(tok)
@@ -117,13 +85,13 @@ def _check_line(line: str, lineno: int, num_features: int, num_labels: int,
         if tok.count(":") != 1:
             fail(f"malformed feature:value pair {tok[:80]!r}")
         fs, vs = tok.split(":")
-        if not _is_uint(fs):
+        if not is_uint(fs):
             fail(f"malformed feature:value pair {tok[:80]!r}: feature index is not a "
                  "non-negative integer")
         f = int(fs)
         if f >= num_features or len(fs) > _MAX_DIGITS:
             fail(f"feature index {fs} outside [0, {num_features})")
-        if _VALUE_RE.fullmatch(vs) is None:
+        if VALUE_RE.fullmatch(vs) is None:
             fail(f"non-numeric value {vs[:80]!r} for feature {f}")
         v = dtype.type(float(vs))
         if not np.isfinite(v):
@@ -230,7 +198,6 @@ def _entries(src: _DataLines) -> _Entries:
     """The labels and feature pairs of syntactically valid data lines as arrays; a label or
     feature index too long for int64 is rejected here (labels first), the rest is checked by
     :func:`_first_invalid_row`."""
-    n = len(src.lines)
     lab_counts, lab_toks, feat_counts, idx_toks, val_toks = _tokens(src)
     for toks, counts in ((lab_toks, lab_counts), (idx_toks, feat_counts)):
         _reject_long_indices(src, toks, counts)
@@ -239,8 +206,8 @@ def _entries(src: _DataLines) -> _Entries:
     with np.errstate(over="ignore", invalid="ignore"):
         vals = np.array(val_toks, dtype=np.float64).astype(src.dtype) if val_toks \
             else np.zeros(0, src.dtype)
-    lab_row = np.repeat(np.arange(n), lab_counts)
-    feat_row = np.repeat(np.arange(n), feat_counts)
+    lab_row = entry_rows(lab_counts)
+    feat_row = entry_rows(feat_counts)
     return _Entries(lab_counts, lab_row, lab_idx, feat_counts, feat_row, feat_idx, vals)
 
 
@@ -260,8 +227,7 @@ def _first_invalid_row(e: _Entries, label_order: np.ndarray, num_features: int,
     if lab_idx_s.size > 1:
         dup = (lab_row_s[1:] == lab_row_s[:-1]) & (lab_idx_s[1:] == lab_idx_s[:-1])
         bad_rows.append(lab_row_s[1:][dup])
-    bad = np.concatenate(bad_rows)
-    return int(bad.min()) if bad.size else None
+    return first_bad_row(bad_rows)
 
 
 def _matrices(e: _Entries, label_order: np.ndarray, num_features: int, num_labels: int,
@@ -307,7 +273,7 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ArgumentError(f"dtype must be a floating dtype, got {dtype}")
-    src = _data_lines(_read_text(path), path, dtype)
+    src = _data_lines(read_text(path), path, dtype)
     _check_syntax(src)
     entries = _entries(src)
     label_order = np.lexsort((entries.lab_idx, entries.lab_row))
@@ -315,6 +281,43 @@ def read_xc(path: str | Path, dtype=np.float64) -> tuple[sp.csr_matrix, sp.csr_m
     if bad is not None:
         src.reject(bad)
     return _matrices(entries, label_order, src.num_features, src.num_labels, dtype)
+
+
+def _canonical(X, Y) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Copies of X as float64 CSR, duplicates summed, zeros removed, indices sorted, and of Y as
+    sorted CSR; raises :class:`ShapeError` when they disagree on N, X has a non-finite value or Y
+    holds anything but 0 and 1."""
+    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    Y = sp.csr_matrix(Y, copy=True)
+    if X.shape[0] != Y.shape[0]:
+        raise ShapeError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
+    X.sum_duplicates()  # first: two stored 1e308 are an inf
+    if not np.all(np.isfinite(X.data)):
+        raise ShapeError("X has non-finite values")
+    X.eliminate_zeros()
+    X.sort_indices()
+    Y.sum_duplicates()
+    Y.eliminate_zeros()
+    Y.sort_indices()
+    if Y.nnz and not np.all(Y.data == 1):
+        raise ShapeError("Y must contain only 0 and 1")
+    return X, Y
+
+
+def _text(X: sp.csr_matrix, Y: sp.csr_matrix, fmt) -> str:
+    """The XC text of canonical X and Y, each pair written by ``fmt(index, value)``."""
+    n, dfeat = X.shape
+    out = [f"{n} {dfeat} {Y.shape[1]}"]
+    xi, xd, xp = X.indices.tolist(), X.data.tolist(), X.indptr.tolist()
+    yi, yp = Y.indices.tolist(), Y.indptr.tolist()
+    for r in range(n):
+        lab = ",".join(map(str, yi[yp[r]:yp[r + 1]]))
+        a, b = xp[r], xp[r + 1]
+        if a == b:
+            out.append(lab if lab else " ")
+        else:
+            out.append(lab + " " + " ".join(map(fmt, xi[a:b], xd[a:b])))
+    return "\n".join(out) + "\n"
 
 
 def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
@@ -347,21 +350,7 @@ def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
     path = Path(path)
     if decimals is not None:
         decimals = arguments.non_negative_int(decimals, "decimals")
-    X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-    Y = sp.csr_matrix(Y, copy=True)
-    if X.shape[0] != Y.shape[0]:
-        raise ShapeError(f"X has {X.shape[0]} rows but Y has {Y.shape[0]}")
-    X.sum_duplicates()  # first: two stored 1e308 are an inf
-    if not np.all(np.isfinite(X.data)):
-        raise ShapeError("X has non-finite values")
-    X.eliminate_zeros()
-    X.sort_indices()
-    Y.sum_duplicates()
-    Y.eliminate_zeros()
-    Y.sort_indices()
-    if Y.nnz and not np.all(Y.data == 1):
-        raise ShapeError("Y must contain only 0 and 1")
-    n, dfeat = X.shape
+    X, Y = _canonical(X, Y)
     if decimals is None:
         fmt = "{}:{!r}".format
     else:
@@ -370,17 +359,7 @@ def write_xc(path: str | Path, X, Y, decimals: int | None = None) -> None:
         if vanishing.size:
             raise ArgumentError(f"decimals={decimals} would write {vanishing[0]:.3g} as 0 (the feature would vanish "
                                 "on reading back); use more decimals or decimals=None")
-    out = [f"{n} {dfeat} {Y.shape[1]}"]
-    xi, xd, xp = X.indices.tolist(), X.data.tolist(), X.indptr.tolist()
-    yi, yp = Y.indices.tolist(), Y.indptr.tolist()
-    for r in range(n):
-        lab = ",".join(map(str, yi[yp[r]:yp[r + 1]]))
-        a, b = xp[r], xp[r + 1]
-        if a == b:
-            out.append(lab if lab else " ")
-        else:
-            out.append(lab + " " + " ".join(map(fmt, xi[a:b], xd[a:b])))
-    data = ("\n".join(out) + "\n").encode("ascii")
+    data = _text(X, Y, fmt).encode("ascii")
     if path.name.endswith(".gz"):
         data = gzip.compress(data, mtime=0)
     atomic_write(path, lambda fh: fh.write(data))  # a failed write is a FileAccessError naming the file
