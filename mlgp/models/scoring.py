@@ -1,6 +1,9 @@
 """The scoring interface of MLGPF: :class:`MLGPFScoring`, mixed into :class:`~mlgp.models.MLGPF`.
 
-Labels are ranked by the mean utilities f̄ = Φ m(x) + b: ``decision_function`` gives them dense
+Labels are ranked by the mean utilities f̄ = Φ m(x) + b: :meth:`MLGPFScoring.mean_utilities` of a
+block of the kernel's inputs is the one function that computes them (and
+:meth:`MLGPFScoring.label_probabilities` E_q[σ(f)]), which :class:`mlgp.recipes.MLGPFClassifier`
+scores through; ``decision_function`` gives them dense
 (N, K) and ``predict_topk`` as a :class:`~mlgp.scores.TopK`, for CSR or dense features, a block of
 rows at a time through :func:`mlgp.scores.score_in_batches` (the scoring interface of every mlgp
 model) on the floor's row-block path, each block through the model's input map before anything
@@ -59,12 +62,13 @@ class MLGPFScoring:
         """The largest feature magnitude the model's float type accepts."""
         return float_policy(self.float_type).max_feature_magnitude
 
-    def _score_block(self, Xb: np.ndarray) -> np.ndarray:
-        """f̄ for a block (B, d) of the kernel's inputs (mapped rows): (B, K) float64."""
+    def mean_utilities(self, Xb: np.ndarray) -> np.ndarray:
+        """f̄ = Φ m(x) + b for a block (B, d) of the kernel's inputs (rows through the input map,
+        :meth:`model_inputs`): (B, K) float64, by one compiled function for any B."""
         with self.float_context():
             return self._compiled_mean_utilities()(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
 
-    def _proba_block(self, Xb: np.ndarray) -> np.ndarray:
+    def label_probabilities(self, Xb: np.ndarray) -> np.ndarray:
         """E_q[σ(f)] for a block (B, d) of the kernel's inputs: (B, K) float64, eagerly."""
         x = tf.constant(Xb, dtype=self.float_type)
         with self.float_context():
@@ -89,7 +93,7 @@ class MLGPFScoring:
         np.ndarray
             (N, K) float64.
         """
-        return score_in_batches(self._score_block, X, batch_size, num_labels=self.num_labels,
+        return score_in_batches(self.mean_utilities, X, batch_size, num_labels=self.num_labels,
                                 num_features=self.num_features, check_input=check_input, input_map=self.input_map,
                                 max_magnitude=self._max_feature_magnitude)
 
@@ -112,7 +116,7 @@ class MLGPFScoring:
         TopK
             (N, k) label indices and scores, best first (ties by lower label index).
         """
-        return score_in_batches(self._score_block, X, batch_size, top_k=k, num_labels=self.num_labels,
+        return score_in_batches(self.mean_utilities, X, batch_size, top_k=k, num_labels=self.num_labels,
                                 num_features=self.num_features, check_input=check_input, input_map=self.input_map,
                                 max_magnitude=self._max_feature_magnitude)
 
@@ -140,7 +144,7 @@ class MLGPFScoring:
         ``X`` (N, D) is CSR or dense, scored ``batch_size`` rows at a time (eagerly).
         """
 
-        return score_in_batches(self._proba_block, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
+        return score_in_batches(self.label_probabilities, X, batch_size, num_labels=self.num_labels, num_features=self.num_features,
                                 input_map=self.input_map,
                                 max_magnitude=self._max_feature_magnitude)
 

@@ -267,11 +267,11 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     def _decision_block(self, xb) -> np.ndarray:
         """f̄ = Φ m(x) + b for a CSR block (B, D) of raw rows: (B, K) float64."""
-        return self.model_._score_block(self._inputs(xb))
+        return self.model_.mean_utilities(self._inputs(xb))
 
     def _proba_block(self, xb) -> np.ndarray:
         """E_q[σ(f)] for a CSR block (B, D): (B, K) float64."""
-        return self.model_._proba_block(self._inputs(xb))
+        return self.model_.label_probabilities(self._inputs(xb))
 
     # --------------------------------------------------------------------------- persistence --
     def _described_model(self):
