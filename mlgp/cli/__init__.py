@@ -3,6 +3,7 @@
 ``mlgp datasets``  statistics of the datasets in the data home (:mod:`mlgp.cli.datasets`);
 ``mlgp evaluate``  metrics of a score file against a split's labels (:mod:`mlgp.cli.evaluate`);
 ``mlgp demo``      train MLGPF with the paper's recipe and print its test metrics (:mod:`mlgp.cli.demo`);
+``mlgp params``    a family's parameters as JSON, for ``--params`` (:mod:`mlgp.cli.params`);
 ``mlgp fit``       fit any family and save it (:mod:`mlgp.cli.fit`);
 ``mlgp predict``   top-k labels of a saved model (:mod:`mlgp.cli.predict`);
 ``mlgp compare``   fit several families on one split and compare them (:mod:`mlgp.cli.compare`).
@@ -25,7 +26,7 @@ from typing import Sequence
 from .. import __version__
 from ..errors import MLGPError
 from ..scores import load_scores
-from . import compare, datasets, demo, evaluate, fit, predict
+from . import compare, datasets, demo, evaluate, fit, params, predict
 from .common import PROG, Parser, join_negative_values
 
 __all__ = ["main", "build_parser", "load_scores", "NUMBA_CANNOT_CACHE"]
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     datasets.add_parser(sub, home_kw)
     evaluate.add_parser(sub, home_kw)
     demo.add_parser(sub, home_kw)
+    params.add_parser(sub, home_kw)
     fit.add_parser(sub, home_kw)
     predict.add_parser(sub, home_kw)
     compare.add_parser(sub, home_kw)
@@ -75,7 +77,7 @@ def _run(argv: list[str]) -> int:
     """:func:`main` without its warning filter."""
     parser = build_parser()
     try:
-        if _command(argv) in ("demo", "fit", "predict", "compare") and "--verbose" not in argv:
+        if _command(argv) in ("demo", "params", "fit", "predict", "compare") and "--verbose" not in argv:
             # before parsing: checking a choice (or printing the help) reads a registry of a model
             # family, which imports TensorFlow
             from .quiet import quiet_tensorflow

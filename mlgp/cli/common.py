@@ -20,6 +20,7 @@ __all__ = [
     "join_negative_values",
     "positive_int",
     "non_negative_int",
+    "positive_seconds",
     "int_list",
     "propensity_pair",
     "resolve_home",
@@ -63,6 +64,17 @@ def join_negative_values(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a budget > 0 seconds, got {text!r}")
+    return value
 
 
 def int_list(text: str) -> list[int]:

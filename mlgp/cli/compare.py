@@ -1,5 +1,5 @@
 """``mlgp compare (--dataset NAME | --train FILE --test FILE) --models a,b,c [--budget SECONDS]
-[--set family.NAME=VALUE ...] [--seed N] --out DIR``.
+[--params FAMILY=FILE.json ...] [--set FAMILY.NAME=VALUE ...] [--seed N] --out DIR``.
 
 Fits each family on the same split and scores it on the test split (:func:`mlgp.compare`), prints
 the ranking and probability tables and writes ``DIR/results.csv``, ``DIR/traces.csv``,
@@ -7,7 +7,9 @@ the ranking and probability tables and writes ``DIR/results.csv``, ``DIR/traces.
 (:func:`mlgp.comparison.write_report`). Each finished family is kept in
 ``DIR/runs/``; running the same command again takes finished families from there, so a killed run
 resumes. A family that fails is reported with its error and the others go on; the exit status is
-then 1.
+then 1. ``--params FAMILY=FILE`` reads that family's parameters from a JSON file (as ``mlgp params
+FAMILY`` writes it; :mod:`mlgp.cli.params`) with the meaning of ``mlgp fit --params``: the file wins
+over ``--seed`` and ``--budget``, ``--set FAMILY.NAME=VALUE`` wins over the file.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import non_negative_int
-from .fit import positive_seconds
-from .inputs import add_format_option, sets
+from .common import non_negative_int, positive_seconds
+from .inputs import add_format_option
 
 __all__ = ["add_parser", "run"]
 
@@ -43,6 +44,9 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                    help=f"wall seconds of each fit from its start, for the families that have a budget "
                         f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "
                         "step (optimiser step, EM iteration, minibatch, sweep or tree) that reaches it")
+    p.add_argument("--params", action="append", metavar="FAMILY=FILE.json",
+                   help="one family's parameters from a JSON file (as 'mlgp params FAMILY' writes; repeatable); "
+                        "they override --seed and --budget, and --set overrides them")
     p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
@@ -59,11 +63,12 @@ def run(args: argparse.Namespace) -> int:
     from ..comparison import compare, probability_table_text, table_text, write_report
     from ..comparison.report import best_lines
     from ..errors import ArgumentError
+    from .params import compare_settings
 
     if (args.train is None) != (args.test is None):
         raise ArgumentError("--train and --test go together")
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
-                     data_format=args.data_format, budget=args.budget, settings=sets(args.set, prefix=True),
+                     data_format=args.data_format, budget=args.budget, settings=compare_settings(args),
                      seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
                      echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
                      isolate=not args.in_process)

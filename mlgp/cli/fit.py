@@ -1,11 +1,15 @@
-"""``mlgp fit FAMILY (--dataset NAME | --train FILE) --out MODEL [--set NAME=VALUE ...] [--seed N]``.
+"""``mlgp fit FAMILY (--dataset NAME | --train FILE) --out MODEL [--params FILE.json] [--set NAME=VALUE ...]
+[--seed N] [--budget SECONDS]``.
 
 Fits one family (:data:`mlgp.comparison.FAMILIES`) on a dataset's training split or a labelled file
 (``--zero-based yes`` for a LIBSVM file whose feature indices start at 0) and saves the estimator
 in the floor's format (:meth:`mlgp.estimator.MultiLabelEstimator.save`: one ``.npz``, written
 atomically), which ``mlgp predict`` reads. Everything is checked before any data are read or any
-training starts: the family, each ``--set`` name against the estimator's parameters and each value
-against its constraints, the seed, the budget and the output path.
+training starts: the family, the ``--params`` file (:mod:`mlgp.cli.params`; what ``mlgp params
+FAMILY`` writes), each ``--set`` name against the estimator's parameters and each value against its
+constraints, the seed, the budget and the output path. Precedence, weakest first: the class's
+defaults, the family's command-line defaults, ``--budget`` and ``--seed``, the ``--params`` file,
+``--set``.
 """
 
 from __future__ import annotations
@@ -16,24 +20,11 @@ import time
 from pathlib import Path
 
 from ..errors import DataFormatError
-from .common import non_negative_int
+from .common import non_negative_int, positive_seconds
 from ..families import fit_arguments
 from .inputs import add_format_option, add_zero_based_option, check_output_file, load_dataset, read_file, sets
 
-__all__ = ["add_parser", "run"]
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    import math
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a budget > 0 seconds, got {text!r}")
-    return value
+__all__ = ["add_parser", "build_estimator", "run"]
 
 
 def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
@@ -51,6 +42,9 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     add_format_option(p)
     add_zero_based_option(p)
     p.add_argument("--out", type=Path, required=True, metavar="MODEL", help="model file (.npz added when missing)")
+    p.add_argument("--params", type=Path, default=None, metavar="FILE.json",
+                   help="constructor parameters from a JSON file (as 'mlgp params FAMILY' writes); they override "
+                        "--seed and --budget, and --set overrides them")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a constructor parameter (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed of the family's randomness")
     p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
@@ -62,12 +56,24 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     return p
 
 
+def build_estimator(args: argparse.Namespace):
+    """The unfitted estimator of ``mlgp fit``'s ``args``, its parameters checked; no data are read.
+
+    ``args.params`` (a file of :mod:`mlgp.cli.params`) and ``args.set`` change the family's
+    command-line defaults, ``args.budget`` and ``args.seed``, ``--set`` winning over the file.
+    """
+    from ..families import make_estimator
+    from .params import file_changes
+
+    changes = file_changes(args.family, args.params, sets(args.set), seed=args.seed, budget=args.budget)
+    return make_estimator(args.family, changes, seed=args.seed, budget=args.budget)
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit and save; prints one line saying what was fitted and where it went."""
-    from ..families import make_estimator
     from ..estimator.persistence import npz_path
 
-    estimator = make_estimator(args.family, sets(args.set), seed=args.seed, budget=args.budget)
+    estimator = build_estimator(args)
     out = npz_path(args.out)
     check_output_file(out)
     if args.dataset is not None:
