@@ -33,25 +33,25 @@ one, never a mix, and a load never reads half of a save that commits meanwhile.
 Loading constructs the classes (:mod:`mlgp.models.rebuild`) with placeholder values of the saved
 shapes, gives a Parameter whose rebuilt transform differs from the saved one the saved transform,
 then assigns the saved values. Nothing is allocated larger than what the files hold: before anything
-is built, every placeholder must have the shape of its saved value, every size (K, P, the sizes of
-format 1) and the product of those allocated together (K × P, M × D, P × M × M) be at most the
+is built, every placeholder must have the shape of its saved value, K, P and K × P be at most the
 largest element count of the saved arrays, and q(u)'s parameters the shapes of their saved values;
 running out of memory or of recursion depth anyway is a :class:`~mlgp.errors.DataFormatError` naming
 the folder. Everything is checked first: the values' names, shapes, float type and finiteness, a
 saved transform's values against the domain of the class's own transform (a variance stays
 positive), and, last, that the model predicts finite values at its inducing inputs. Only classes
 from ``gpflow`` and ``mlgp`` (and TFP bijectors) are recorded or rebuilt; anything else is refused
-when saving. Saves in format ``mlgp.MLGPF/1`` (models from ``from_data`` only, rebuilt from
-``spec``), ``mlgp.MLGPF/2`` (``whiten`` and top-level ``q_mu`` / ``q_sqrt``), ``mlgp.MLGPF/3`` (no
-input map, no constants) and ``mlgp.MLGPF/4`` (the fixed names ``parameters.npz`` /
-``constants.npz``, no ``files``) load too. Every failure raises an :class:`~mlgp.errors.MLGPError`
-that names the path: a folder whose files do not make a model is a
-:class:`~mlgp.errors.DataFormatError`, a missing folder or file a
+when saving. Format 5 is the one format read. A folder of an earlier format, ``mlgp.MLGPF/1`` to
+``mlgp.MLGPF/4`` (:data:`OLD_FORMATS`), is refused, before anything is built, with a
+:class:`~mlgp.errors.DataFormatError` that names the folder, its format and the command that
+converts it once, ``python -m mlgp.models.convert FOLDER`` (:mod:`mlgp.models.convert`). Every
+failure raises an :class:`~mlgp.errors.MLGPError` that names the path: a folder whose files do not
+make a model is a :class:`~mlgp.errors.DataFormatError`, a missing folder or file a
 :class:`~mlgp.errors.ModelNotFoundError`. """
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +62,8 @@ from gpflow import Parameter, set_trainable
 from ..blocks import INPUT_MAPS
 from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
 from ..files import as_path
-from .rebuild import build_v1, build_v2
-from .save_folder import NAME_SETS, Saved, commit, existing, read_arrays, read_folder, read_json
+from .rebuild import build_model
+from .save_folder import Saved, commit, read_folder, read_json
 from .structure import (
     build_transform,
     check_sizes,
@@ -78,18 +78,12 @@ from .structure import (
     parameters_by_name,
 )
 
-__all__ = ["describe_mlgpf", "load_mlgpf", "load_parameters", "rebuild_mlgpf", "save_mlgpf"]
+__all__ = ["FORMAT", "OLD_FORMATS", "describe_mlgpf", "load_mlgpf", "load_parameters", "rebuild_mlgpf", "save_mlgpf"]
 
+#: The format written and read.
 FORMAT = "mlgp.MLGPF/5"
-_FORMAT_V4 = "mlgp.MLGPF/4"
-_FORMAT_V3 = "mlgp.MLGPF/3"
-_FORMAT_V2 = "mlgp.MLGPF/2"
-_FORMAT_V1 = "mlgp.MLGPF/1"
-_READABLE = (FORMAT, _FORMAT_V4, _FORMAT_V3, _FORMAT_V2, _FORMAT_V1)
-#: Formats whose parameter paths are those of the q(u) family objects.
-_FAMILY_PATHS = (FORMAT, _FORMAT_V4, _FORMAT_V3)
-#: Parameter paths of format 2 (q(u) held by the model itself) and their names in formats 3 to 5.
-_V2_NAMES = {"q_mu": "q.q_mu", "q_sqrt": "q.q_sqrt"}
+#: The earlier formats: refused by name, converted once by :mod:`mlgp.models.convert`.
+OLD_FORMATS = ("mlgp.MLGPF/1", "mlgp.MLGPF/2", "mlgp.MLGPF/3", "mlgp.MLGPF/4")
 
 
 # ----------------------------------------------------------------------------- the three entry points
@@ -167,22 +161,15 @@ def rebuild_mlgpf(saved: Saved, path: Path, model_class: type):
     save in messages."""
     meta, values, constants = saved
     meta = _check_format(meta, path / "model.json")
-    if meta["format"] not in _FAMILY_PATHS:
-        values = _renamed_v2(values)
-    check_sizes(meta, values, constants, path / "model.json", format_1=meta["format"] == _FORMAT_V1)
+    check_sizes(meta, values, constants, path / "model.json")
     try:
-        if meta["format"] == _FORMAT_V1:
-            model = build_v1(meta, path, model_class)
-            _assign(model, values, path, None, exact=True)
-            trainable = meta.get("trainable", {})
-        else:
-            model = build_v2(meta, path, model_class, constants, values)
-            saved = meta["parameters"] if meta["format"] in _FAMILY_PATHS else _renamed_v2(meta["parameters"])
-            _check_names(parameters_by_name(model), saved, path, exact=True)
-            _restore_transforms(model, saved, values, path)
-            _assign(model, values, path, saved, exact=True)
-            trainable = {name: entry["trainable"] for name, entry in saved.items()}
-        if not (isinstance(trainable, dict) and all(isinstance(flag, bool) for flag in trainable.values())):
+        model = build_model(meta, path, model_class, constants, values)
+        saved = meta["parameters"]
+        _check_names(parameters_by_name(model), saved, path, exact=True)
+        _restore_transforms(model, saved, values, path)
+        _assign(model, values, path, saved, exact=True)
+        trainable = {name: entry["trainable"] for name, entry in saved.items()}
+        if not all(isinstance(flag, bool) for flag in trainable.values()):
             raise DataFormatError("the trainable flags must be true or false", path=path / "model.json")
     except DataFormatError:
         raise
@@ -201,23 +188,14 @@ def rebuild_mlgpf(saved: Saved, path: Path, model_class: type):
 def load_parameters(model, path: str | Path) -> None:
     """Assign the values saved in the folder ``path`` to ``model``, exactly (unconstrained).
 
-    The model must have the saved parameters' names, shapes and (for saves that record them)
-    transforms; otherwise nothing is assigned and :class:`~mlgp.errors.ShapeError` or
-    :class:`~mlgp.errors.DataFormatError` names the difference.
+    The model must have the saved parameters' names, shapes and transforms, and the saved input
+    map; otherwise nothing is assigned and
+    :class:`~mlgp.errors.ShapeError` or :class:`~mlgp.errors.DataFormatError` names the difference.
     """
     path = as_path(path)
-    saved = None
-    if (path / "model.json").is_file():
-        meta, values, constants = _read_folder(path)
-        saved = meta.get("parameters") if meta["format"] in (*_FAMILY_PATHS, _FORMAT_V2) else None
-        if meta["format"] not in _FAMILY_PATHS:
-            values = _renamed_v2(values)
-            saved = None if saved is None else _renamed_v2(saved)
-        if meta["format"] in _FAMILY_PATHS:
-            _check_input_map(model, meta.get("input_map"), constants, path)
-    else:
-        values = read_arrays(existing(path, NAME_SETS[0]["parameters"]), "parameter")
-    _assign(model, values, path, saved, exact=False)
+    meta, values, constants = _read_folder(path)
+    _check_input_map(model, meta.get("input_map"), constants, path)
+    _assign(model, values, path, meta.get("parameters"), exact=False)
 
 
 def _check_input_map(model, saved: dict | None, arrays: dict | None, path: Path) -> None:
@@ -238,14 +216,9 @@ def _check_input_map(model, saved: dict | None, arrays: dict | None, path: Path)
         raise DataFormatError("the saved parameters were trained behind another input map than this model's", path=path)
 
 
-def _renamed_v2(entries: dict) -> dict:
-    """A format-2 (or 1) mapping with q(u)'s paths renamed to those of the family object."""
-    return {_V2_NAMES.get(name, name): value for name, value in entries.items()}
-
-
 # ----------------------------------------------------------------------------- reading the files
 def _read_folder(path: Path) -> Saved:
-    return read_folder(path, _parse_meta, named=lambda meta: meta["format"] == FORMAT)  # format 5 names its files
+    return read_folder(path, _parse_meta)
 
 
 def _parse_meta(text: bytes, file: Path) -> dict:
@@ -253,11 +226,16 @@ def _parse_meta(text: bytes, file: Path) -> dict:
 
 
 def _check_format(meta, file: Path) -> dict:
-    """``meta`` when it is a dict naming a readable format; else :class:`DataFormatError`."""
-    if not isinstance(meta, dict) or meta.get("format") not in _READABLE:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads "
-                              f"{', '.join(repr(f) for f in _READABLE)})", path=file)
+    """``meta`` when it is a dict of :data:`FORMAT`; else :class:`DataFormatError`, which for one
+    of :data:`OLD_FORMATS` names the folder (``file``'s) and the command that converts it."""
+    found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+    if isinstance(meta, dict) and isinstance(found, str) and found in OLD_FORMATS:
+        folder = file.parent
+        command = f"python -m mlgp.models.convert {shlex.quote(str(folder))}"
+        raise DataFormatError(f"this MLGPF save is in the earlier format {found!r}, which is no longer read; convert "
+                              f"it once to {FORMAT!r} with: {command}", path=folder)
+    if not isinstance(meta, dict) or found != FORMAT:
+        raise DataFormatError(f"not an MLGPF save (format {found!r}; this version reads {FORMAT!r})", path=file)
     return meta
 
 

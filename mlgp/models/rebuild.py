@@ -1,9 +1,9 @@
-"""Building the MLGPF a save describes, before its values are assigned: :func:`build_v2` for formats
-2 to 5 (the kernel, inducing variable and input map from their recorded trees, the likelihood and
-the q(u) family from their descriptions, in the recorded float type) and :func:`build_v1` for
-format 1 (rebuilt from ``from_data``'s recorded arguments). Every recorded value is checked before
-it is used; a value that cannot be is a :class:`~mlgp.errors.DataFormatError` naming the file.
-:mod:`mlgp.models.persistence` reads the files and assigns the values.
+"""Building the MLGPF a save of format ``mlgp.MLGPF/5`` describes, before its values are assigned:
+:func:`build_model` makes the kernel, inducing variable and input map from their recorded trees,
+the likelihood and the q(u) family from their descriptions, in the recorded float type. Every
+recorded value is checked before it is used; a value that cannot be is a
+:class:`~mlgp.errors.DataFormatError` naming the file. :mod:`mlgp.models.persistence` reads the
+files and assigns the values.
 """
 
 from __future__ import annotations
@@ -17,23 +17,21 @@ from gpflow.config import as_context, config
 
 from ..blocks import INPUT_MAPS, InputMap
 from ..errors import DataFormatError
-from ..inducing import UnitSphereInducingPoints
-from ..kernels import make_kernel
 from ..likelihoods import MultiLabelBernoulli
 from ..variational import Q_FAMILIES, make_q
 from .structure import MODEL_ROOTS, build_tree, check_all_used, check_q_shapes, class_name, constants_from_arrays, resolve_class
 
-__all__ = ["build_v1", "build_v2", "quadrature_points"]
+__all__ = ["build_model", "quadrature_points"]
 
 
-def build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None, values: dict):
-    """Formats 2 to 5 (format 2: float64 and a Cholesky family chosen by ``whiten``); ``arrays``:
-    the constants file's, if any; ``values``: the parameters' (q(u)'s under its format-5 paths)."""
+def build_model(meta: dict, path: Path, model_class: type, arrays: dict | None, values: dict):
+    """The model ``meta`` (``model.json``) describes, with placeholder values; ``arrays``: the
+    constants file's, if any; ``values``: the parameters' (their shapes bound q(u)'s)."""
     file = path / "model.json"
-    float_name = meta.get("float_type", "float64")
+    float_name = meta["float_type"]
     if float_name not in ("float64", "float32"):
         raise DataFormatError(f"unknown float_type {float_name!r}", path=file)
-    q_meta = meta.get("q") or {"family": "whitened" if meta["whiten"] else "cholesky"}
+    q_meta = meta["q"]
     if q_meta["family"] not in Q_FAMILIES:
         raise DataFormatError(f"unknown q(u) family {q_meta['family']!r}", path=file)
     extra = {k: v for k, v in q_meta.items() if k in ("jitter", "sigma_lower")}
@@ -42,14 +40,14 @@ def build_v2(meta: dict, path: Path, model_class: type, arrays: dict | None, val
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in numbers):
         raise DataFormatError(f"num_data and q's jitter must be finite numbers >= 0, got {numbers}", path=file)
     quadrature = quadrature_points(lik["num_gauss_hermite_points"], file)
-    nodes = [meta["kernel"], meta["inducing_variable"], meta.get("input_map")]
+    nodes = [meta["kernel"], meta["inducing_variable"], meta["input_map"]]
     constants = constants_from_arrays(nodes, arrays, path) if arrays is not None else {}
     cfg = replace(config(), float=np.dtype(float_name).type)
     with as_context(cfg):
         kernel = build_tree(meta["kernel"], "kernel", path, constants)
         inducing = build_tree(meta["inducing_variable"], "inducing_variable", path, constants)
         input_map = None
-        if meta.get("input_map") is not None:
+        if meta["input_map"] is not None:
             input_map = build_tree(meta["input_map"], "input_map", path, constants, base=tuple(INPUT_MAPS.values()))
             if not isinstance(input_map, InputMap):
                 raise DataFormatError(f"{class_name(meta['input_map'])} is not an input map", path=file)
@@ -68,20 +66,3 @@ def quadrature_points(n, file: Path) -> int:
     if not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 1000):
         raise DataFormatError(f"num_gauss_hermite_points must be a whole number in [1, 1000], got {n!r}", path=file)
     return n
-
-
-def build_v1(meta: dict, path: Path, model_class: type):
-    """Format 1 recorded only the arguments of ``from_data`` (``spec``)."""
-    spec = meta.get("spec")
-    if not spec or spec.get("kernel") is None:
-        raise DataFormatError("this save (format mlgp.MLGPF/1) holds no model structure (model not built by "
-                              "MLGPF.from_data); use load_parameters", path=path / "model.json")
-    D, K, P, M = spec["num_features"], spec["num_labels"], spec["num_latent_gps"], spec["num_inducing"]
-    sphere = spec.get("unit_sphere_inducing", False)  # saves made before the option lack the key
-    Z = UnitSphereInducingPoints(np.ones((M, D))) if sphere else np.zeros((M, D))
-    quadrature = quadrature_points(spec["num_gauss_hermite_points"], path / "model.json")
-    likelihood = MultiLabelBernoulli(K, P, num_gauss_hermite_points=quadrature)
-    q = make_q("whitened" if spec["whiten"] else "cholesky", M, P)
-    model = model_class(make_kernel(spec["kernel"], D), likelihood, Z, num_data=spec["num_data"], q=q)
-    model.spec = spec
-    return model

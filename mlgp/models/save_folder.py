@@ -10,9 +10,12 @@ names. Whenever the process stops — an exception, a full disk, ``kill -9`` —
 earlier save or the new one, whole; what an interrupted save leaves (the other name set, hidden
 ``.*.tmp`` files) is never read, and the next save overwrites or deletes the array files of it.
 :func:`read_folder` reads ``model.json``, the files it names and ``model.json`` again, and reads
-again when a save committed in between. Saves of formats before ``files`` existed use the first
-name set. A missing folder or named file raises :class:`~mlgp.errors.ModelNotFoundError`, a
-malformed ``files`` entry or array file :class:`~mlgp.errors.DataFormatError`, each naming the path;
+again when a save committed in between; :func:`array_files` checks the ``files`` entry of a save
+(format ``mlgp.MLGPF/5``). A folder of an earlier format, whose ``model.json`` has no ``files``,
+holds its arrays under the first name set, so a commit over it (a save, or the conversion of
+:mod:`mlgp.models.convert`) writes the second. A missing folder or named file raises
+:class:`~mlgp.errors.ModelNotFoundError`, a malformed ``files`` entry or array file
+:class:`~mlgp.errors.DataFormatError`, each naming the path;
 :func:`read_json` turns any text that is not JSON — nested past the recursion limit included — into
 a :class:`~mlgp.errors.DataFormatError` (a save over such a ``model.json`` replaces it).
 """
@@ -28,9 +31,9 @@ import numpy as np
 from ..errors import DataFormatError, ModelNotFoundError
 from ..files import atomic_write, read_npz
 
-__all__ = ["NAME_SETS", "Saved", "commit", "existing", "read_arrays", "read_folder", "read_json"]
+__all__ = ["NAME_SETS", "Saved", "array_files", "commit", "existing", "read_arrays", "read_folder", "read_json"]
 
-#: The two name sets of the array files; saves without a ``files`` entry use the first.
+#: The two name sets of the array files (the folders of formats before ``files`` used the first).
 NAME_SETS = ({"parameters": "parameters.npz", "constants": "constants.npz"},
              {"parameters": "parameters-1.npz", "constants": "constants-1.npz"})
 _ATTEMPTS = 5
@@ -66,7 +69,8 @@ def commit(path: Path, meta: dict, values: dict, constants: dict | None) -> None
 
 
 def _current_parameters(path: Path) -> str | None:
-    """The parameter file the folder's model.json names (``None``: no readable model.json)."""
+    """The parameter file the folder's model.json names (``None``: no readable model.json; the
+    first name set for a folder of an earlier format, which names none)."""
     try:
         meta = read_json((path / "model.json").read_bytes(), path / "model.json")
     except (OSError, DataFormatError):
@@ -101,17 +105,19 @@ def read_arrays(file: Path, what: str) -> dict[str, np.ndarray]:
     return read_npz(file, f"{what} file")
 
 
-def read_folder(path: Path, parse: Callable[[bytes, Path], dict], named: Callable[[dict], bool]) -> Saved:
+def read_folder(path: Path, parse: Callable[[bytes, Path], dict],
+                files: Callable[[dict, Path, Path], dict] | None = None) -> Saved:
     """One consistent save of the folder ``path``: ``parse(text, file)`` turns ``model.json`` into
-    its dict (raising for a file of no readable format), ``named(meta)`` tells whether the save
-    names its array files in ``files`` (else: the first name set, constants when present)."""
+    its dict (raising for a file of no readable format), ``files(meta, path, file)`` gives the names
+    of its array files (``{"parameters": name, "constants": name or None}``; by default
+    :func:`array_files`, the ``files`` entry)."""
+    files = array_files if files is None else files
     for _ in range(_ATTEMPTS):
         file = existing(path, "model.json")
         text = file.read_bytes()
         meta = parse(text, file)
         try:
-            names = _array_files(meta, path, file) if named(meta) else {
-                **NAME_SETS[0], "constants": NAME_SETS[0]["constants"] if (path / "constants.npz").is_file() else None}
+            names = files(meta, path, file)
             values = read_arrays(existing(path, names["parameters"]), "parameter")
             constants = None if names["constants"] is None else read_arrays(path / names["constants"], "constants")
         except (ModelNotFoundError, DataFormatError):
@@ -130,8 +136,9 @@ def _changed(file: Path, text: bytes) -> bool:
         return True
 
 
-def _array_files(meta: dict, path: Path, file: Path) -> dict:
-    """The ``files`` entry of ``meta``, which must be one of :data:`NAME_SETS` (constants optional)."""
+def array_files(meta: dict, path: Path, file: Path) -> dict:
+    """The ``files`` entry of ``meta`` (``model.json`` of the folder ``path``, read from ``file``),
+    which must be one of :data:`NAME_SETS` (constants optional)."""
     files = meta.get("files")
     for names in NAME_SETS:
         if isinstance(files, dict) and files.keys() == names.keys() and files["parameters"] == names["parameters"] \

@@ -9,8 +9,9 @@ a transform is a tree of TFP bijectors ``{"class", "arguments"}``, nested at mos
 deep. Only classes under :data:`MODEL_ROOTS` (and TFP for bijectors) are recorded or rebuilt; anything
 else raises :class:`~mlgp.errors.DataFormatError` naming the file. Before a tree is rebuilt,
 :func:`check_placeholders` requires each Parameter placeholder it allocates to have the shape of its
-saved value, and :func:`check_sizes` and :func:`check_q_shapes` bound the other sizes (K, P, M, D)
-and their products, so that rebuilding allocates no more than the save's files hold.
+saved value, and :func:`check_sizes` and :func:`check_q_shapes` bound the other sizes (K, P, M)
+and their products (:func:`check_size_products`), so that rebuilding allocates no more than the
+save's files hold.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "check_all_used",
     "check_placeholders",
     "check_q_shapes",
+    "check_size_products",
     "check_sizes",
     "checked_tree",
     "class_name",
@@ -237,20 +239,22 @@ def describe_likelihood(likelihood, path: Path) -> dict:
             "num_latent": int(likelihood.num_latent), "num_gauss_hermite_points": int(likelihood.num_gauss_hermite_points)}
 
 
-def check_sizes(meta: dict, values: dict, constants: dict | None, file: Path, format_1: bool) -> None:
+def check_sizes(meta: dict, values: dict, constants: dict | None, file: Path) -> None:
     """Nothing that rebuilding the model allocates is larger than what the files hold: the
-    placeholders of the trees have their saved values' shapes (:func:`check_placeholders`; not in
-    format 1, ``format_1``, which has no trees), and every size the structure gives (K, P; in format
-    1 also D and M) is a whole number, it and the products allocated together (K × P, M × D, M × P,
-    P × M × M) at most the largest element count of the saved arrays (an array of no bytes, such as
-    one of shape (0, n), counts for nothing)."""
+    placeholders of the trees have their saved values' shapes (:func:`check_placeholders`), and the
+    sizes the likelihood gives (K, P) are whole numbers, each and their product K × P at most the
+    largest element count of the saved arrays (an array of no bytes, such as one of shape (0, n),
+    counts for nothing)."""
     largest = max((a.size for a in [*values.values(), *(constants or {}).values()] if a.dtype.itemsize), default=0)
-    if not format_1:
-        check_placeholders(meta, values, file)
-    lik, spec = meta.get("likelihood"), meta.get("spec")
+    check_placeholders(meta, values, file)
+    lik = meta.get("likelihood")
     sizes = {"K": lik.get("num_labels"), "P": lik.get("num_latent")} if isinstance(lik, dict) else {}
-    if format_1 and isinstance(spec, dict):
-        sizes = dict(zip("DKPM", (spec.get(k) for k in ("num_features", "num_labels", "num_latent_gps", "num_inducing"))))
+    check_size_products(sizes, largest, file)
+
+
+def check_size_products(sizes: dict, largest: int, file: Path) -> None:
+    """Each of ``sizes`` (letter → value) is a whole number at most ``largest``, and so are the
+    products of those allocated together among them (K × P, M × D, M × P, P × M × M)."""
     for n in sizes.values():
         if not (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= largest):
             raise DataFormatError(f"a size in the structure is {n!r}, not a whole number up to {largest}", path=file)

@@ -22,6 +22,7 @@ from mlgp.kernels import make_kernel
 from mlgp.likelihoods import LabelBatch, MultiLabelBernoulli
 from mlgp.metrics import TopK, topk
 from mlgp.models import MLGPF
+from mlgp.models.convert import convert_folder
 from mlgp.training import sample_labels
 
 KERNELS = ["linear", "se", "se+linear"]
@@ -353,15 +354,19 @@ def test_load_parameters_into_mismatched_model_raises(tmp_path):
     lin = MLGPF.from_data(X, Y, kernel="linear", num_latent_gps=2, num_inducing=4)
     with pytest.raises(MLGPError, match="do not match"):
         lin.load_parameters(path)
-    # a model not built by from_data, saved in format 1 (which recorded only from_data's arguments),
-    # holds values but cannot be rebuilt by load; format 2 records its structure (test_persistence.py)
+    # a model not built by from_data, saved in format 1 (which recorded only from_data's arguments):
+    # load refuses the old format by name, and the converter finds no structure to convert
+    # (the formats and their conversion: test_convert.py)
     bare = MLGPF(make_kernel("se", 4), MultiLabelBernoulli(6, 2), np.zeros((3, 4)), num_data=25)
     p2 = bare.save(tmp_path / "bare")
     meta = json.loads((p2 / "model.json").read_text())
     (p2 / "model.json").write_text(json.dumps({"format": "mlgp.MLGPF/1", "spec": {}, "trainable":
                                                {k: v["trainable"] for k, v in meta["parameters"].items()}}))
-    with pytest.raises(MLGPError, match="load_parameters"):
+    with pytest.raises(MLGPError, match=r"bare: this MLGPF save is in the earlier format 'mlgp\.MLGPF/1', which is no "
+                                        r"longer read; .* python -m mlgp\.models\.convert \S*bare$"):
         MLGPF.load(p2)
+    with pytest.raises(MLGPError, match=r"bare/model\.json: a size in the structure is None"):
+        convert_folder(p2)
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "model.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(MLGPError, match="not an MLGPF save"):

@@ -1,6 +1,6 @@
 """Saving and loading MLGPF: models built from their parts round-trip exactly (any GPflow or mlgp
-kernel and inducing variable, either parameterisation, custom transforms, trainable flags); saves of
-format 1 still load; every failure is an MLGPError that names the path."""
+kernel and inducing variable, either parameterisation, custom transforms, trainable flags); every
+failure is an MLGPError that names the path. Folders of the earlier formats: test_convert.py."""
 
 from __future__ import annotations
 
@@ -135,22 +135,6 @@ def test_from_data_model_keeps_its_spec(tmp_path):
     assert np.array_equal(loaded.decision_function(ds.test.X), model.decision_function(ds.test.X))
 
 
-def test_format_1_saves_still_load(tmp_path):
-    """Format 1 wrote the same parameters.npz beside ``{"format", "spec", "trainable"}``."""
-    ds = mlgpf_prior(num_train=25, num_test=9, num_features=4, num_labels=6, num_latent=2, seed=5)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=2, num_inducing=4, seed=2)
-    gpflow.set_trainable(model.likelihood.bias, False)
-    path = model.save(tmp_path / "m")
-    meta = json.loads((path / "model.json").read_text())
-    trainable = {name: entry["trainable"] for name, entry in meta["parameters"].items()}
-    spec = {k: v for k, v in meta["spec"].items() if k != "unit_sphere_inducing"}  # the oldest saves lack it
-    (path / "model.json").write_text(json.dumps({"format": "mlgp.MLGPF/1", "spec": spec, "trainable": trainable}))
-    loaded = MLGPF.load(path)
-    assert loaded.spec == spec and not loaded.likelihood.bias.trainable
-    assert type(loaded.inducing_variable.inducing_variable) is InducingPoints
-    assert np.array_equal(loaded.decision_function(ds.test.X), model.decision_function(ds.test.X))
-
-
 def test_load_parameters_checks_the_saved_transforms(tmp_path, data):
     model = build(KERNELS["se"]())
     path = model.save(tmp_path / "m")
@@ -201,6 +185,9 @@ def test_missing_folder_and_files(tmp_path, saved):
     (saved / "model.json").unlink()
     with pytest.raises(ModelNotFoundError, match=r"m/model\.json: missing"):
         MLGPF.load(saved)
+    (tmp_path / "elsewhere.npz").rename(saved / "parameters.npz")  # a lone parameters.npz is no save
+    with pytest.raises(ModelNotFoundError, match=r"m/model\.json: missing"):
+        build(KERNELS["se+linear"]()).load_parameters(saved)
     with pytest.raises(ModelNotFoundError, match=r"nowhere: no saved MLGPF here"):
         build(KERNELS["se+linear"]()).load_parameters(tmp_path / "nowhere")
 
