@@ -2,18 +2,15 @@
 chosen by K-fold cross-validation over a grid, at the cost of one eigendecomposition per fold and
 width.
 
-Contract: ``fit(X, Y)`` checks its input as :class:`MLLSPC` does, scores every grid point
-(``kernel_widths`` × ``alphas`` × ``couplings``, in :class:`sklearn.model_selection.ParameterGrid`
-order) on each fold of ``cv`` (``sklearn.model_selection.check_cv(cv, Y, classifier=True)``: the
-folds :class:`~sklearn.model_selection.GridSearchCV` would use) with the same model an
-``MLLSPC(...).fit`` on the fold would give, and refits ``MLLSPC`` with the best point on all of
-``(X, Y)``. Fewer than 2 rows, fewer rows than ``cv``'s folds, or folds ``cv`` cannot make are
-refused with a :class:`~mlgp.errors.ShapeError` before any work. ``cv_results_`` and
-``best_params_`` follow GridSearchCV's layout (scores greater is better: a loss is negated).
-``decision_function``, ``predict_proba``, ``predict`` and
-``predict_topk`` are the refitted model's (its block hooks under
-:class:`~mlgp.estimator.MultiLabelEstimator`'s scoring methods); ``save`` / ``load`` keep the refitted
-model and ``cv_results_``.
+Contract: a :class:`~mlgp.estimator.GridSearch` of ``MLLSPC(solver="eig", ...)`` over
+``kernel_widths`` × ``alphas`` × ``couplings`` (:class:`sklearn.model_selection.ParameterGrid`
+order) on the folds of ``check_cv(cv, Y, classifier=True)`` (the folds
+:class:`~sklearn.model_selection.GridSearchCV` would use): ``fit(X, Y)`` checks its input as
+:class:`MLLSPC` does, refuses a bad grid or ``similarity`` and (the floor's) fewer than 2 rows, fewer
+rows than ``cv``'s folds, or folds ``cv`` cannot make with a :class:`~mlgp.errors.ShapeError` before
+any work, scores every grid point on each fold with the same model an ``MLLSPC(...).fit`` on the fold
+would give, and refits ``MLLSPC`` with the best point on all of ``(X, Y)``. ``cv_results_``,
+``best_params_``, the scoring methods (the refitted model's) and ``save`` / ``load`` are the floor's.
 
 The saving: with ``C = α I + c L`` (L the Laplacian of the similarity W), the eigenvectors of C are
 those of L for every (α, c), and ``ΦᵀΦ`` does not depend on them, so each fold and width needs one
@@ -22,18 +19,16 @@ those of L for every (α, c), and ``ΦᵀΦ`` does not depend on them, so each f
 
 from __future__ import annotations
 
+import time
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import rankdata
-from sklearn.base import _fit_context
-from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
-from ..estimator import MultiLabelEstimator, SavedState
-from ..metrics import f1_scores, precision_at_k
+from ..estimator import GridSearch, SavedState
+from ..estimator.search import SCORINGS
 from ..validation import check_thresholds
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 from ._least_squares import binary_posterior
@@ -42,22 +37,8 @@ from .mllspc import MLLSPC, check_similarity
 
 __all__ = ["MLLSPCCV", "SCORINGS"]
 
-#: Model-selection criteria of :class:`MLLSPCCV` (greater is better): of the 0/1 predictions, or
-#: (``precision@k``) of the ranking by ``decision_function``.
-SCORINGS = {
-    "hamming_loss": lambda Y, P, S: -float(np.mean(Y != P)),
-    "f1_example": lambda Y, P, S: f1_scores(Y, P)["example"],
-    "f1_micro": lambda Y, P, S: f1_scores(Y, P)["micro"],
-    "f1_macro": lambda Y, P, S: f1_scores(Y, P)["macro"],
-    "precision@1": lambda Y, P, S: precision_at_k(Y, S, 1),
-    "precision@3": lambda Y, P, S: precision_at_k(Y, S, 3),
-    "precision@5": lambda Y, P, S: precision_at_k(Y, S, 5),
-}
 
-_GRID = [Interval(Real, 0, None, closed="neither")]
-
-
-class MLLSPCCV(MultiLabelEstimator):
+class MLLSPCCV(GridSearch):
     """ML-LSPC with cross-validated ``kernel_width``, ``alpha`` and ``coupling``.
 
     Parameters
@@ -78,7 +59,7 @@ class MLLSPCCV(MultiLabelEstimator):
 "precision@5"}, default="hamming_loss"
         Criterion on the 0/1 predictions ``predict_proba >= threshold`` ("hamming_loss" is the
         misclassification rate over all (point, label) pairs, the paper's toy-study criterion), or
-        precision at k of the ranking by ``decision_function``.
+        precision at k of the ranking by ``decision_function`` (k <= K).
 
     Attributes
     ----------
@@ -89,8 +70,7 @@ class MLLSPCCV(MultiLabelEstimator):
     best_score_, best_index_ : float, int
         Its mean score over folds (greater is better) and position in ``cv_results_``.
     cv_results_ : dict of np.ndarray
-        ``params``, ``param_<name>``, ``split<i>_test_score``, ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score``, as in GridSearchCV.
+        GridSearchCV's layout (:class:`~mlgp.estimator.GridSearch`).
     n_splits_ : int
         Number of folds.
     n_samples_, n_features_in_, n_labels_, classes_
@@ -110,7 +90,7 @@ class MLLSPCCV(MultiLabelEstimator):
         "prior_weight": [Interval(Real, 0, None, closed="left")],
     }
 
-    _predict_from = "proba"
+    _searched = MLLSPC
     _GRID_PARAMS = ("alpha", "coupling", "kernel_width")
 
     def __init__(self, *, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
@@ -135,162 +115,68 @@ class MLLSPCCV(MultiLabelEstimator):
             raise ShapeError(f"{name} must be a non-empty sequence of finite numbers {bound}, got {values!r}")
         return [float(x) for x in v]
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, Y) -> "MLLSPCCV":
-        """Cross-validate the grid, then refit the best point on all of ``(X, Y)``; returns ``self``.
+    def _fixed_params(self) -> dict:
+        return dict(n_basis=self.n_basis, similarity=self.similarity, solver="eig", threshold=self.threshold,
+                    random_state=self.random_state, prior_weight=self.prior_weight)
 
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-        Y : np.ndarray or scipy sparse matrix of shape (N, K)
-            0/1 labels.
-
-        Raises
-        ------
-        ShapeError
-            Before any work, for bad data (as :class:`MLLSPC`), a bad grid or ``similarity``, fewer
-            than 2 rows, fewer rows than ``cv``'s folds, or folds ``cv`` cannot make on the rows.
-        """
-        X, Y = self._validate_fit_data(X, Y)
+    def _check_search(self, X, Y) -> dict:
+        """The user similarity (None: Pearson's on each fold), thresholds, alphas and couplings,
+        checked before any work (ShapeError)."""
         K = Y.shape[1]
-        user_W = None if (isinstance(self.similarity, str) and self.similarity == "pearson") \
+        W = None if (isinstance(self.similarity, str) and self.similarity == "pearson") \
             else check_similarity(self.similarity, K)
-        thresholds = check_thresholds(self.threshold, K)
-        alphas = self._grid_values(self.alphas, "alphas", 0.0, closed=False)
-        couplings = self._grid_values(self.couplings, "couplings", 0.0, closed=True)
-        splits = self._splits(X, Y.toarray())
+        return {"W": W, "thresholds": check_thresholds(self.threshold, K),
+                "alpha": self._grid_values(self.alphas, "alphas", 0.0, closed=False),
+                "coupling": self._grid_values(self.couplings, "couplings", 0.0, closed=True)}
+
+    def _param_grid(self, X, Y, context: dict) -> dict:
         if self.kernel_widths is None:
             median = median_heuristic(X, random_state=self.random_state)
             widths = [f * median for f in (0.5, 1.0, 2.0)]
         else:
             widths = self._grid_values(self.kernel_widths, "kernel_widths", 0.0, closed=False)
-        grid = list(ParameterGrid({"alpha": alphas, "coupling": couplings, "kernel_width": widths}))
-        scores = np.empty((len(splits), len(grid)))
-        for i, (train, val) in enumerate(splits):
-            scores[i] = self._fold_scores(X[train], Y[train], X[val], Y[val], grid, widths, user_W, thresholds)
-        mean = scores.mean(axis=0)
-        # equal means share the better rank, as in GridSearchCV; means equal to 12 decimals are
-        # taken as equal (fold averages of the same counts can differ in the last bit)
-        rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
-        self.cv_results_ = {
-            "params": grid,
-            **{f"param_{k}": np.array([p[k] for p in grid]) for k in ("alpha", "coupling", "kernel_width")},
-            **{f"split{i}_test_score": scores[i] for i in range(len(splits))},
-            "mean_test_score": mean,
-            "std_test_score": scores.std(axis=0),
-            "rank_test_score": rank,
-        }
-        self.best_index_ = int(np.argmin(rank))
-        self.best_params_ = dict(grid[self.best_index_])
-        self.best_score_ = float(mean[self.best_index_])
-        self.n_splits_ = len(splits)
-        self.best_estimator_ = self._refit_estimator()._fit(X, Y)   # X, Y checked above
-        self._set_fitted_shape(X.shape[0], X.shape[1], K)
-        return self
+        return {"alpha": context["alpha"], "coupling": context["coupling"], "kernel_width": widths}
 
-    def _splits(self, X, Y_dense: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """The ``(train, validation)`` row indices of the folds of ``cv``, made before any work.
+    def _check_saved_points(self, state: SavedState, points: list[dict]) -> None:
+        if not all(set(p) == set(self._GRID_PARAMS) for p in points):
+            raise state.error(f"the fitted value 'cv_params' must list dicts of {self._GRID_PARAMS}")
 
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-        Y_dense : np.ndarray of shape (N, K)
-
-        Raises
-        ------
-        ShapeError
-            When N < 2, when an int ``cv`` or a K-fold splitter asks for more folds than rows, or
-            when the splitter refuses the rows (its reason quoted).
-        """
-        n, name = X.shape[0], type(self).__name__
-        if n < 2:
-            raise ShapeError(f"{name} needs at least 2 rows to cross-validate, got {n} sample{'' if n == 1 else 's'}")
-        folds = check_cv(self.cv, Y_dense, classifier=True)
-        k = folds.n_splits if isinstance(folds, (KFold, StratifiedKFold, GroupKFold)) else 0
-        if k > n:
-            what = f"cv={k} folds need" if isinstance(self.cv, Integral) else f"cv={self.cv!r} makes {k} folds, which need"
-            raise ShapeError(f"{name}: {what} at least {k} rows, got {n}")
-        try:
-            return list(folds.split(X, Y_dense))
-        except ValueError as err:
-            raise ShapeError(f"{name}: cv={self.cv!r} cannot split the {n} rows: {err}") from None
-
-    def _refit_estimator(self) -> MLLSPC:
-        """The unfitted MLLSPC of the best grid point."""
-        return MLLSPC(n_basis=self.n_basis, similarity=self.similarity, solver="eig", threshold=self.threshold,
-                      random_state=self.random_state, prior_weight=self.prior_weight, **self.best_params_)
-
-    def _fold_scores(self, X_tr, Y_tr, X_va, Y_va, grid, widths, user_W, thresholds) -> np.ndarray:
-        """Scores (len(grid),) of every grid point trained on (X_tr, Y_tr), scored on (X_va, Y_va)."""
-        score = SCORINGS[self.scoring]
-        Y_va = Y_va.toarray()
-        W = pearson_similarity(Y_tr) if user_W is None else user_W
+    def _split_scores(self, X_fit, Y_fit, X_val, Y_val, points: list[dict], context: dict) -> tuple:
+        """Scores and seconds (fitting, scoring; shared work split evenly) of every grid point trained
+        on (X_fit, Y_fit), scored on (X_val, Y_val): the eigenvectors of L and of a width's ΦᵀΦ
+        serve every (α, c)."""
+        score, clock, n = SCORINGS[self.scoring], time.perf_counter, len(points)
+        start = clock()
+        Y_val = Y_val.toarray()
+        W = pearson_similarity(Y_fit) if context["W"] is None else context["W"]
         ell, U = np.linalg.eigh(np.diag(W.sum(axis=1)) - W)          # Laplacian: C = αI + cL
-        prior = np.asarray(Y_tr.mean(axis=0)).ravel()
-        centres = X_tr[choose_centres(X_tr.shape[0], self.n_basis, self.random_state)]
+        prior = np.asarray(Y_fit.mean(axis=0)).ravel()
+        centres = X_fit[choose_centres(X_fit.shape[0], self.n_basis, self.random_state)]
         if sp.issparse(centres):
             centres = sp.csr_matrix(centres)
         norms = row_norms_squared(centres)
-        out = np.empty(len(grid))
-        for width in widths:
-            Phi = gaussian_design(X_tr, centres, width, norms)
+        out, fit_time, score_time = np.empty(n), np.full(n, (clock() - start) / n), np.zeros(n)
+        for width in dict.fromkeys(p["kernel_width"] for p in points):
+            at = [j for j, p in enumerate(points) if p["kernel_width"] == width]
+            start = clock()
+            Phi = gaussian_design(X_fit, centres, width, norms)
             f, F = np.linalg.eigh(Phi.T @ Phi)
-            R1 = np.asarray((Y_tr.T @ Phi).T)
+            R1 = np.asarray((Y_fit.T @ Phi).T)
             A1 = F.T @ R1 @ U
             A0 = F.T @ (Phi.sum(axis=0)[:, None] - R1) @ U
-            P = gaussian_design(X_va, centres, width, norms) @ F
-            for j, p in enumerate(grid):
-                if p["kernel_width"] != width:
-                    continue
-                denom = f[:, None] + p["alpha"] + p["coupling"] * ell[None, :]
-                q1 = P @ (A1 / denom) @ U.T
-                q0 = P @ (A0 / denom) @ U.T
-                proba = binary_posterior(q1, q0, prior, float(self.prior_weight), Y_tr.shape[0])
-                pred = (proba >= thresholds).astype(np.int64)
-                out[j] = score(Y_va, pred, q1 - q0)
-        return out
-
-    # ------------------------------------------------------- the refitted model
-    def _decision_block(self, xb: np.ndarray) -> np.ndarray:
-        """:meth:`MLLSPC._decision_block` of ``best_estimator_``: (B, K)."""
-        return self.best_estimator_._decision_block(xb)
-
-    def _proba_block(self, xb: np.ndarray) -> np.ndarray:
-        """:meth:`MLLSPC._proba_block` of ``best_estimator_``: (B, K)."""
-        return self.best_estimator_._proba_block(xb)
-
-    # ------------------------------------------------------------ persistence
-    def _fitted_scalars(self) -> dict:
-        return {**super()._fitted_scalars(), "best_index_": self.best_index_, "best_score_": self.best_score_,
-                "best_params_": self.best_params_, "n_splits_": self.n_splits_,
-                "cv_params": self.cv_results_["params"], "best_estimator_": self.best_estimator_._fitted_scalars()}
-
-    def _fitted_arrays(self) -> dict:
-        arrays = {f"cv_results_.{k}": v for k, v in self.cv_results_.items() if k != "params"}
-        arrays.update({f"best_estimator_.{k}": v for k, v in self.best_estimator_._fitted_arrays().items()})
-        return arrays
-
-    def _restore_fitted(self, state: SavedState) -> None:
-        super()._restore_fitted(state)
-        self.n_splits_ = state.count("n_splits_")
-        grid = state.scalar("cv_params", list)
-        n = len(grid)
-        if n == 0 or not all(isinstance(p, dict) and set(p) == set(self._GRID_PARAMS) for p in grid):
-            raise state.error(f"the fitted value 'cv_params' must list dicts of {self._GRID_PARAMS}")
-        self.best_index_ = state.scalar("best_index_", int, low=0)
-        if self.best_index_ >= n:
-            raise state.error(f"best_index_ = {self.best_index_} is not an index into the {n} grid points")
-        self.best_score_ = state.scalar("best_score_", float)
-        self.best_params_ = state.scalar("best_params_", dict)
-        if self.best_params_ != grid[self.best_index_]:
-            raise state.error("best_params_ is not the grid point at best_index_")
-        self.cv_results_ = {"params": grid}
-        for name in ("param_alpha", "param_coupling", "param_kernel_width", "mean_test_score", "std_test_score",
-                     *(f"split{i}_test_score" for i in range(self.n_splits_))):
-            self.cv_results_[name] = state.array(f"cv_results_.{name}", (n,))
-        self.cv_results_["rank_test_score"] = state.array("cv_results_.rank_test_score", (n,), "iu", low=1, high=n)
-        self.best_estimator_ = best = self._refit_estimator()
-        best._validate_params()
-        best._restore_fitted(state.nested("best_estimator_"))
-        if (best.n_features_in_, best.n_labels_) != (self.n_features_in_, self.n_labels_):
-            raise state.error("the refitted model's n_features_in_ / n_labels_ differ from the search's")
+            middle = clock()
+            P = gaussian_design(X_val, centres, width, norms) @ F
+            fit_time[at] += (middle - start) / len(at)
+            score_time[at] += (clock() - middle) / len(at)
+            for j in at:
+                start = clock()
+                denom = f[:, None] + points[j]["alpha"] + points[j]["coupling"] * ell[None, :]
+                theta1, theta0 = A1 / denom, A0 / denom
+                middle = clock()
+                q1 = P @ theta1 @ U.T
+                q0 = P @ theta0 @ U.T
+                proba = binary_posterior(q1, q0, prior, float(self.prior_weight), Y_fit.shape[0])
+                out[j] = score(Y_val, (proba >= context["thresholds"]).astype(np.int64), q1 - q0)
+                fit_time[j] += middle - start
+                score_time[j] += clock() - middle
+        return out, fit_time, score_time

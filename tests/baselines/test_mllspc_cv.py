@@ -98,7 +98,7 @@ def test_too_few_rows_for_the_folds_are_refused_before_any_work(monkeypatch, n, 
         raise AssertionError("work started before the rows were checked")
 
     monkeypatch.setattr(module, "median_heuristic", no_work)
-    monkeypatch.setattr(MLLSPCCV, "_fold_scores", no_work)
+    monkeypatch.setattr(MLLSPCCV, "_split_scores", no_work)
     X, Y, _ = _data()
     with pytest.raises(ShapeError, match=message):
         MLLSPCCV(n_basis=5, cv=cv).fit(X[:n], Y[:n])
@@ -118,3 +118,77 @@ def test_folds_that_cannot_split_the_rows_are_refused() -> None:
     X, Y, _ = _data()
     with pytest.raises(ShapeError, match=r"MLLSPCCV: cv=ShuffleSplit\(.*\) cannot split the 10 rows: test_size=15"):
         MLLSPCCV(n_basis=5, cv=ShuffleSplit(2, test_size=15)).fit(X[:10], Y[:10])
+
+
+def test_a_cut_off_above_k_is_refused_before_any_work(monkeypatch) -> None:
+    """precision@k with k > K: the floor's ArgumentError before the widths or any fold are computed."""
+    import mlgp.baselines.mllspc_cv as module
+    from mlgp.errors import ArgumentError
+
+    monkeypatch.setattr(module, "median_heuristic", lambda *a, **k: pytest.fail("work started"))
+    X, Y, _ = _data()
+    with pytest.raises(ArgumentError, match=r"scoring='precision@5' ranks the top 5 labels, but Y has only K=4"):
+        MLLSPCCV(n_basis=5, cv=3, scoring="precision@5").fit(X, Y[:, :4])
+
+
+def _old_file(tmp_path, rank_edit=None):
+    """A file as MLLSPCCV saved it before the search moved to the floor (mlgp.estimator/1, written out
+    here from that layout): scalars best_index_, best_score_, best_params_, n_splits_, cv_params and the
+    nested best_estimator_; arrays cv_results_.{param_*, split<i>_test_score, mean_test_score,
+    std_test_score, rank_test_score} and best_estimator_.*; no times. Returns (path, model, scores)."""
+    import json
+
+    from sklearn.model_selection import ParameterGrid
+
+    X, Y, _ = _data()
+    grid = [dict(p) for p in ParameterGrid({"alpha": [0.01, 0.1], "coupling": [0.0, 0.3], "kernel_width": [1.0]})]
+    splits = np.array([[-0.2, -0.15, -0.18, -0.1], [-0.25, -0.1, -0.2, -0.15]])  # points 1 and 3 tie
+    mean = splits.mean(axis=0)
+    rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
+    best = int(np.argmin(rank))
+    model = MLLSPC(n_basis=30, solver="eig", random_state=0, **grid[best]).fit(X, Y)
+    with np.load(model.save(tmp_path / "best.npz")) as archive:
+        nested = dict(archive)
+    nested_header = json.loads(str(nested.pop("__header__")))
+    header = {"format": "mlgp.estimator/1", "class": "MLLSPCCV",
+              "params": {"alphas": [0.01, 0.1], "couplings": [0.0, 0.3], "kernel_widths": [1.0], "n_basis": 30,
+                         "similarity": "pearson", "cv": 2, "scoring": "hamming_loss", "threshold": 0.5,
+                         "random_state": 0, "prior_weight": 0.1},
+              "fitted": {"n_samples_": 150, "n_features_in_": 5, "n_labels_": 6, "best_index_": best,
+                         "best_score_": float(mean[best]), "best_params_": grid[best], "n_splits_": 2,
+                         "cv_params": grid, "best_estimator_": nested_header["fitted"]},
+              "sparse": {f"best_estimator_.{k}": v for k, v in nested_header["sparse"].items()}}
+    arrays = {f"cv_results_.param_{name}": np.array([p[name] for p in grid]) for name in grid[0]}
+    arrays.update({"cv_results_.split0_test_score": splits[0], "cv_results_.split1_test_score": splits[1],
+                   "cv_results_.mean_test_score": mean, "cv_results_.std_test_score": splits.std(axis=0),
+                   "cv_results_.rank_test_score": rank if rank_edit is None else rank_edit(rank)})
+    arrays.update({f"best_estimator_.{k}": v for k, v in nested.items()})
+    path = tmp_path / "old.npz"
+    np.savez(path, __header__=np.array(json.dumps(header)), **arrays)
+    return path, model, splits
+
+
+def test_a_file_of_the_earlier_layout_loads(tmp_path) -> None:
+    from mlgp.errors import DataFormatError
+
+    path, model, splits = _old_file(tmp_path)
+    loaded = MLLSPCCV.load(path)
+    X_test = _data()[2]
+    np.testing.assert_array_equal(loaded.decision_function(X_test), model.decision_function(X_test))
+    np.testing.assert_array_equal(loaded.predict(X_test), model.predict(X_test))
+    results = loaded.cv_results_
+    for i in range(2):
+        np.testing.assert_array_equal(results[f"split{i}_test_score"], splits[i])
+    np.testing.assert_array_equal(results["mean_test_score"], splits.mean(axis=0))
+    np.testing.assert_array_equal(results["rank_test_score"], [4, 1, 3, 1])
+    np.testing.assert_array_equal(results["param_coupling"], [0.0, 0.3, 0.0, 0.3])
+    assert all(np.isnan(results[k]).all() for k in ("mean_fit_time", "std_fit_time", "mean_score_time"))
+    assert loaded.best_index_ == 1 and loaded.best_params_ == {"alpha": 0.01, "coupling": 0.3, "kernel_width": 1.0}
+    assert loaded.best_score_ == splits.mean(axis=0)[1] and loaded.n_splits_ == 2
+    # saved again, it loads in the floor's layout with the same search
+    again = MLLSPCCV.load(loaded.save(tmp_path / "again"))
+    for key in set(results) - {"params"}:
+        np.testing.assert_array_equal(again.cv_results_[key], results[key], err_msg=key)
+    bad, _, _ = _old_file(tmp_path, rank_edit=lambda r: r[::-1].copy())
+    with pytest.raises(DataFormatError, match="'cv_results_.rank_test_score' is not that of the saved grid"):
+        MLLSPCCV.load(bad)

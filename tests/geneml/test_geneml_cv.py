@@ -67,7 +67,7 @@ def test_the_choice_is_the_argmax_of_geneml_refitted_by_hand_on_the_split(drawn,
 
 def test_ties_go_to_the_first_grid_point(drawn, monkeypatch):
     X, Y, _ = drawn
-    monkeypatch.setattr("mlgp.geneml.cv.precision_at_k", lambda Y, S, k: 0.5)
+    monkeypatch.setattr("mlgp.estimator.search.precision_at_k", lambda Y, S, k: 0.5)
     cv = GenEMLCV(param_grid={"n_components": [3, 1, 2]}, estimator_params={"max_iter": 1}, refit=False).fit(X, Y)
     assert cv.best_index_ == 0 and cv.best_params_ == {"n_components": 3}
     np.testing.assert_array_equal(cv.cv_results_["rank_test_score"], [1, 1, 1])
@@ -188,3 +188,66 @@ def test_clone_and_get_params_follow_scikit_learn():
     check_no_attributes_set_in_init("GenEMLCV", GenEMLCV())
     check_get_params_invariance("GenEMLCV", GenEMLCV())
     check_set_params("GenEMLCV", GenEMLCV())
+
+
+def test_the_search_equals_grid_search_cv_on_the_same_held_out_split(drawn):
+    """scikit-learn's GridSearchCV over GenEML, on the same split (HeldOutSplit is a splitter) with
+    precision@3 written independently of mlgp.metrics, scores, ranks and refits the same."""
+    from sklearn.model_selection import GridSearchCV
+
+    from mlgp.estimator import HeldOutSplit
+
+    def precision_at_3(est, X, Y):
+        top = np.argsort(-est.decision_function(X), axis=1, kind="stable")[:, :3]
+        return float(np.mean(np.take_along_axis(Y.toarray(), top, axis=1).sum(axis=1) / 3))
+
+    X, Y, X_test = drawn
+    ours = _search().fit(X, Y)
+    ref = GridSearchCV(GenEML(**FIXED), GRID, cv=HeldOutSplit(0.3, 5), scoring=precision_at_3).fit(X, Y)
+    assert ours.cv_results_["params"] == ref.cv_results_["params"] and ours.n_splits_ == 1
+    for key in ("split0_test_score", "mean_test_score", "std_test_score"):  # the same counts, averaged in
+        np.testing.assert_allclose(ours.cv_results_[key], ref.cv_results_[key], rtol=0, atol=1e-12, err_msg=key)
+    np.testing.assert_array_equal(ours.cv_results_["rank_test_score"],  # another order: equal to rounding
+                                  rankdata(-np.round(ref.cv_results_["mean_test_score"], 12), method="min"))
+    assert set(ours.cv_results_) == set(ref.cv_results_)
+    assert (ours.best_params_, ours.best_index_) == (ref.best_params_, ref.best_index_)
+    assert ours.best_score_ == pytest.approx(ref.best_score_, abs=1e-12)
+    np.testing.assert_array_equal(ours.decision_function(X_test), ref.best_estimator_.decision_function(X_test))
+    np.testing.assert_array_equal(ours.predict(X_test), ref.best_estimator_.predict(X_test))
+
+
+def test_a_file_of_the_earlier_layout_loads(drawn, tmp_path):
+    """A file as GenEMLCV saved it before the search moved to the floor (written out here from that
+    layout: scalars best_index_, search, cv_params and the nested best_estimator_; arrays
+    cv_results_.mean_test_score, cv_results_.mean_fit_time and best_estimator_.*) loads, its one split's
+    scores the means, its std 0 and the score times it lacks NaN."""
+    X, Y, X_test = drawn
+    grid, fixed = {"n_components": [1, 2], "lambda_v": [0.1, 30.0]}, {"max_iter": 3, "threshold": 0.3}
+    points = [dict(p) for p in ParameterGrid(grid)]
+    scores, seconds = np.array([0.5, 0.6, 0.55, 0.6]), np.array([0.1, 0.2, 0.1, 0.2])
+    model = GenEML(**fixed, **points[1]).fit(X, Y)
+    with np.load(model.save(tmp_path / "best.npz")) as archive:
+        nested = dict(archive)
+    nested_header = json.loads(str(nested.pop("__header__")))
+    header = {"format": "mlgp.estimator/1", "class": "GenEMLCV",
+              "params": {"param_grid": {"unsaved": repr(grid)}, "estimator_params": {"unsaved": repr(fixed)},
+                         "validation_fraction": 0.3, "scoring": "precision@3", "random_state": 5, "refit": True},
+              "fitted": {"n_samples_": 150, "n_features_in_": 12, "n_labels_": 8, "best_index_": 1,
+                         "search": {"param_grid": grid, "estimator_params": fixed}, "cv_params": points,
+                         "best_estimator_": nested_header["fitted"]},
+              "sparse": {f"best_estimator_.{k}": v for k, v in nested_header["sparse"].items()}}
+    arrays = {"cv_results_.mean_test_score": scores, "cv_results_.mean_fit_time": seconds,
+              **{f"best_estimator_.{k}": v for k, v in nested.items()}}
+    np.savez(tmp_path / "old.npz", __header__=np.array(json.dumps(header)), **arrays)
+    loaded = GenEMLCV.load(tmp_path / "old.npz")
+    np.testing.assert_array_equal(loaded.decision_function(X_test), model.decision_function(X_test))
+    np.testing.assert_array_equal(loaded.predict(X_test), model.predict(X_test))
+    assert loaded.param_grid == grid and loaded.estimator_params == fixed and loaded.cv_results_["params"] == points
+    assert (loaded.best_index_, loaded.best_params_, loaded.best_score_, loaded.n_splits_) == (1, points[1], 0.6, 1)
+    results = loaded.cv_results_
+    np.testing.assert_array_equal(results["split0_test_score"], scores)
+    np.testing.assert_array_equal(results["mean_test_score"], scores)
+    np.testing.assert_array_equal(results["rank_test_score"], [4, 1, 3, 1])
+    np.testing.assert_array_equal(results["mean_fit_time"], seconds)
+    assert not results["std_test_score"].any() and not results["std_fit_time"].any()
+    assert np.isnan(results["mean_score_time"]).all() and np.isnan(results["std_score_time"]).all()
