@@ -71,6 +71,8 @@ def build_estimator(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Fit and save; prints one line saying what was fitted and where it went."""
+    from sklearn import config_context
+
     from ..estimator.persistence import npz_path
 
     estimator = build_estimator(args)
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if Y.nnz == 0:
         raise DataFormatError(f"{source}: the training data have no labels")
     t0 = time.perf_counter()
-    estimator.fit(X, Y, **fit_arguments(estimator, sys.stderr.isatty()))
+    with config_context(skip_parameter_validation=True):  # build_estimator checked them, once
+        estimator.fit(X, Y, **fit_arguments(estimator, sys.stderr.isatty()))
     seconds = time.perf_counter() - t0
     path = estimator.save(out)
     print(f"{type(estimator).__name__} fitted on {source}: N={X.shape[0]}, D={X.shape[1]}, K={Y.shape[1]} in "
