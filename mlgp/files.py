@@ -12,7 +12,8 @@ leaves at most a hidden ``.<name>.<hex>.tmp`` beside it, which no loader reads).
 that is not one ``.npy`` array, an array header that does not match the member's size (so a
 corrupted shape never allocates memory the file does not hold), or an object array (no pickle, so a
 file cannot run code). :func:`csr_from_parts` rebuilds a CSR matrix from stored parts only when they
-are well-formed.
+are well-formed. :func:`check_output_file` and :func:`check_output_folder` say, before any work,
+whether a command's output can be written where it is asked for.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import scipy.sparse as sp
 
 from .errors import ArgumentError, DataFormatError, FileAccessError
 
-__all__ = ["as_path", "atomic_write", "atomic_write_text", "csr_from_parts", "read_npz"]
+__all__ = ["as_path", "atomic_write", "atomic_write_text", "check_output_file", "check_output_folder", "csr_from_parts",
+           "read_npz"]
 
 
 def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
@@ -157,3 +159,25 @@ def as_path(path) -> Path:
     if not isinstance(path, (str, os.PathLike)):
         raise ArgumentError(f"a file path must be a str or os.PathLike, got {path!r}")
     return Path(path)
+
+
+def check_output_file(path: Path, option: str = "--out") -> None:
+    """Before any work: ``path`` must name a file (not a folder) in an existing, writable folder."""
+    if path.is_dir():
+        raise FileAccessError(f"{option} {path}: is a folder, not a file name")
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileAccessError(f"{option} {path}: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise FileAccessError(f"{option} {path}: folder {str(folder)!r} is not writable")
+
+
+def check_output_folder(path: Path, option: str = "--out") -> None:
+    """Before any work: ``path`` must be a writable folder or a new one in a writable folder."""
+    if path.exists() and not path.is_dir():
+        raise FileAccessError(f"{option} {path}: is a file, not a folder")
+    existing = path if path.is_dir() else path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise FileAccessError(f"{option} {path}: folder {str(existing)!r} is not writable")

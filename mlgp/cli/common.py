@@ -1,5 +1,6 @@
-"""What the ``mlgp`` subcommands share: the parser class, option types, data-home resolution and
-the metric table's text form. No model code."""
+"""What the ``mlgp`` subcommands share: the parser class, the option types (each checked by
+:mod:`mlgp.arguments`, the one check of a number), data-home resolution, the metric table's text
+form and the CSV output's checks. No model code."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import os
 import sys
 from pathlib import Path
 
+from .. import arguments
+from ..arguments import MAX_SEED, argparse_type
 from ..errors import MLGPError
 from ..files import atomic_write
-from ..recipes.options import MAX_SEED, non_negative_int, positive_int  # noqa: F401  (the option types)
 
 __all__ = [
     "PROG",
@@ -31,6 +33,13 @@ __all__ = [
 ]
 
 PROG = "mlgp"
+
+#: argparse type: a whole number ≥ 1 (:func:`mlgp.arguments.positive_int`).
+positive_int = argparse_type(arguments.positive_int, int, "a positive integer", "option")
+#: argparse type: a seed, a whole number in [0, 2³¹ − 1] (:func:`mlgp.arguments.seed`).
+non_negative_int = argparse_type(arguments.seed, int, f"an integer from 0 to {MAX_SEED}", "seed")
+#: argparse type: a budget, a finite number of seconds > 0 (:func:`mlgp.arguments.positive_real`).
+positive_seconds = argparse_type(arguments.positive_real, float, "a number of seconds > 0", "budget")
 
 
 #: the options (of every parser built from :class:`Parser`) that take a value
@@ -64,17 +73,6 @@ def join_negative_values(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a budget > 0 seconds, got {text!r}")
-    return value
 
 
 def int_list(text: str) -> list[int]:

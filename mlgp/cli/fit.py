@@ -22,7 +22,8 @@ from pathlib import Path
 from ..errors import DataFormatError
 from .common import non_negative_int, positive_seconds
 from ..families import fit_arguments
-from .inputs import add_format_option, add_zero_based_option, check_output_file, load_dataset, read_file, sets
+from ..files import check_output_file
+from .inputs import add_format_option, add_zero_based_option, load_dataset, read_file, sets
 
 __all__ = ["add_parser", "build_estimator", "run"]
 

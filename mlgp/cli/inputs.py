@@ -1,6 +1,6 @@
 """What ``mlgp fit``, ``mlgp predict`` and ``mlgp compare`` share on the command line: the data-format
 and ``--zero-based`` options, the reading of a labelled file with them, and ``--set`` parsing; where
-a dataset comes from and the output checks are :mod:`mlgp.comparison.inputs`'s (re-exported here).
+a dataset of the data home (:func:`load_dataset`).
 """
 
 from __future__ import annotations
@@ -8,11 +8,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..comparison.inputs import check_output_file, check_output_folder, load_dataset
 from ..errors import ArgumentError
 
-__all__ = ["DATA_FORMATS", "ZERO_BASED", "add_format_option", "add_zero_based_option", "check_output_file",
-           "check_output_folder", "load_dataset", "read_file", "sets"]
+__all__ = ["DATA_FORMATS", "ZERO_BASED", "add_format_option", "add_zero_based_option", "load_dataset", "read_file",
+           "sets"]
 
 DATA_FORMATS = ("xc", "libsvm", "npz")
 #: ``--zero-based`` choices → :func:`mlgp.data.read_labelled`'s ``zero_based``
@@ -74,3 +73,10 @@ def sets(values: list[str] | None, prefix: bool = False) -> dict:
             raise ArgumentError(f"--set {text!r}: {name!r} is set twice")
         target[name] = value
     return out
+
+
+def load_dataset(name: str, data_home: str | None):
+    """The dataset ``name`` of the data home (``--data-home`` or ``$MLGP_DATA``)."""
+    from ..data import load
+
+    return load(name, data_home)

@@ -15,8 +15,9 @@ import argparse
 from pathlib import Path
 
 from ..errors import ArgumentError
+from ..files import check_output_file
 from .common import positive_int
-from .inputs import add_format_option, add_zero_based_option, check_output_file, load_dataset, read_file
+from .inputs import add_format_option, add_zero_based_option, load_dataset, read_file
 
 __all__ = ["add_parser", "format_topk", "run"]
 

@@ -173,9 +173,9 @@ def _dataset(dataset, train, test, data_format, data_home):
     if isinstance(dataset, Dataset):
         ds = dataset
     elif dataset is not None:
-        from .inputs import load_dataset
+        from ..data import load
 
-        ds = load_dataset(dataset, data_home)
+        ds = load(dataset, data_home)
     else:
         if train is None or test is None:
             raise ArgumentError("compare needs a dataset, or both a train and a test file")
@@ -238,7 +238,7 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
                         {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
     estimators = {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
     if out is not None:
-        from .inputs import check_output_folder
+        from ..files import check_output_folder
 
         out = Path(out)
         check_output_folder(out)
