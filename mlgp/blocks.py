@@ -9,7 +9,11 @@ formed.
 Contract: an input map is a callable from a CSR block (B, D) — or a dense one, when the features
 are dense — to a dense (B, R) array, with the attributes ``num_features`` (D) and ``num_outputs``
 (R); :class:`InputMap` is that protocol. ``None`` is the identity map: CSR blocks are densified
-(``dense=True``) or passed on as CSR (``dense=False``). The functions here trust their input: it
+(``dense=True``) or passed on as CSR (``dense=False``). A map may also give a CSR (B, R) block
+(:class:`RowNormalised` with no inner map keeps the rows sparse); :func:`take_rows` treats it as it
+treats a raw CSR block, so a normalised model densifies exactly where an unnormalised one did.
+:class:`RowNormalised` L2-normalises each raw row and then applies an inner map, so that a model
+carries its own row normalisation and scores raw rows. The functions here trust their input: it
 has been checked once, at the public boundary (:mod:`mlgp.validation`).
 """
 
@@ -20,9 +24,10 @@ from typing import Iterator, Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ShapeError
+from .errors import ArgumentError, ShapeError
 
-__all__ = ["INPUT_MAPS", "InputMap", "LinearInputMap", "input_width", "register_input_map", "row_blocks", "take_rows"]
+__all__ = ["INPUT_MAPS", "InputMap", "LinearInputMap", "RowNormalised", "input_width", "register_input_map",
+           "row_blocks", "take_rows"]
 
 
 @runtime_checkable
@@ -33,7 +38,7 @@ class InputMap(Protocol):
     num_outputs: int
 
     def __call__(self, block: sp.csr_matrix | np.ndarray) -> np.ndarray:
-        """(B, D) CSR or dense → (B, R) dense."""
+        """(B, D) CSR or dense → (B, R) dense (or CSR: see the module's contract)."""
 
 
 #: The input-map classes a saved model may name (a closed list: loading builds nothing else).
@@ -75,6 +80,51 @@ class LinearInputMap:
         return out.toarray() if sp.issparse(out) else np.asarray(out, dtype=np.float64)
 
 
+@register_input_map
+class RowNormalised:
+    """x ↦ inner(x / ‖x‖₂): each raw row L2-normalised (a row of zeros stays zero), then ``inner``.
+
+    The normalisation is :meth:`rows` of the block, which is also
+    :func:`mlgp.data.preprocessing.normalise_rows` (one implementation), and works row by row: the
+    results are bit for bit those of normalising the whole matrix by hand and mapping its rows.
+
+    Parameters
+    ----------
+    inner
+        The input map applied to the normalised rows (a subspace projection, say, which is
+        a :class:`~mlgp.data.subspace.SubspaceProjection`, or a :class:`LinearInputMap`);
+        ``None``: none, and the normalised block is returned as CSR (B, D) for :func:`take_rows` to
+        densify or pass on as it would the raw block.
+    num_features
+        D; required without ``inner``, else ``inner.num_features`` (and must equal it if given).
+    """
+
+    def __init__(self, inner: InputMap | None = None, num_features: int | None = None) -> None:
+        if inner is not None and not isinstance(inner, InputMap):
+            raise ArgumentError(f"inner must be an input map (mlgp.blocks.InputMap), got {type(inner).__name__}")
+        if inner is None and num_features is None:
+            raise ArgumentError("RowNormalised without an inner map needs num_features (D)")
+        width = int(inner.num_features) if inner is not None else int(num_features)
+        if width < 1 or (num_features is not None and int(num_features) != width):
+            raise ShapeError(f"num_features must be the inner map's {width} (≥ 1); got {num_features}")
+        self.inner = inner
+        self.num_features = width
+        self.num_outputs = width if inner is None else int(inner.num_outputs)
+
+    @staticmethod
+    def rows(X: sp.spmatrix | np.ndarray) -> sp.csr_matrix:
+        """Each row of ``X`` (N, D), CSR or dense, over its L2 norm (rows of zeros stay zero), by
+        scikit-learn's ``normalize`` on CSR: float64 CSR (N, D)."""
+        from sklearn.preprocessing import normalize
+
+        return sp.csr_matrix(normalize(sp.csr_matrix(X, dtype=np.float64), norm="l2", axis=1))
+
+    def __call__(self, block: sp.csr_matrix | np.ndarray) -> sp.csr_matrix | np.ndarray:
+        """(B, D) CSR or dense → ``inner`` of the normalised (B, D) CSR block, or that block."""
+        rows = self.rows(block)
+        return rows if self.inner is None else self.inner(rows)
+
+
 def input_width(num_features: int, input_map: InputMap | None) -> int:
     """The width of the blocks a model sees: R for a map, else D."""
     return int(num_features) if input_map is None else int(input_map.num_outputs)
@@ -94,18 +144,22 @@ def take_rows(X: sp.csr_matrix | np.ndarray, rows, *, input_map: InputMap | None
     input_map
         Applied to the (B, D) block before anything densifies it; ``None``: identity.
     dense
-        With no map: densify CSR blocks (``True``) or return them as CSR (``False``).
+        With no map, or a map that gives CSR: densify CSR blocks (``True``) or return them as CSR
+        (``False``).
 
     Returns
     -------
-    (B, R) dense array (with a map), (B, D) dense array, or (B, D) CSR (``dense=False``).
+    (B, R) dense array (with a map), (B, D) dense array, or (B, D) CSR (``dense=False``, no map or
+    a map that gives CSR).
     """
     block = X[rows]
     if input_map is not None:
-        out = np.asarray(input_map(block))
-        if out.ndim != 2 or out.shape[0] != block.shape[0]:
-            raise ShapeError(f"the input map returned shape {out.shape} for a block of {block.shape[0]} rows")
-        return out
+        block, rows_in = input_map(block), block.shape[0]
+        block = block if sp.issparse(block) else np.asarray(block)
+        if block.ndim != 2 or block.shape[0] != rows_in:
+            raise ShapeError(f"the input map returned shape {block.shape} for a block of {rows_in} rows")
+        if not sp.issparse(block):
+            return block
     if dense and sp.issparse(block):
         return block.toarray()
     return block

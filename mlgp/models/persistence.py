@@ -59,7 +59,7 @@ import scipy.sparse as sp
 import tensorflow as tf
 from gpflow import Parameter, set_trainable
 
-from ..blocks import INPUT_MAPS
+from ..blocks import INPUT_MAPS, take_rows
 from ..errors import DataFormatError, FileAccessError, MLGPError, ShapeError
 from ..files import as_path
 from .rebuild import build_model
@@ -308,7 +308,7 @@ def _check_usable(model, path: Path) -> None:
         if model.input_map is not None:
             D = model.num_features  # a CSR row: nothing as wide as the raw features is densified
             ones = sp.csr_matrix((np.ones(D), np.arange(D), [0, D]), shape=(1, D))
-            points.append(np.asarray(model.input_map(ones), dtype=np.float64))
+            points.append(np.asarray(take_rows(ones, slice(None), input_map=model.input_map), dtype=np.float64))
         x = tf.constant(np.concatenate(points), dtype=model.float_type)
         with model.float_context():
             mu, var = model.predict_latent(x)

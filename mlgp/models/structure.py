@@ -32,6 +32,7 @@ from gpflow.inducing_variables import InducingVariables
 from gpflow.kernels import Kernel
 from gpflow.utilities import parameter_dict
 
+from ..blocks import INPUT_MAPS
 from ..errors import DataFormatError, MLGPError
 from ..files import csr_from_parts
 from ..likelihoods import MultiLabelBernoulli
@@ -138,7 +139,7 @@ def _describe_tree(obj, where: str, path: Path, constants: dict | None = None) -
         value = extra[arg] if arg in extra else getattr(obj, arg, _MISSING)
         if isinstance(value, Parameter):
             node["parameters"][arg] = list(value.shape)
-        elif isinstance(value, tf.Module):
+        elif isinstance(value, tf.Module) or type(value) in INPUT_MAPS.values():  # an input map's inner map
             node["children"][arg] = _describe_tree(value, f"{where}.{arg}", path, constants)
         elif isinstance(value, (list, tuple)) and value and all(isinstance(v, tf.Module) for v in value):
             node["children"][arg] = [_describe_tree(v, f"{where}.{arg}[{i}]", path, constants) for i, v in enumerate(value)]
@@ -163,7 +164,8 @@ def _describe_tree(obj, where: str, path: Path, constants: dict | None = None) -
 
 def build_tree(node: dict, where: str, path: Path, constants: dict | None = None,
                base: type | tuple = (Kernel, InducingVariables)):
-    """Rebuild the object a :func:`checked_tree` node describes (``constants``: key → array)."""
+    """Rebuild the object a :func:`checked_tree` node describes (``constants``: key → array);
+    its children are rebuilt with the same ``base`` (a kernel's are kernels, an input map's input maps)."""
     cls = resolve_class(node["class"], MODEL_ROOTS, base, path)
     kwargs = dict(node.get("arguments", {}))
     kwargs.update({arg: np.ones(shape) for arg, shape in node.get("parameters", {}).items()})
@@ -172,8 +174,8 @@ def build_tree(node: dict, where: str, path: Path, constants: dict | None = None
             raise DataFormatError(f"the constant {entry['key']!r} of {where} is missing", path=path)
         kwargs[arg] = constants[entry["key"]]
     for arg, child in node.get("children", {}).items():
-        kwargs[arg] = ([build_tree(c, f"{where}.{arg}[{i}]", path, constants) for i, c in enumerate(child)]
-                       if isinstance(child, list) else build_tree(child, f"{where}.{arg}", path, constants))
+        kwargs[arg] = ([build_tree(c, f"{where}.{arg}[{i}]", path, constants, base) for i, c in enumerate(child)]
+                       if isinstance(child, list) else build_tree(child, f"{where}.{arg}", path, constants, base))
     if "active_dims" in node:
         dims = node["active_dims"]
         kwargs["active_dims"] = slice(*dims["slice"]) if isinstance(dims, dict) else list(dims)

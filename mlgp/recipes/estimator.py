@@ -3,13 +3,15 @@
 The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.mlgpf.build_and_train`: rows
 L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)`` and scores
 through the floor's one scoring path (:class:`mlgp.estimator.MultiLabelEstimator`): each CSR block of
-rows is normalised, taken through the model's input map and ranked by the mean utilities
-f̄ = Φ m(x) + b. Its parameters are the fields of :class:`mlgp.recipes.MLGPFSettings` (one source:
+raw rows is taken through the model's input map, which normalises it first
+(:class:`mlgp.blocks.RowNormalised`), and ranked by the mean utilities f̄ = Φ m(x) + b. Its parameters are the fields of :class:`mlgp.recipes.MLGPFSettings` (one source:
 the settings class checks every value) without ``max_train``, plus ``max_seconds``, ``progress`` and
 ``threshold``; P, M and the batch left ``None`` are chosen from N, D and K
 (:func:`mlgp.recipes.settings.sizes_for_data`). The fitted GPflow model is ``model_``. ``save`` /
 ``load`` write the model's parameters and structure (:func:`mlgp.models.persistence.describe_mlgpf`)
-in the floor's single-file format.
+in the floor's single-file format. A file saved before the model carried its normalisation (its
+classifier normalised the rows itself) loads with the model's map wrapped in ``RowNormalised``: it
+scores as it did.
 
 Because a GP term fitted to uninformative features can only add noise to the bias's ranking,
 ``fit`` keeps the bias-only model as a candidate: after training it compares, on a held-out part of
@@ -173,13 +175,12 @@ class MLGPFClassifier(MultiLabelEstimator):
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
         ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent) the trace records after every
-        epoch (checked like ``X``, ``Y``; rows normalised like the training rows). ``strategy``: a
+        epoch (checked like ``X``, ``Y``; raw rows, normalised by the model like the training rows). ``strategy``: a
         ``tf.distribute.Strategy`` to train on (several devices, or several machines through
         :func:`mlgp.training.workers.multi_worker_strategy`: the same call on every worker); it
         cannot be combined with ``jit_compile=True`` or ``"except-cholesky"`` (``"auto"`` turns
         XLA off with a strategy).
         """
-        from ..data.preprocessing import normalise_rows
         from ..validation import check_features, check_labels
 
         budget = Budget(self.max_seconds)  # set-up, compilation and validation included
@@ -187,10 +188,9 @@ class MLGPFClassifier(MultiLabelEstimator):
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
         _check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
-        X = normalise_rows(X)
         if validation is not None:
             X_val, Y_val = validation
-            X_val = normalise_rows(check_features(X_val, "validation X", num_features=D))
+            X_val = check_features(X_val, "validation X", num_features=D)
             validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
         train, held = self._split(N)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
@@ -261,9 +261,8 @@ class MLGPFClassifier(MultiLabelEstimator):
     # ------------------------------------------------------------------------------- scoring --
     def _inputs(self, xb):
         from ..blocks import take_rows
-        from ..data.preprocessing import normalise_rows
 
-        return take_rows(normalise_rows(xb), slice(None), input_map=self.model_.input_map)
+        return take_rows(xb, slice(None), input_map=self.model_.input_map)
 
     def _decision_block(self, xb) -> np.ndarray:
         """f̄ = Φ m(x) + b for a CSR block (B, D) of raw rows: (B, K) float64."""
@@ -310,7 +309,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         values = {name: state.array(f"model_.param:{name}") for name in names}
         constant_names = state.scalar("model_constants", list)
         constants = {str(n): state.array(f"model_.const:{n}", kinds="biuf", finite=False) for n in constant_names}
-        self.model_ = rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF)
+        self.model_ = _normalising(rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF))
         if self.model_.num_labels != self.n_labels_ or self.model_.num_features != self.n_features_in_:
             raise state.error(f"the model scores {self.model_.num_labels} labels from {self.model_.num_features} "
                               f"features, the header says {self.n_labels_} and {self.n_features_in_}")
@@ -320,6 +319,16 @@ class MLGPFClassifier(MultiLabelEstimator):
             self.settings_ = MLGPFSettings(**state.scalar("settings_", dict))
         except (ArgumentError, TypeError) as err:
             raise state.error(f"the saved settings do not hold: {err}") from None
+
+
+def _normalising(model):
+    """``model`` with :class:`~mlgp.blocks.RowNormalised` as the outside of its input map: a model
+    saved before it carried its row normalisation (the classifier normalised each block) gets it."""
+    from ..blocks import RowNormalised
+
+    if not isinstance(model.input_map, RowNormalised):
+        model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
+    return model
 
 
 def _plain_settings(s: MLGPFSettings) -> dict:

@@ -3,7 +3,10 @@
 Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing inputs by
 k-means (their code keeps them on the unit sphere, like the inputs), train with Adam on
 minibatches, and rank labels by the mean utility. :func:`train_mlgpf` does that with the package's
-own parts and returns the fitted model, its ELBO trace and the test metric table. Its settings,
+own parts and returns the fitted model, its ELBO trace and the test metric table. The model carries
+the row normalisation as the outermost part of its input map (:class:`mlgp.blocks.RowNormalised`
+around the subspace projection, if any): it is built from the normalised training rows, then
+trained, validated and scored on raw rows, so no caller normalises by hand. Its settings,
 their defaults and where those depart from the paper are :class:`mlgp.recipes.MLGPFSettings`.
 Every argument is checked once, here, before any k-means or TensorFlow work; the layers below get
 checked values.
@@ -145,11 +148,11 @@ def train_mlgpf(
     if jit_compile not in (None, False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be None, False, True or 'except-cholesky'; got {jit_compile!r}")
     budget = Budget(max_seconds)  # checks it; counts from here, the data's preparation included
-    Xtr, Ytr = normalise_rows(dataset.train.X), dataset.train.Y
+    Xtr, Ytr = dataset.train.X, dataset.train.Y
     if s.max_train is not None:
         Xtr, Ytr = Xtr[: s.max_train], Ytr[: s.max_train]
     Xtr, Ytr = check_training_data(Xtr, Ytr)  # the training data's one check: the layers below trust it
-    Xte, Yte = normalise_rows(dataset.test.X), sp.csr_matrix(dataset.test.Y)
+    Xte, Yte = dataset.test.X, sp.csr_matrix(dataset.test.Y)  # raw rows: the model normalises them
     N = Xtr.shape[0]
     if given.num_inducing is not None and given.num_inducing > N:
         raise ShapeError(f"num_inducing M must be in [1, N={N}] (the training points used), got {given.num_inducing}")
@@ -201,13 +204,20 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
     and train it; returns ``(model, trace)``. The one place the recipe and
     :class:`mlgp.recipes.MLGPFClassifier` turn settings into a model and a training run; it
     trusts its arguments (checked by its callers). With a ``strategy`` the model is built in its
-    scope and trained on all its replicas and workers."""
+    scope and trained on all its replicas and workers.
+
+    ``Xtr`` and ``validation`` hold raw rows: the model is built from the L2-normalised rows
+    (k-means, the subspace's basis, the warm start), then its input map becomes
+    :class:`~mlgp.blocks.RowNormalised` around the one it was built with, and it is trained on
+    the raw rows (each minibatch normalised as it is taken, bit for bit the normalised matrix's rows)."""
     import contextlib
 
+    from mlgp.blocks import RowNormalised
     from mlgp.training import fit
 
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        model = _build(Xtr, Ytr, s)
+        model = _build(normalise_rows(Xtr), Ytr, s)
+    model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
     trace = fit(
         model,
         (Xtr, Ytr),

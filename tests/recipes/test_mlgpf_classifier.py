@@ -100,19 +100,47 @@ def test_fit_records_the_trace_and_the_model(fitted) -> None:
     assert isinstance(clf, MultiLabelEstimator)
 
 
-def test_scores_are_the_models_mean_utilities_on_normalised_rows(fitted) -> None:
-    """The floor's scoring path gives what the GPflow model gives for L2-normalised rows."""
+def test_scores_are_the_models_mean_utilities_on_raw_rows(fitted) -> None:
+    """The floor's scoring path gives what the GPflow model gives for the raw rows: the model
+    normalises them (its input map), bit for bit the hand-normalised rows through the inner map."""
+    from mlgp.blocks import RowNormalised, take_rows
     from mlgp.data.preprocessing import normalise_rows
 
     clf, ds = fitted
+    assert isinstance(clf.model_.input_map, RowNormalised) and clf.model_.input_map.inner is None
     ours = clf.decision_function(ds.test.X, batch_size=77)
     # other block sizes run other float32 kernels: equal to rounding, not bit for bit
-    np.testing.assert_allclose(ours, clf.model_.decision_function(normalise_rows(ds.test.X)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours, clf.model_.decision_function(ds.test.X), rtol=1e-5, atol=1e-5)
+    by_hand = take_rows(normalise_rows(ds.test.X), slice(None), input_map=clf.model_.input_map.inner)
+    np.testing.assert_array_equal(clf.model_.decision_function(ds.test.X, batch_size=10**6),
+                                  clf.model_.mean_utilities(by_hand))
     top = clf.predict_topk(ds.test.X, 3, batch_size=77)
     np.testing.assert_array_equal(top.scores, np.sort(ours, axis=1)[:, ::-1][:, :3])
     proba = clf.predict_proba(ds.test.X)
     assert proba.shape == ours.shape and np.all((proba > 0) & (proba < 1))
     assert set(np.unique(clf.predict(ds.test.X))) <= {0, 1}
+
+
+def test_a_file_saved_before_the_model_normalised_loads_and_scores_as_it_did(fitted, tmp_path) -> None:
+    """An older file holds the model without its normalisation (the classifier normalised each
+    block): it loads with RowNormalised around the saved map and scores the raw rows as before."""
+    from mlgp.blocks import RowNormalised
+
+    clf, ds = fitted
+    carried = clf.model_.input_map
+    clf.model_.input_map = carried.inner  # what the older code saved: the map without normalisation
+    try:
+        path = clf.save(tmp_path / "old")
+    finally:
+        clf.model_.input_map = carried
+    with np.load(path, allow_pickle=False) as f:
+        assert "RowNormalised" not in str(f["__header__"]) and '"input_map": null' in str(f["__header__"])
+    loaded = MLGPFClassifier.load(path)
+    assert isinstance(loaded.model_.input_map, RowNormalised) and loaded.model_.input_map.inner is None
+    np.testing.assert_array_equal(loaded.decision_function(ds.test.X), clf.decision_function(ds.test.X))
+    resaved = MLGPFClassifier.load(loaded.save(tmp_path / "again"))
+    assert isinstance(resaved.model_.input_map, RowNormalised)
+    np.testing.assert_array_equal(resaved.decision_function(ds.test.X), clf.decision_function(ds.test.X))
 
 
 def test_save_and_load_score_identically(fitted, tmp_path) -> None:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlgp.blocks import RowNormalised, take_rows
 from mlgp.cli import main
+from mlgp.data.preprocessing import normalise_rows
 from mlgp.data import mlgpf_prior
 from mlgp.data.subspace import SubspaceProjection
 from mlgp.errors import ArgumentError, CheckpointMismatchError, ShapeError
@@ -23,7 +25,11 @@ def problem():
 
 def test_train_mlgpf_builds_and_trains_the_subspace_model(problem, tmp_path):
     run = train_mlgpf(problem, epochs=2, subspace_rank=5, checkpoint_dir=tmp_path, **KW)
-    assert isinstance(run.model.input_map, SubspaceProjection) and run.model.input_map.basis.shape == (5, 12)
+    # the model carries the recipe's row normalisation around the projection: it scores raw rows
+    assert isinstance(run.model.input_map, RowNormalised)
+    assert isinstance(run.model.input_map.inner, SubspaceProjection) and run.model.input_map.inner.basis.shape == (5, 12)
+    by_hand = take_rows(normalise_rows(problem.test.X), slice(None), input_map=run.model.input_map.inner)
+    np.testing.assert_array_equal(run.model.decision_function(problem.test.X), run.model.mean_utilities(by_hand))
     iv = run.model.inducing_variable.inducing_variable
     assert isinstance(iv, SubspaceInducingPoints) and iv.A.shape == (6, 5)
     assert iv.unit_rows  # the recipe keeps Z on the unit sphere by default
