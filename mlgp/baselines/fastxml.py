@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
-from ..estimator.training import Budget
+from ..estimator.training import MAX_SECONDS, Budget
 from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
@@ -177,7 +177,7 @@ class FastXML(MultiLabelEstimator):
         "verbose": ["verbose"],
         "separator_features": [StrOptions({"all", "node"}), None],
         "solver": [StrOptions({"newglmnet", "liblinear"})],
-        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "max_seconds": MAX_SECONDS,
     }
 
     _block_format = "csr"
@@ -258,7 +258,7 @@ class FastXML(MultiLabelEstimator):
         """
         from tqdm.auto import tqdm
 
-        budget = Budget(self.max_seconds)
+        budget = Budget.trusted(self.max_seconds)
         progress = flag(progress, "progress")
         node_features = self._node_features()
         X, Y = self._validate_fit_data(X, Y)  # canonical float64 CSR (the caller's is never sorted) and 0/1 CSR

@@ -24,12 +24,29 @@ from time import perf_counter
 import numpy as np
 import pandas as pd
 
+from sklearn.utils._param_validation import Interval
+
 from ..errors import ArgumentError
 
-__all__ = ["Budget", "TRACE_COLUMNS", "common_trace"]
+__all__ = ["Budget", "MAX_SECONDS", "TRACE_COLUMNS", "common_trace"]
 
 #: The columns every family's ``trace_`` starts with.
 TRACE_COLUMNS = ("step", "elapsed", "objective")
+
+
+class _Seconds(Interval):
+    """scikit-learn's interval (0, inf) of reals, without booleans (``True`` is not 1 second)."""
+
+    def __init__(self) -> None:
+        super().__init__(Real, 0, None, closed="neither")
+
+    def is_satisfied_by(self, val) -> bool:
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+
+#: The parameter constraint of ``max_seconds`` in every family that has one: a number > 0 (not a
+#: boolean) or ``None``. It is the one check: ``fit`` makes its budget with :meth:`Budget.trusted`.
+MAX_SECONDS = [_Seconds(), None]
 
 
 class Budget:
@@ -48,9 +65,18 @@ class Budget:
     """
 
     def __init__(self, seconds: float | None = None) -> None:
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, Real)
-                                    or math.isnan(seconds) or seconds <= 0):
-            raise ArgumentError(f"max_seconds must be a positive number or None, got {seconds!r}")
+        self._start(_checked_seconds(seconds))
+
+    @classmethod
+    def trusted(cls, seconds: float | None) -> "Budget":
+        """A budget of ``seconds`` that its caller has checked, not checked again: an estimator's
+        ``max_seconds``, which its parameter constraints checked when ``fit`` began (or which a
+        caller that checked them, like :func:`mlgp.families.make_estimator`, told it to trust)."""
+        budget = cls.__new__(cls)
+        budget._start(seconds)
+        return budget
+
+    def _start(self, seconds: float | None) -> None:
         self.seconds = math.inf if seconds is None else float(seconds)
         self.started = perf_counter()
         self.elapsed = 0.0
@@ -67,6 +93,14 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"Budget(seconds={self.seconds}, elapsed={self.elapsed:.3g})"
+
+
+def _checked_seconds(seconds):
+    """``seconds`` if it is ``None`` or a number > 0 (``inf`` included), else :class:`ArgumentError`."""
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, Real)
+                                or math.isnan(seconds) or seconds <= 0):
+        raise ArgumentError(f"max_seconds must be a positive number or None, got {seconds!r}")
+    return seconds
 
 
 def common_trace(trace: pd.DataFrame, num_points: int, *, step: str | None, total: str) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 
-from ..estimator.training import Budget
+from ..estimator.training import MAX_SECONDS, Budget
 from .em import Priors
 from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
 from .inference import INFERENCES, FitRun
@@ -166,7 +166,7 @@ class GenEML(MultiLabelEstimator):
         "exposure": [StrOptions({"global", "covariates"}), None],
         "inference": [StrOptions({"em", "online-em", "gibbs"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "max_seconds": MAX_SECONDS,
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
         "lambda_v": [Interval(Real, 0, None, closed="neither")],
         "lambda_w": [Interval(Real, 0, None, closed="neither")],
@@ -248,7 +248,7 @@ class GenEML(MultiLabelEstimator):
         the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``);
         with Gibbs, the points whose predictions the draws keep (``samples_["watched"]``).
         """
-        budget = Budget(self.max_seconds)
+        budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         precision_prior = check_precision_prior(self.precision_prior, self.inference)
         X = self._rows(X)

@@ -30,7 +30,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError, ShapeError
-from ..estimator.training import TRACE_COLUMNS, Budget, common_trace
+from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
@@ -109,7 +109,7 @@ class MLGPFClassifier(MultiLabelEstimator):
     _block_format = "csr"
     _predict_from = "proba"
     _parameter_constraints: dict = {
-        "max_seconds": [Interval(Real, 0, None, closed="neither"), None],
+        "max_seconds": MAX_SECONDS,
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
@@ -183,7 +183,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         """
         from ..validation import check_features, check_labels
 
-        budget = Budget(self.max_seconds)  # set-up, compilation and validation included
+        budget = Budget.trusted(self.max_seconds)  # set-up, compilation and validation included
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))

@@ -175,3 +175,45 @@ def test_elapsed_is_kept_where_recorded_else_the_running_sum_of_seconds() -> Non
     missing = common_trace(pd.DataFrame({**base, "elapsed": [np.nan] * 3}), 1, step=None, total="total")
     np.testing.assert_array_equal(missing["elapsed"], [0.5, 1.5, 3.5])
     assert list(missing.columns) == ["step", "elapsed", "objective", "total", "seconds"]
+
+
+# ------------------------------------------------------------ max_seconds, checked once --
+def test_a_trusted_budget_is_not_checked_again() -> None:
+    """:meth:`Budget.trusted` takes its caller's word: no check (a -1 budget is spent at once)."""
+    budget = Budget.trusted(-1.0)
+    assert budget.seconds == -1.0 and budget.spent()
+    assert Budget.trusted(None).seconds == math.inf
+
+
+BUDGETED = ("fastxml", "geneml", "mlgpf")
+
+
+@pytest.mark.parametrize("family", BUDGETED)
+@pytest.mark.parametrize("bad", [True, np.bool_(True), float("nan"), -1, 0, "5"])
+def test_every_budgeted_family_refuses_a_bad_max_seconds_in_its_constraints(family, bad) -> None:
+    """The parameter constraint :data:`MAX_SECONDS` refuses what :class:`Budget` refuses (a bool
+    too, though scikit-learn's intervals take it for a number): ``fit`` can then trust the value."""
+    from mlgp.estimator import ParameterError
+    from mlgp.families import FAMILIES
+
+    estimator = FAMILIES[family].estimator_class(max_seconds=bad)
+    with pytest.raises(ParameterError, match="max_seconds"):
+        estimator._validate_params()
+
+
+@pytest.mark.parametrize("family", BUDGETED)
+def test_fit_does_not_check_max_seconds_a_second_time(family, monkeypatch) -> None:
+    """Each budgeted family's ``fit`` checks ``max_seconds`` once, by its constraints, and makes its
+    budget without checking it again."""
+    import mlgp.estimator.training as training
+    from _clock import random_problem
+    from mlgp.families import make_estimator
+
+    def refuse(seconds):
+        raise AssertionError(f"max_seconds checked a second time: {seconds!r}")
+
+    monkeypatch.setattr(training, "_checked_seconds", refuse)
+    small = {"fastxml": {"n_estimators": 1, "n_jobs": 1}, "geneml": {"n_components": 2, "max_iter": 1},
+             "mlgpf": {"epochs": 1, "num_inducing": 4, "num_latent_gps": 2, "validation_fraction": 0}}[family]
+    X, Y = random_problem(30, 6, 4, seed=0)
+    make_estimator(family, small, budget=50.0).fit(X, Y)
