@@ -29,6 +29,7 @@ __all__ = [
     "check_estimator_labels",
     "check_features",
     "check_labels",
+    "check_num_inducing",
     "check_thresholds",
     "check_training_data",
 ]
@@ -162,9 +163,18 @@ def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: i
     K = Y.shape[1]
     if num_latent_gps is not None and num_latent_gps > K:
         raise ShapeError(f"num_latent_gps P must be in [1, K={K}], got {num_latent_gps}")
-    if num_inducing is not None and num_inducing > X.shape[0]:
-        raise ShapeError(f"num_inducing M must be in [1, N={X.shape[0]}], got {num_inducing}")
+    if num_inducing is not None:
+        check_num_inducing(num_inducing, X.shape[0])
     return X, Y
+
+
+def check_num_inducing(num_inducing: int, num_points: int, why: str = "") -> None:
+    """M ≤ N: the one check of the number of inducing points against the training points
+    (``num_inducing`` is a positive int already); a :class:`ShapeError` whose message ends with
+    ``why``."""
+    if num_inducing > num_points:
+        raise ShapeError(f"num_inducing M must be in [1, N={num_points}] (the training points used), "
+                         f"got {num_inducing}{why}")
 
 
 def check_estimator_features(X, n_features: int | None, name: str):

@@ -29,9 +29,10 @@ import pandas as pd
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError
 from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
+from ..validation import check_num_inducing
 from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
@@ -220,10 +221,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         """M for ``num_train`` training rows: a chosen M capped by them, a given one checked."""
         if self.num_inducing is None:
             return min(M, num_train)
-        if M > num_train:
-            held = "" if num_train == N else " after the hold-out"
-            raise ShapeError(f"num_inducing M must be in [1, N={num_train}] (the training points used), got {M}: "
-                             f"{N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
+        held = "" if num_train == N else " after the hold-out"
+        check_num_inducing(M, num_train, f": {N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
         return M
 
     def _batch(self, N: int) -> int:

@@ -28,7 +28,7 @@ from ..data.preprocessing import normalise_rows
 from ..estimator.training import Budget
 from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError, ShapeError
 from ..files import atomic_write
-from ..validation import check_training_data
+from ..validation import check_num_inducing, check_training_data
 from .settings import MLGPFSettings
 
 
@@ -154,8 +154,8 @@ def train_mlgpf(
     Xtr, Ytr = check_training_data(Xtr, Ytr)  # the training data's one check: the layers below trust it
     Xte, Yte = dataset.test.X, sp.csr_matrix(dataset.test.Y)  # raw rows: the model normalises them
     N = Xtr.shape[0]
-    if given.num_inducing is not None and given.num_inducing > N:
-        raise ShapeError(f"num_inducing M must be in [1, N={N}] (the training points used), got {given.num_inducing}")
+    if given.num_inducing is not None:
+        check_num_inducing(given.num_inducing, N)
     M = min(s.num_inducing, N)  # the dataset's default M, on fewer points (max_train): all of them
     whitened = s.q_family == "whitened"
     if jit_compile is None:
@@ -245,10 +245,12 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
 def _build(Xtr, Ytr, s: MLGPFSettings):
     """The recipe's MLGPF for checked data and settings."""
     from mlgp.models import MLGPF
+    from mlgp.models.builders import mlgpf_from_data
 
-    return MLGPF.from_data(
+    return mlgpf_from_data(
         Xtr,
         Ytr,
+        model_class=MLGPF,
         kernel=s.kernel,
         num_latent_gps=s.num_latent_gps,
         num_inducing=s.num_inducing,

@@ -194,12 +194,13 @@ def test_train_mlgpf_takes_the_named_schedule(problem):
     ],
 )
 def test_train_mlgpf_checks_every_argument_before_any_work(problem, monkeypatch, kwargs, error, match):
+    import mlgp.models.builders
     import mlgp.training
 
     def forbidden(*args, **kw):
         raise AssertionError("work started before the arguments were checked")
 
-    monkeypatch.setattr(MLGPF, "from_data", forbidden)  # k-means and the model are built there
+    monkeypatch.setattr(mlgp.models.builders, "mlgpf_from_data", forbidden)  # k-means and the model are built there
     monkeypatch.setattr(mlgp.training, "fit", forbidden)
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False)
     with pytest.raises(error, match=match):
@@ -211,11 +212,15 @@ class _Built(Exception):
 
 
 def _build_arguments(problem, monkeypatch, **kwargs) -> dict:
-    """The keyword arguments :func:`train_mlgpf` gives ``MLGPF.from_data`` (nothing is trained)."""
-    def spy(X, Y, **kw):
+    """The keyword arguments :func:`train_mlgpf` gives :func:`mlgp.models.builders.mlgpf_from_data`
+    (nothing is trained), the model class aside."""
+    import mlgp.models.builders
+
+    def spy(X, Y, *, model_class, **kw):
+        assert model_class is MLGPF
         raise _Built(kw)
 
-    monkeypatch.setattr(MLGPF, "from_data", spy)
+    monkeypatch.setattr(mlgp.models.builders, "mlgpf_from_data", spy)
     with pytest.raises(_Built, match="q_family") as caught:
         train_mlgpf(problem, num_latent_gps=2, num_inducing=6, progress=False, **kwargs)
     return caught.value.args[0]

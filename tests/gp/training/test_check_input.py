@@ -52,3 +52,28 @@ def test_the_recipe_checks_the_training_data_once(monkeypatch):
             calls.append(_count_calls(monkeypatch, module, "check_training_data"))
     run = train_mlgpf(ds, kernel="se", num_latent_gps=2, num_inducing=4, epochs=1, batch_size=20, progress=False)
     assert sum(len(c) for c in calls) == 1 and np.isfinite(run.trace["elbo"]).all()
+
+
+def test_m_against_n_is_one_check_with_its_bound_included() -> None:
+    """``1 ≤ M ≤ N`` is :func:`mlgp.validation.check_num_inducing`, which the builder, the recipe and
+    the estimator call: M = N is taken, M = N + 1 refused with the caller's reason at the end."""
+    import pytest
+
+    from mlgp.errors import ShapeError
+    from mlgp.validation import check_num_inducing
+
+    check_num_inducing(5, 5)
+    with pytest.raises(ShapeError, match=r"^num_inducing M must be in \[1, N=5\] \(the training points used\), "
+                                         r"got 6: after the hold-out$"):
+        check_num_inducing(6, 5, ": after the hold-out")
+
+
+def test_the_three_doors_to_mlgpf_share_the_m_check(monkeypatch) -> None:
+    """The builder (through ``check_training_data``), ``train_mlgpf`` and ``MLGPFClassifier`` all
+    refuse M > N through the one function."""
+    import mlgp.recipes.estimator as estimator_module
+    import mlgp.recipes.mlgpf as recipe_module
+    import mlgp.validation as validation
+
+    for module in (validation, recipe_module, estimator_module):
+        assert module.check_num_inducing is validation.check_num_inducing

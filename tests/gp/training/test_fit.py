@@ -46,7 +46,7 @@ def _bad_inputs(rng):
         "labels not numeric": (X, np.full((N, K), "a"), {}, r"Y must be a numeric \(N, K\) 0/1 array or sparse matrix: "),
         "P = 0": (X, Y, dict(num_latent_gps=0), r"num_latent_gps must be a positive integer, got 0"),
         "P > K": (X, Y, dict(num_latent_gps=K + 1), r"num_latent_gps P must be in \[1, K=5\], got 6"),
-        "M > N": (X, Y, dict(num_inducing=N + 1), r"num_inducing M must be in \[1, N=12\], got 13"),
+        "M > N": (X, Y, dict(num_inducing=N + 1), r"num_inducing M must be in \[1, N=12\] \(the training points used\), got 13"),
         "M = 0": (X, Y, dict(num_inducing=0), r"num_inducing must be a positive integer, got 0"),
         "P = 1.5": (X, Y, dict(num_latent_gps=1.5), r"num_latent_gps must be a positive integer, got 1\.5"),
         "M = None-like string": (X, Y, dict(num_inducing="3"), r"num_inducing must be a positive integer, got '3'"),
