@@ -31,8 +31,10 @@ Usage (from the repository root)::
     python experiments/_mutation.py mlgp/estimator/training.py tests/geneml/test_budget.py
     python experiments/_mutation.py mlgp/families.py tests/comparison/test_families.py --quick
 
-``--quick`` runs only the first 10 mutants in source order (a smoke run of the set-up). Mutants
-run one after another; expect roughly (number of mutants) x (seconds of one test run).
+``--quick`` runs only the first 10 mutants in source order (a smoke run of the set-up).
+``--sample N`` runs N mutants drawn at random (``--seed``) and reports the score as an estimate of
+the whole module's with its 95 % Wilson interval. Mutants run one after another; expect roughly
+(number of mutants) x (seconds of one test run).
 """
 
 from __future__ import annotations
@@ -66,11 +68,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="test files (or pytest node ids) that should kill the mutants")
     parser.add_argument("--quick", action="store_true",
                         help=f"run only the first {QUICK_MUTANTS} mutants in source order (a smoke run)")
+    parser.add_argument("--sample", type=_positive_int, metavar="N",
+                        help="run N mutants drawn at random and report an estimate with its 95 %% interval")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument("--timeout-factor", type=float, default=3.0,
                         help="a mutant whose tests run longer than this many times the unmutated run (at "
                              "least 60 s more) counts as timed out (default 3)")
     parser.add_argument("--show-killed", action="store_true", help="list the killed mutants too")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.quick and args.sample:
+        parser.error("--quick and --sample exclude each other")
+    return args
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """The Wilson score interval (percent) of a proportion k / n; (0, 100) when n is 0."""
+    if n == 0:
+        return 0.0, 100.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return 100.0 * max(centre - half, 0.0), 100.0 * min(centre + half, 1.0)
 
 
 def _repo_relative(path: str, must_be_under: str) -> str:
@@ -178,15 +206,22 @@ def _write_config(path: Path, module: str, test_command: str, timeout: float) ->
         "test-command": test_command, "distributor": {"name": "local"}}}))
 
 
-def _keep_first(session: Path, count: int) -> int:
-    """Keep only the first ``count`` mutants of the session, in source order; returns how many there were."""
+def _keep_first(session: Path, count: int, seed: int | None = None) -> int:
+    """Keep only ``count`` mutants of the session: the first in source order, or (with ``seed``) a
+    random sample of them, kept in source order; returns how many there were."""
+    import random
+
     from cosmic_ray.work_db import WorkDB, use_db
 
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = sorted(db.work_items, key=lambda w: (tuple(w.mutations[0].start_pos), w.mutations[0].operator_name,
                                                      w.mutations[0].occurrence))
+        if seed is None:
+            kept = items[:count]
+        else:
+            kept = [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), min(count, len(items))))]
         db.clear()
-        db.add_work_items(items[:count])
+        db.add_work_items(kept)
     return len(items)
 
 
@@ -284,6 +319,10 @@ def _mutate(tmp: Path, args: argparse.Namespace, module: str, tests: list[str], 
     if args.quick:
         total = _keep_first(session, QUICK_MUTANTS)
         print(f"--quick: the first {min(QUICK_MUTANTS, total)} of {total} mutants", flush=True)
+    elif args.sample:
+        total = _keep_first(session, args.sample, seed=args.seed)
+        args.population = total
+        print(f"--sample: {min(args.sample, total)} of {total} mutants drawn at random (seed {args.seed})", flush=True)
     pending = sum(r is None for _, r in _results(cosmic_ray, session, tree, env))
     print(f"running {pending} mutants (about {pending * seconds / 60:.0f} min at most)", flush=True)
 
@@ -320,6 +359,10 @@ def _report(args: argparse.Namespace, module: str, results: list) -> None:
     percent = 100.0 * len(killed) / n if n else 0.0
     print(f"\n{module}: killed {len(killed)} of {n} mutants ({percent:.1f} %), survived {len(survived)}, "
           f"timeout {len(timeouts)}" + (f", untestable {len(other)}" if other else ""))
+    if args.sample:
+        low, high = wilson_interval(len(killed), n)
+        print(f"a random sample of {n} of {getattr(args, 'population', n)} mutants: the module's score is "
+              f"{low:.0f}-{high:.0f} % (95 % Wilson interval)")
 
 
 if __name__ == "__main__":

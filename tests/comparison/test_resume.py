@@ -173,3 +173,46 @@ def test_a_run_file_that_is_not_json_is_fitted_again(tmp_path) -> None:
     lines: list[str] = []
     assert not _compare(tiny(), out, lines).loc["frequency", "resumed"]
     assert any("does not read as JSON" in line for line in lines)
+
+
+# ------------------------------------------------- the checks, one by one (found by mutation testing)
+def test_a_long_value_is_shown_cut_to_forty_characters() -> None:
+    from mlgp.comparison.resume import _show
+
+    assert _show("x" * 10) == repr("x" * 10)
+    assert _show("y" * 100) == repr("y" * 100)[:37] + "..." and len(_show("y" * 100)) == 40
+    assert _show("z" * 38) == repr("z" * 38)  # 40 characters with its quotes: shown whole
+
+
+@pytest.mark.parametrize("field, value, whole", [
+    ("P@1", 100.0, True), ("P@1", 0.0, True), ("P@1", 100.0 + 1e-9, False),
+    ("microF1_tuned", 100.0, True), ("microF1_tuned", 100.5, False), ("microF1_tuned", math.nan, True),
+    ("macroF1_tuned", 100.5, False), ("ECE", 1.0, True), ("LPD", 0.0, True), ("NLL", -0.1, False),
+])
+def test_each_bound_of_a_row_is_inclusive_and_holds(good_file, field, value, whole) -> None:
+    from mlgp.comparison.resume import _Bad, _check_row
+
+    row = dict(copy.deepcopy(good_file["row"]), **{field: value})
+    if whole:
+        _check_row(row, "frequency", "LabelFrequency", 6)
+    else:
+        with pytest.raises(_Bad, match=f"row field '{field}'"):
+            _check_row(row, "frequency", "LabelFrequency", 6)
+
+
+def test_a_row_has_every_cut_off_up_to_the_number_of_labels() -> None:
+    """With K = 5 the row has P@5 and ECE@5 (k = K counts); with K = 4 neither."""
+    from mlgp.comparison.resume import _expected_fields
+
+    five, four = _expected_fields({}, 5), _expected_fields({}, 4)
+    assert {"P@5", "nDCG@5", "PSP@5", "ECE@5"} <= set(five)
+    assert not {"P@5", "ECE@5"} & set(four) and {"P@3", "ECE@1"} <= set(four)
+
+
+@pytest.mark.parametrize("quantity", [5, "", None])
+def test_a_trace_quantity_must_be_a_name(quantity) -> None:
+    from mlgp.comparison.resume import _Bad, _trace_frame
+
+    _trace_frame(dict(_TRACE), "frequency")
+    with pytest.raises(_Bad, match="a trace 'quantity' is"):
+        _trace_frame({**_TRACE, "quantity": [quantity]}, "frequency")
