@@ -149,6 +149,8 @@ def test_format_of_and_explicit_format(tmp_path):
     ("0 1:1\n0 2:abc\n", 2, "non-numeric value 'abc' for feature 2"),
     ("0 1:1\n0 2:nan\n", 2, "non-numeric value 'nan'"),
     ("0 1:1\n0 2:1e999\n", 2, "value 1e999 for feature 2 is not finite"),
+    ("0 1:1\n0 2147483648:1e999\n", 2, "feature index 2147483648 too large"),  # both wrong
+    ("0 1:1\n0 2:1" + "0" * 99 + "e999\n", 2, "value 1" + "0" * 79 + " for feature 2 is not finite"),  # cut to 80
     ("0 1:1\n# ok\n0 3:1 2:1\n", 3, "feature index 2 after 3"),
     ("0 1:1\n0 3:1 3:1\n", 2, "feature index 3 after 3"),
     ("0 1:1\n0 0:1\n", 2, "feature index 0 in a one-based file"),
