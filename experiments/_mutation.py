@@ -225,6 +225,46 @@ def _keep_first(session: Path, count: int, seed: int | None = None) -> int:
     return len(items)
 
 
+def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The (start, end) positions ((line, column), lines from 1) of every annotation in ``source``,
+    or none when the module does not start with ``from __future__ import annotations`` (its
+    annotations are then evaluated, and a mutant there can fail on import)."""
+    import ast
+
+    tree = ast.parse(source)
+    postponed = any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+                    and any(a.name == "annotations" for a in node.names) for node in tree.body)
+    if not postponed:
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            found += [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                      if a is not None and a.annotation is not None]
+            found += [node.returns] if node.returns is not None else []
+        elif isinstance(node, ast.AnnAssign):  # a string under postponed evaluation (dataclass fields too)
+            found.append(node.annotation)
+    return [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in found]
+
+
+def _drop_annotation_mutants(session: Path, module_file: Path) -> int:
+    """Remove the session's mutants that lie inside an annotation (:func:`annotation_spans`); how many."""
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    spans = annotation_spans(module_file.read_text())
+    if not spans:
+        return 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = list(db.work_items)
+        kept = [w for w in items if not any(lo <= tuple(w.mutations[0].start_pos) and tuple(w.mutations[0].end_pos) <= hi
+                                            for lo, hi in spans)]
+        if len(kept) < len(items):
+            db.clear()
+            db.add_work_items(kept)
+    return len(items) - len(kept)
+
+
 class _Progress:
     """Prints how many mutants are done, when that changed (read from the session while it runs)."""
 
@@ -316,6 +356,10 @@ def _mutate(tmp: Path, args: argparse.Namespace, module: str, tests: list[str], 
     init = _run(cosmic_ray + ["init", str(config), str(session)], cwd=tree, env=env)
     if init.returncode != 0:
         raise SystemExit(f"error: cosmic-ray init failed:\n{init.stdout}")
+    dropped = _drop_annotation_mutants(session, tree / module)
+    if dropped:
+        print(f"{dropped} mutants inside annotations left out (the module postpones their evaluation, "
+              "so none can change behaviour)", flush=True)
     if args.quick:
         total = _keep_first(session, QUICK_MUTANTS)
         print(f"--quick: the first {min(QUICK_MUTANTS, total)} of {total} mutants", flush=True)

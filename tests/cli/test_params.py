@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -166,6 +167,21 @@ def test_to_json_and_from_json() -> None:
         to_json(float("nan"), "gamma")
     with pytest.raises(ArgumentError, match=r"parameter 'similarity': .*ndarray.* cannot be written as JSON"):
         to_json([np.eye(2)], "similarity")
+    with pytest.raises(ArgumentError) as info:  # a long value is shown on one line, cut to 60 characters
+        to_json(np.arange(100.0).reshape(10, 10), "similarity")
+    shown = str(info.value).removeprefix("parameter 'similarity': ").removesuffix(" (ndarray) cannot be written as JSON")
+    assert len(shown) == 60 and shown.endswith("...") and shown.startswith("array([[ 0., 1., 2.,") and "\n" not in shown
+
+    class Shown:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __repr__(self) -> str:
+            return "v" * self.n
+
+    for n, expected in ((60, "v" * 60), (61, "v" * 57 + "...")):
+        with pytest.raises(ArgumentError, match=f"parameter 'p': {re.escape(expected)} \\(Shown\\)"):
+            to_json(Shown(n), "p")
 
 
 def test_params_refuses_a_value_json_cannot_hold(tmp_path, capsys, monkeypatch) -> None:
