@@ -222,6 +222,7 @@ BAD_FILES = {
     "stray key": ({"params": {}, "seed": 1}, "unexpected key(s) 'seed' beside 'params'"),
     "other family": ({"family": "pfastxml", "params": {}}, "holds the parameters of family 'pfastxml', not 'fastxml'"),
     "other class": ({"class": "PfastXML", "params": {}}, "holds the parameters of class 'PfastXML', not 'FastXML'"),
+    "a class that sorts first": ({"class": "Aardvark", "params": {}}, "holds the parameters of class 'Aardvark', not 'FastXML'"),
     "unknown parameter": ({"n_trees": 3}, "fastxml: unknown parameter(s) 'n_trees'; FastXML takes n_estimators,"),
     "out of range": ({"n_estimators": -1}, "fastxml: The 'n_estimators' parameter of FastXML must be an int in "
                                           "the range [1, inf). Got -1 instead."),
