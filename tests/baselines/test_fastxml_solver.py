@@ -190,3 +190,38 @@ def test_a_tree_worker_imports_no_tensorflow() -> None:
             "import mlgp.baselines._fastxml.tree, mlgp.baselines._fastxml.l1_logistic; "
             "assert 'tensorflow' not in sys.modules, 'tensorflow imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize("bias", [1.0, 2.5, 0.0])
+def test_node_objective_by_hand(rng, bias) -> None:
+    """f = |w|₁ + |b| / bias (no bias term when bias is 0) + Σ C_side log(1 + exp(−side·(wᵀx + b)))."""
+    X = sp.random(12, 5, density=0.5, random_state=3, format="csr")
+    side = np.where(rng.random(12) < 0.4, 1, -1)
+    w, b = rng.normal(size=5), 0.7
+    z = X.toarray() @ w + b
+    loss = sum((2.0 if s > 0 else 0.5) * np.log1p(np.exp(-s * zi)) for s, zi in zip(side, z))
+    expected = np.abs(w).sum() + (abs(b) / bias if bias else 0.0) + loss
+    assert node_objective(X, side, 2.0, 0.5, bias, w, b) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_level_whose_separators_outgrow_the_first_buffer_is_each_node_fitted_alone(rng) -> None:
+    """fit_level grows its output arrays past their first 1,024 non-zeros: a level of 12 nodes on
+    400 features (over 1,024 separator non-zeros in all) gives, node by node, the separators of
+    12 one-node fits."""
+    X = sp.random(600, 400, density=0.3, random_state=5, format="csr")
+    side = np.where(rng.random(600) < 0.5, 1.0, -1.0)
+    opts = SplitOptions(c_pos=50.0, c_neg=50.0)  # weak L1: dense separators
+    ptr = np.arange(0, 601, 50, dtype=np.int64)
+    nodes, seeds = np.arange(12, dtype=np.int64), np.arange(12, dtype=np.int64) + 7
+    wx, b, iters = np.zeros(600), np.zeros(12), np.zeros(12, np.int64)
+    w_ptr, w_idx, w_val = fit_level(nodes, ptr, X.indptr.astype(np.int64), X.indices, X.data, 0, 400, side, seeds,
+                                    opts.c_pos, opts.c_neg, opts.bias, opts.tol, opts.max_iter, wx, b, iters)
+    assert w_ptr[-1] > 1024
+    for k in range(12):
+        rows = slice(ptr[k], ptr[k + 1])
+        w, b_k, _, wx_k = _compiled(X[rows], side[rows], opts, seed=int(seeds[k]))
+        got = np.zeros(400)
+        got[w_idx[w_ptr[k]:w_ptr[k + 1]]] = w_val[w_ptr[k]:w_ptr[k + 1]]
+        np.testing.assert_array_equal(got, w)
+        assert b[k] == b_k
+        np.testing.assert_array_equal(wx[rows], wx_k)
