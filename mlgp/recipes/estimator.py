@@ -1,6 +1,6 @@
 """MLGPF as a scikit-learn estimator on mlgp's floor: :class:`MLGPFClassifier`.
 
-The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.mlgpf.build_and_train`: rows
+The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.build.build_and_train`: rows
 L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)`` and scores
 through the floor's one scoring path (:class:`mlgp.estimator.MultiLabelEstimator`): each CSR block of
 raw rows is taken through the model's input map, which normalises it first
@@ -33,7 +33,7 @@ from ..errors import ArgumentError
 from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..validation import check_num_inducing
-from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
+from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -188,7 +188,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
-        _check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
+        check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
         if validation is not None:
             X_val, Y_val = validation
             X_val = check_features(X_val, "validation X", num_features=D)

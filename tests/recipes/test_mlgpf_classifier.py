@@ -183,7 +183,7 @@ def test_max_seconds_is_looked_at_after_every_step(monkeypatch) -> None:
 def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     """Building the model counts: a build that takes 100 s of a 50 s budget leaves one step (a
     fit takes at least one), and the validation evaluations count too."""
-    import mlgp.recipes.mlgpf as recipe
+    import mlgp.recipes.build as recipe
 
     slowed(monkeypatch, fake_clock(monkeypatch), recipe, "_build")
     ds = default_problem()
