@@ -3,7 +3,8 @@
 Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing inputs by
 k-means (their code keeps them on the unit sphere, like the inputs), train with Adam on
 minibatches, and rank labels by the mean utility. :func:`train_mlgpf` does that with the package's
-own parts and returns the fitted model, its ELBO trace and the test metric table. The model carries
+own parts and returns the fitted model, the estimator that scores it
+(:class:`~mlgp.recipes.MLGPFClassifier`), its ELBO trace and the test metric table. The model carries
 the row normalisation as the outermost part of its input map (:class:`mlgp.blocks.RowNormalised`
 around the subspace projection, if any): it is built from the normalised training rows, then
 trained, validated and scored on raw rows, so no caller normalises by hand. Its settings,
@@ -29,6 +30,7 @@ from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError
 from ..files import atomic_write
 from ..validation import check_num_inducing, check_training_data
 from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
+from .estimator import MLGPFClassifier
 from .settings import MLGPFSettings
 
 
@@ -40,6 +42,10 @@ class MLGPFRun:
     ----------
     model
         The fitted :class:`mlgp.models.MLGPF`.
+    estimator
+        The :class:`~mlgp.recipes.MLGPFClassifier` around ``model`` that scores it
+        (``run.estimator.predict_topk(X, k)`` on raw rows) and saves it; made from ``model`` and
+        ``trace`` when not given (:meth:`MLGPFClassifier.from_model`).
     trace
         Per-epoch ELBO trace (``pandas.DataFrame`` from :func:`mlgp.training.fit`).
     metrics
@@ -58,6 +64,11 @@ class MLGPFRun:
     metrics: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    estimator: MLGPFClassifier | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.estimator is None:
+            self.estimator = MLGPFClassifier.from_model(self.model, self.trace)
 
 
 def train_mlgpf(
@@ -176,12 +187,14 @@ def train_mlgpf(
                                    validation=(Xte, Yte) if validate else None, checkpoint_dir=checkpoint_dir,
                                    progress=progress, callback=callback, strategy=strategy)
     train_s = time.perf_counter() - t0
+    estimator = MLGPFClassifier.from_model(model, trace, s.replace(num_inducing=M))
     t0 = time.perf_counter()
-    scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
+    scores = estimator.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
     predict_s = time.perf_counter() - t0
     ks = [k for k in (1, 3, 5) if k <= K]
     table = evaluate(Yte, scores, ks=ks, inv_propensity=dataset.inverse_propensity(), percent=True)
-    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, record)
+    seconds = {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}
+    return MLGPFRun(model, trace, table, seconds, record, estimator)
 
 
 def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
