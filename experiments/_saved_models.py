@@ -69,9 +69,14 @@ def _fit(name: str, X, Y):
 
 
 def _folder_scores(model, X_test) -> np.ndarray:
+    """The decision values of an MLGPF folder's model on the normalised test rows, through the
+    estimator (versions before ``MLGPFClassifier.from_model`` scored through the model itself)."""
     from mlgp.data.preprocessing import normalise_rows
+    from mlgp.recipes import MLGPFClassifier
 
-    return model.decision_function(normalise_rows(X_test))
+    if not hasattr(MLGPFClassifier, "from_model"):
+        return model.decision_function(normalise_rows(X_test))
+    return MLGPFClassifier.from_model(model).decision_function(normalise_rows(X_test))
 
 
 def save(folder: Path) -> int:

@@ -70,6 +70,7 @@ def run(args: argparse.Namespace, o: dict) -> None:
     from mlgp.experiment import Experiment
     from mlgp.metrics import precision_at_k
     from mlgp.models import MLGPF
+    from mlgp.recipes import MLGPFClassifier
     from mlgp.training import fit
 
     seed = (args.seeds or [0])[0]
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace, o: dict) -> None:
         n_test = min(o["test_points"], ds.test.X.shape[0])
         Xte, Yte = ds.test.X[:n_test], ds.test.Y[:n_test]
         t = time.perf_counter()
-        parts = [model.predict_topk(Xte[s: s + o["block_rows"]], 5, batch_size=1000)
+        estimator = MLGPFClassifier.from_model(model, trace)
+        parts = [estimator.predict_topk(Xte[s: s + o["block_rows"]], 5, batch_size=1000)
                  for s in tqdm(range(0, n_test, o["block_rows"]), desc="predicting top-5")]
         phase(f"top-5 prediction of {n_test} test points", time.perf_counter() - t)
         indices = np.vstack([p.indices for p in parts])

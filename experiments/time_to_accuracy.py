@@ -81,7 +81,7 @@ def run_one(dataset_name: str, combo: str, budget: float, folder: Path, seed: in
 
     from mlgp.data import load as load_dataset
     from mlgp.metrics import evaluate
-    from mlgp.recipes import train_mlgpf
+    from mlgp.recipes import MLGPFClassifier, train_mlgpf
 
     ds = load_dataset(dataset_name)
     options = dict(COMBOS[combo])
@@ -105,7 +105,7 @@ def run_one(dataset_name: str, combo: str, budget: float, folder: Path, seed: in
         nonlocal trained
         trained += row["seconds"]
         t0 = time.perf_counter()
-        scores = model.predict_topk(Xte, 5, check_input=False)
+        scores = MLGPFClassifier.from_model(model).predict_topk(Xte, 5)
         table = evaluate(Yte, scores, ks=KS, inv_propensity=inv_prop, percent=True)
         out = dict(epoch=epoch, seconds=row["seconds"], train_seconds=trained, elbo=row["elbo"], kl=row["kl"],
                    batch_size=row["batch_size"], eval_seconds=time.perf_counter() - t0,

@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         p = ", ".join(f"{v:.2f}" for v in oracle.loc["P"])
         print(f"and P@1/3/5 = {p} from the true utilities Φh + b that generated this synthetic problem")
     if args.save_scores is not None:
-        t = run.model.predict_topk(ds.test.X, min(K, 5))  # raw rows: the model normalises them
+        t = run.estimator.predict_topk(ds.test.X, min(K, 5))  # raw rows: the model normalises them
         save_scores(args.save_scores, t)
         print(f"test top-{t.k} scores written to {args.save_scores} "
               f"(mlgp evaluate {args.save_scores} --dataset {ds.name})")

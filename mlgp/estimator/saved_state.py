@@ -74,6 +74,11 @@ class SavedState:
         """The fitted integer ``name``, at least 1 (a number of samples, features, labels)."""
         return self.scalar(name, int, low=1)
 
+    def has_scalar(self, name: str) -> bool:
+        """Whether the header holds the fitted scalar ``name``: for one that files written by an
+        earlier release lack."""
+        return name in self._scalars
+
     def nested(self, name: str) -> "SavedState":
         """The state of a nested estimator saved under ``name`` (scalars ``name``, arrays ``name.*``)."""
         scalars = self.scalar(name, dict)

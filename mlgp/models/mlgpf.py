@@ -12,12 +12,14 @@ utilities f = Φ h + b. The bound on a minibatch B of N points is
 
 with the full KL, and the label sum either exact or estimated from a subsample of negatives.
 
-:class:`MLGPF` holds the bound and the latent marginals; its scoring interface
-(``decision_function``, ``predict_topk``, ``predict_proba``) is
-:class:`mlgp.models.scoring.MLGPFScoring`. Building a model from training data is
-:func:`mlgp.models.mlgpf_from_data`
-(``MLGPF.from_data``); saving and loading without pickle is :mod:`mlgp.models.persistence`
-(``MLGPF.save``, ``MLGPF.load``, ``MLGPF.load_parameters``).
+:class:`MLGPF` holds the bound, the latent marginals and, for a block of the kernel's inputs, the
+mean utilities f̄ = Φ m(x) + b that rank the labels (:meth:`MLGPF.mean_utilities`, one compiled
+function per model) and the label probabilities E_q[σ(f)] (:meth:`MLGPF.label_probabilities`).
+Scoring raw features (CSR or dense, a block of rows at a time through the input map) is
+:class:`mlgp.recipes.MLGPFClassifier`'s (``MLGPFClassifier.from_model(model)``). Building a model
+from training data is :func:`mlgp.models.mlgpf_from_data` (``MLGPF.from_data``); saving and
+loading without pickle is :mod:`mlgp.models.persistence` (``MLGPF.save``, ``MLGPF.load``,
+``MLGPF.load_parameters``).
 """
 
 from __future__ import annotations
@@ -37,17 +39,18 @@ from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
 from ..blocks import InputMap, take_rows
 from ..errors import ArgumentError, ShapeError
+from ..floats import float_policy
 from ..inducing import input_dim, shared_inducing_variable
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..validation import check_features
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
+from ._mean import compiled_mean_utilities
 from .builders import mlgpf_from_data
 from .persistence import load_mlgpf, load_parameters, save_mlgpf
-from .scoring import MLGPFScoring
 
 __all__ = ["MLGPF"]
 
-class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
+class MLGPF(GPModel, ExternalDataTrainingLossMixin):
     """Multi-label GP latent factor model.
 
     Parameters
@@ -152,7 +155,7 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
 
     def float_context(self):
         """A context with GPflow's ``default_float`` and jitter set to this model's, for eager calls
-        of a model whose float type is not the global one (``fit`` and the scoring methods use it)."""
+        of a model whose float type is not the global one (``fit`` and the scoring functions use it)."""
         from dataclasses import replace
 
         from gpflow.config import as_context, config
@@ -318,10 +321,11 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         """Marginals of the P latent GPs at raw features ``Xnew`` (N, D): mean and variance (N, P).
 
         ``Xnew`` is dense, a tensor or, for a batch of rows, CSR; it goes through the model's input
-        map (:meth:`model_inputs`) whole: score large inputs with :meth:`decision_function` or
-        :meth:`predict_proba`, which go a block at a time. Marginals (the default) come from the
-        q(u) family, which shares the work on K_Zx among the P functions; full covariances from
-        GPflow's ``conditional`` given the family's implied non-whitened (m, S).
+        map (:meth:`model_inputs`) whole: score large inputs with
+        :class:`mlgp.recipes.MLGPFClassifier`, which goes a block at a time. Marginals (the
+        default) come from the q(u) family, which shares the work on K_Zx among the P functions;
+        full covariances from GPflow's ``conditional`` given the family's implied non-whitened
+        (m, S).
         """
         return self.predict_latent(self.model_inputs(Xnew), full_cov, full_output_cov)
 
@@ -333,3 +337,29 @@ class MLGPF(MLGPFScoring, GPModel, ExternalDataTrainingLossMixin):
         m, S = self.q.implied_gaussian(self.kuu())
         return conditional(Xnew, self.inducing_variable, self.kernel, m, q_sqrt=tf.linalg.cholesky(S),
                            full_cov=full_cov, white=False, full_output_cov=full_output_cov)
+
+    @check_shapes("Xnew: [N, d]", "return: [N, K]")
+    def _mean_utilities(self, Xnew: tf.Tensor) -> tf.Tensor:
+        """f̄ = Φ m(x) + b at the kernel's inputs ``Xnew`` (N, d); (N, K)."""
+        mu, _ = self.predict_latent(Xnew)
+        return tf.linalg.matmul(mu, self.likelihood.loadings, transpose_b=True) + self.likelihood.bias
+
+    def mean_utilities(self, Xb) -> np.ndarray:
+        """f̄ = Φ m(x) + b, the scores that rank the labels, for a block (B, d) of the kernel's
+        inputs (raw rows through the input map: :meth:`model_inputs`): (B, K) float64, by one
+        compiled function per model for any B."""
+        with self.float_context():
+            fn = compiled_mean_utilities(self)
+            return fn(tf.constant(Xb, dtype=self.float_type)).numpy().astype(np.float64, copy=False)
+
+    def label_probabilities(self, Xb) -> np.ndarray:
+        """E_q[σ(f)] for a block (B, d) of the kernel's inputs: (B, K) float64, eagerly."""
+        x = tf.constant(Xb, dtype=self.float_type)
+        with self.float_context():
+            mu, var = self.predict_latent(x)
+            return self.likelihood.predict_mean_and_var(x, mu, var)[0].numpy().astype(np.float64, copy=False)
+
+    @property
+    def _max_feature_magnitude(self) -> float:
+        """The largest feature magnitude the model's float type accepts."""
+        return float_policy(self.float_type).max_feature_magnitude

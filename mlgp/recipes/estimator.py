@@ -1,17 +1,20 @@
 """MLGPF as a scikit-learn estimator on mlgp's floor: :class:`MLGPFClassifier`.
 
-The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.mlgpf.build_and_train`: rows
-L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)`` and scores
-through the floor's one scoring path (:class:`mlgp.estimator.MultiLabelEstimator`): each CSR block of
-raw rows is taken through the model's input map, which normalises it first
-(:class:`mlgp.blocks.RowNormalised`), and ranked by the mean utilities f̄ = Φ m(x) + b. Its parameters are the fields of :class:`mlgp.recipes.MLGPFSettings` (one source:
-the settings class checks every value) without ``max_train``, plus ``max_seconds``, ``progress`` and
-``threshold``; P, M and the batch left ``None`` are chosen from N, D and K
-(:func:`mlgp.recipes.settings.sizes_for_data`). The fitted GPflow model is ``model_``. ``save`` /
+The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.build.build_and_train`: rows
+L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)``, or wraps a
+model trained elsewhere (:meth:`MLGPFClassifier.from_model`), and is the one way to score an MLGPF
+model: through the floor's scoring path (:class:`mlgp.estimator.MultiLabelEstimator`), each block of
+raw rows (CSR, or dense as given) is taken through the model's input map (for the recipe's models
+:class:`mlgp.blocks.RowNormalised`, which normalises it first) and ranked by the mean utilities
+f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`); ``predict_proba`` is E_q[σ(f)].
+Scores are float64 whatever the model's float type. The parameters are the fields of
+:class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
+``max_seconds``, ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
+D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
 ``load`` write the model's parameters and structure (:func:`mlgp.models.persistence.describe_mlgpf`)
 in the floor's single-file format. A file saved before the model carried its normalisation (its
-classifier normalised the rows itself) loads with the model's map wrapped in ``RowNormalised``: it
-scores as it did.
+classifier normalised the rows itself; such files lack ``model_takes_raw_rows``) loads with the
+model's map wrapped in ``RowNormalised``: it scores as it did.
 
 Because a GP term fitted to uninformative features can only add noise to the bias's ranking,
 ``fit`` keeps the bias-only model as a candidate: after training it compares, on a held-out part of
@@ -28,12 +31,14 @@ import numpy as np
 import pandas as pd
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
 from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
-from ..validation import check_num_inducing
-from .mlgpf import _check_sizes, build_and_train, check_strategy, default_jit_compile
+from ..floats import float_policy
+from ..validation import check_estimator_features, check_features, check_num_inducing
+from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -91,8 +96,9 @@ class MLGPFClassifier(MultiLabelEstimator):
         points, comparable across data sizes; also as ``elbo_per_point``), ``epoch``, ``elbo``,
         ``seconds`` (the epoch's steps) and, with ``validation``, ``P@1``, ``P@3``, ``P@5``
         (percent) on it (:mod:`mlgp.estimator.training`).
-    settings_ : MLGPFSettings
-        The settings trained with, sizes filled in.
+    settings_ : MLGPFSettings or None
+        The settings trained with, sizes filled in (``None`` for a model wrapped by
+        :meth:`from_model` without them).
     bias_only_ : bool
         Whether the held-out rows chose the bias alone (Φ set to 0).
     n_iter_ : int
@@ -105,6 +111,7 @@ class MLGPFClassifier(MultiLabelEstimator):
     >>> from mlgp.data.synthetic import make_multilabel  # doctest: +SKIP
     >>> clf = MLGPFClassifier(epochs=5).fit(X, Y)  # doctest: +SKIP
     >>> clf.predict_topk(X_test, k=5).indices  # doctest: +SKIP
+    >>> MLGPFClassifier.from_model(model).predict_topk(X_test, k=5)  # a model fitted elsewhere  # doctest: +SKIP
     """
 
     _block_format = "csr"
@@ -188,7 +195,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
-        _check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
+        check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
         if validation is not None:
             X_val, Y_val = validation
             X_val = check_features(X_val, "validation X", num_features=D)
@@ -203,13 +210,55 @@ class MLGPFClassifier(MultiLabelEstimator):
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
                                        progress=bool(self.progress), strategy=strategy)
         self.model_, self.settings_ = model, s
+        self._set_fitted_shape(N, D, K)
         self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
         if self.bias_only_:
             model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
         self.trace_ = self._trace(trace, Xtr.shape[0])
         self.n_iter_ = len(self.trace_)
-        self._set_fitted_shape(N, D, K)
         return self
+
+    @classmethod
+    def from_model(cls, model, trace: pd.DataFrame | None = None,
+                   settings: MLGPFSettings | None = None) -> "MLGPFClassifier":
+        """A fitted estimator around an MLGPF trained elsewhere: the way to score it.
+
+        Parameters
+        ----------
+        model : mlgp.models.MLGPF
+            Kept as ``model_`` (not copied) and scored as it is: raw rows through its input map.
+            ``num_data`` (N) must be set; D and K are its ``num_features`` and ``num_labels``.
+        trace : pandas.DataFrame, optional
+            Its per-epoch trace from :func:`mlgp.training.fit`, kept as ``trace_`` in the common
+            form (``step``, ``elapsed``, ``objective`` first); ``None``: no rows.
+        settings : MLGPFSettings, optional
+            What it was trained with: kept as ``settings_`` and set as the parameters (with
+            ``validation_fraction=0``); ``None``: ``settings_`` is ``None``, default parameters.
+
+        Returns
+        -------
+        MLGPFClassifier
+            Fitted (``bias_only_`` False, ``n_iter_`` the trace's rows): ``decision_function``,
+            ``predict_topk``, ``predict_proba``, ``predict`` and ``save`` work as after ``fit``.
+        """
+        from ..models import MLGPF
+
+        if not isinstance(model, MLGPF):
+            raise ArgumentError(f"from_model needs an mlgp.models.MLGPF, got {type(model).__name__}")
+        if model.num_data is None:
+            raise ArgumentError("from_model needs the model's num_data (N, its training points); set model.num_data")
+        if settings is not None and not isinstance(settings, MLGPFSettings):
+            raise ArgumentError(f"settings must be an MLGPFSettings or None, got {type(settings).__name__}")
+        est = cls()
+        if settings is not None:
+            est.set_params(validation_fraction=0, **{name: value for name, value in settings.as_dict().items()
+                                                     if name not in _NOT_PARAMETERS})
+        N = int(model.num_data)
+        est.model_, est.settings_, est.bias_only_ = model, settings, False
+        est.trace_ = cls._trace(trace, N)
+        est.n_iter_ = len(est.trace_)
+        est._set_fitted_shape(N, model.num_features, model.num_labels)
+        return est
 
     @staticmethod
     def _sized_settings(N: int, D: int, K: int, s: MLGPFSettings) -> MLGPFSettings:
@@ -244,7 +293,7 @@ class MLGPFClassifier(MultiLabelEstimator):
 
         K = Y_held.shape[1]
         ks = [k for k in (1, 5) if k <= K]
-        model_scores = self.model_.predict_topk(X_held, max(ks))
+        model_scores = self.predict_topk(X_held, max(ks))
         bias = np.asarray(self.model_.likelihood.bias.numpy(), dtype=np.float64)
         bias_scores = topk(np.broadcast_to(bias, (X_held.shape[0], K)), max(ks))
         a = evaluate(Y_held, model_scores, ks=ks).loc["P"]
@@ -252,23 +301,34 @@ class MLGPFClassifier(MultiLabelEstimator):
         return tuple(b) > tuple(a)
 
     @staticmethod
-    def _trace(trace: pd.DataFrame, num_train: int) -> pd.DataFrame:
+    def _trace(trace: pd.DataFrame | None, num_train: int) -> pd.DataFrame:
+        if trace is None:
+            return pd.DataFrame({c: [] for c in TRACE_COLUMNS}, dtype=float)
         out = common_trace(trace, num_train, step="step", total="elbo")
         out["elbo_per_point"] = out["objective"]
         return out[[c for c in _TRACE_COLUMNS if c in out.columns]]
 
     # ------------------------------------------------------------------------------- scoring --
+    def _validate_score_data(self, X):
+        """``X`` (N, D) checked once for scoring: fitted, D columns, finite and within the model's
+        float type's bound (1e18 for float32); canonical CSR, or dense as given (the input map takes
+        either, so a dense ``X`` is never copied into CSR)."""
+        check_is_fitted(self)
+        X = check_estimator_features(X, self.n_features_in_, type(self).__name__)
+        bound = float_policy(self.model_.float_type).max_feature_magnitude
+        return check_features(X, num_features=self.n_features_in_, max_magnitude=bound)
+
     def _inputs(self, xb):
         from ..blocks import take_rows
 
         return take_rows(xb, slice(None), input_map=self.model_.input_map)
 
     def _decision_block(self, xb) -> np.ndarray:
-        """f̄ = Φ m(x) + b for a CSR block (B, D) of raw rows: (B, K) float64."""
+        """f̄ = Φ m(x) + b for a block (B, D) of raw rows, CSR or dense: (B, K) float64."""
         return self.model_.mean_utilities(self._inputs(xb))
 
     def _proba_block(self, xb) -> np.ndarray:
-        """E_q[σ(f)] for a CSR block (B, D): (B, K) float64."""
+        """E_q[σ(f)] for a block (B, D) of raw rows, CSR or dense: (B, K) float64."""
         return self.model_.label_probabilities(self._inputs(xb))
 
     # --------------------------------------------------------------------------- persistence --
@@ -282,8 +342,9 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     def _fitted_scalars(self) -> dict:
         meta, _, constants = self._described_model()
+        settings = {} if self.settings_ is None else _plain_settings(self.settings_)
         return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "bias_only_": bool(self.bias_only_),
-                "settings_": _plain_settings(self.settings_), "model_": meta,
+                "settings_": settings, "model_takes_raw_rows": True, "model_": meta,
                 "model_constants": sorted(constants or {}), "trace_columns": list(self.trace_.columns)}
 
     def _fitted_arrays(self) -> dict:
@@ -308,14 +369,17 @@ class MLGPFClassifier(MultiLabelEstimator):
         values = {name: state.array(f"model_.param:{name}") for name in names}
         constant_names = state.scalar("model_constants", list)
         constants = {str(n): state.array(f"model_.const:{n}", kinds="biuf", finite=False) for n in constant_names}
-        self.model_ = _normalising(rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF))
+        self.model_ = rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF)
+        if not (state.has_scalar("model_takes_raw_rows") and state.scalar("model_takes_raw_rows", bool)):
+            self.model_ = _normalising(self.model_)  # a file from before the model normalised its rows
         if self.model_.num_labels != self.n_labels_ or self.model_.num_features != self.n_features_in_:
             raise state.error(f"the model scores {self.model_.num_labels} labels from {self.model_.num_features} "
                               f"features, the header says {self.n_labels_} and {self.n_features_in_}")
         columns = state.scalar("trace_columns", list)
         self.trace_ = pd.DataFrame({str(c): state.array(f"trace_:{c}", (None,), finite=False) for c in columns})
+        settings = state.scalar("settings_", dict)
         try:
-            self.settings_ = MLGPFSettings(**state.scalar("settings_", dict))
+            self.settings_ = MLGPFSettings(**settings) if settings else None  # {}: a wrapped model's none
         except (ArgumentError, TypeError) as err:
             raise state.error(f"the saved settings do not hold: {err}") from None
 

@@ -3,7 +3,8 @@
 Panos, Dellaportas & Titsias (2021) L2-normalise every input row, initialise the inducing inputs by
 k-means (their code keeps them on the unit sphere, like the inputs), train with Adam on
 minibatches, and rank labels by the mean utility. :func:`train_mlgpf` does that with the package's
-own parts and returns the fitted model, its ELBO trace and the test metric table. The model carries
+own parts and returns the fitted model, the estimator that scores it
+(:class:`~mlgp.recipes.MLGPFClassifier`), its ELBO trace and the test metric table. The model carries
 the row normalisation as the outermost part of its input map (:class:`mlgp.blocks.RowNormalised`
 around the subspace projection, if any): it is built from the normalised training rows, then
 trained, validated and scored on raw rows, so no caller normalises by hand. Its settings,
@@ -24,11 +25,12 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .. import arguments
-from ..data.preprocessing import normalise_rows
 from ..estimator.training import Budget
-from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError, ShapeError
+from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError
 from ..files import atomic_write
 from ..validation import check_num_inducing, check_training_data
+from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
+from .estimator import MLGPFClassifier
 from .settings import MLGPFSettings
 
 
@@ -40,6 +42,10 @@ class MLGPFRun:
     ----------
     model
         The fitted :class:`mlgp.models.MLGPF`.
+    estimator
+        The :class:`~mlgp.recipes.MLGPFClassifier` around ``model`` that scores it
+        (``run.estimator.predict_topk(X, k)`` on raw rows) and saves it; made from ``model`` and
+        ``trace`` when not given (:meth:`MLGPFClassifier.from_model`).
     trace
         Per-epoch ELBO trace (``pandas.DataFrame`` from :func:`mlgp.training.fit`).
     metrics
@@ -58,6 +64,11 @@ class MLGPFRun:
     metrics: pd.DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+    estimator: MLGPFClassifier | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.estimator is None:
+            self.estimator = MLGPFClassifier.from_model(self.model, self.trace)
 
 
 def train_mlgpf(
@@ -143,7 +154,7 @@ def train_mlgpf(
     K = dataset.num_labels
     given = _recipe_settings(settings, overrides, whiten)
     s = given.sized_for(dataset.name, K)
-    _check_sizes(s, K)
+    check_sizes(s, K)
     arguments.flag(validate, "validate"), arguments.flag(progress, "progress")
     if jit_compile not in (None, False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be None, False, True or 'except-cholesky'; got {jit_compile!r}")
@@ -176,101 +187,15 @@ def train_mlgpf(
                                    validation=(Xte, Yte) if validate else None, checkpoint_dir=checkpoint_dir,
                                    progress=progress, callback=callback, strategy=strategy)
     train_s = time.perf_counter() - t0
+    estimator = MLGPFClassifier.from_model(model, trace, s.replace(num_inducing=M))
     t0 = time.perf_counter()
-    scores = model.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
+    scores = estimator.predict_topk(Xte, min(5, K), batch_size=1000)  # the test split's first check
     predict_s = time.perf_counter() - t0
     ks = [k for k in (1, 3, 5) if k <= K]
     table = evaluate(Yte, scores, ks=ks, inv_propensity=dataset.inverse_propensity(), percent=True)
-    return MLGPFRun(model, trace, table, {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}, record)
+    seconds = {"train": train_s, "epochs": float(trace["seconds"].sum()), "predict": predict_s}
+    return MLGPFRun(model, trace, table, seconds, record, estimator)
 
-
-def check_strategy(strategy, jit_compile) -> None:
-    """ArgumentError, at the call, for a strategy that is not a ``tf.distribute.Strategy`` or one
-    asked to run with XLA (``fit`` compiles a strategy's step without it)."""
-    if strategy is None:
-        return
-    import tensorflow as tf
-
-    if not isinstance(strategy, tf.distribute.Strategy):
-        raise ArgumentError(f"strategy must be a tf.distribute.Strategy, got {type(strategy).__name__}")
-    if jit_compile:
-        raise ArgumentError(f"strategy= cannot be combined with jit_compile={jit_compile!r}: a distributed step is "
-                            "compiled without XLA; pass jit_compile=False (the default with a strategy)")
-
-
-def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None, log_dir=None, validation=None,
-                    checkpoint_dir=None, progress: bool = True, callback=None, strategy=None):
-    """Build MLGPF from checked training data with the sized, checked settings ``s`` (P and M set)
-    and train it; returns ``(model, trace)``. The one place the recipe and
-    :class:`mlgp.recipes.MLGPFClassifier` turn settings into a model and a training run; it
-    trusts its arguments (checked by its callers). With a ``strategy`` the model is built in its
-    scope and trained on all its replicas and workers.
-
-    ``Xtr`` and ``validation`` hold raw rows: the model is built from the L2-normalised rows
-    (k-means, the subspace's basis, the warm start), then its input map becomes
-    :class:`~mlgp.blocks.RowNormalised` around the one it was built with, and it is trained on
-    the raw rows (each minibatch normalised as it is taken, bit for bit the normalised matrix's rows)."""
-    import contextlib
-
-    from mlgp.blocks import RowNormalised
-    from mlgp.training import fit
-
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        model = _build(normalise_rows(Xtr), Ytr, s)
-    model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
-    trace = fit(
-        model,
-        (Xtr, Ytr),
-        epochs=s.epochs,
-        batch_size=s.batch_size,  # the sampler keeps each epoch's batch at most N (it grows with batch_growth)
-        negatives=s.negatives,
-        learning_rate=s.learning_rate,
-        optimizer=s.optimizer,
-        natgrad_gamma=s.natgrad_gamma,
-        batch_growth=s.batch_growth,
-        jit_compile=jit_compile,
-        max_seconds=max_seconds,
-        log_dir=log_dir,
-        validation=validation,
-        checkpoint_dir=checkpoint_dir,
-        seed=s.seed,
-        progress=progress,
-        callback=callback,
-        strategy=strategy,
-        check_input=False,  # settings checked when built, data by the caller
-    )
-    return model, trace
-
-
-def _build(Xtr, Ytr, s: MLGPFSettings):
-    """The recipe's MLGPF for checked data and settings."""
-    from mlgp.models import MLGPF
-    from mlgp.models.builders import mlgpf_from_data
-
-    return mlgpf_from_data(
-        Xtr,
-        Ytr,
-        model_class=MLGPF,
-        kernel=s.kernel,
-        num_latent_gps=s.num_latent_gps,
-        num_inducing=s.num_inducing,
-        fixed_inducing=s.fixed_inducing,
-        unit_sphere_inducing=s.unit_sphere_inducing,
-        q_family=s.q_family,
-        bias_init=s.bias_init,
-        seed=s.seed,
-        dtype=s.dtype,
-        warm_start=s.warm_start,
-        subspace_rank=s.subspace_rank,
-        subspace_sample=s.subspace_sample,
-        check_input=False,  # settings checked when built, data by the caller
-    )
-
-
-def default_jit_compile(q_family: str):
-    """How the step is compiled by default: ``"except-cholesky"`` for the whitened family, else
-    ``False`` (see :func:`train_mlgpf`'s ``jit_compile``)."""
-    return "except-cholesky" if q_family == "whitened" else False
 
 def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
     """The run's checked settings: ``settings`` (or the defaults) with ``overrides``, the deprecated
@@ -293,15 +218,6 @@ def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
         raise ArgumentError(f"train_mlgpf got unknown argument(s) {', '.join(map(repr, unknown))}; its settings are "
                             f"{', '.join(MLGPFSettings.names())}")
     return MLGPFSettings(**overrides) if settings is None else settings.replace(**overrides)
-
-
-def _check_sizes(s: MLGPFSettings, K: int) -> None:
-    """Raise :class:`ShapeError` for sizes the dataset's K rules out."""
-    if s.num_latent_gps > K:
-        raise ShapeError(f"num_latent_gps must be at most the number of labels K={K}, got {s.num_latent_gps}")
-    if s.negatives is not None and s.negatives >= K:
-        raise ShapeError(f"negatives={s.negatives} sampled negative labels per point needs more than "
-                         f"K={K} labels; use negatives=None for every label (the exact bound)")
 
 
 #: Settings added after checkpoints were first written, with the value an older ``settings.json``

@@ -37,8 +37,9 @@ class TrainableModel(Protocol):
     def log_prior_density(self) -> Any:
         """The log prior density of the parameters."""
 
-    def predict_topk(self, X, k, batch_size=1000, *, check_input=True) -> Any:
-        """Each row's ``k`` best labels (for the validation P@k)."""
+    def mean_utilities(self, Xb) -> Any:
+        """The (B, K) label scores of a block (B, d) of inputs through the input map (for the
+        validation P@k)."""
 
 
 @runtime_checkable

@@ -101,7 +101,7 @@ def fit(
         Seeds TensorFlow and the minibatch/negative sampling.
     validation
         Optional ``(X_val, Y_val)``; P@k for ``validation_ks`` is added to the trace each epoch
-        (the model needs ``predict_topk``, as :class:`~mlgp.models.MLGPF` has).
+        (ranked by the model's ``mean_utilities`` of each block through its input map).
     checkpoint_dir
         Folder for checkpoints of the model, the optimizer and the epoch (``ckpt-<epoch>``, the
         newest 3 kept), ``trace.csv`` and ``manifest.json``; made (with its parents) before any
@@ -374,7 +374,9 @@ def _build_optimizer(opt, variables, strategy) -> None:
 
 def _validate(model, validation, ks) -> dict:
     from ..metrics import precision_at_k, topk
+    from ..scores import score_in_batches
 
     Xv, Yv = validation  # checked once, before the first epoch
-    scores = model.predict_topk(Xv, max(ks), check_input=False)
+    scores = score_in_batches(model.mean_utilities, Xv, 1000, top_k=max(ks), num_labels=model.num_labels,
+                              check_input=False, input_map=model.input_map)
     return {f"P@{k}": 100.0 * precision_at_k(Yv, topk(scores, k), k) for k in ks}

@@ -1,5 +1,6 @@
 """MLGPFClassifier: MLGPF as a MultiLabelEstimator (parameters from MLGPFSettings, the floor's scoring
-path, save/load in the floor's format, never ranking held-out rows below its own bias)."""
+path, save/load in the floor's format, never ranking held-out rows below its own bias), and the
+estimator around a model trained elsewhere (``from_model``)."""
 
 from __future__ import annotations
 
@@ -109,11 +110,11 @@ def test_scores_are_the_models_mean_utilities_on_raw_rows(fitted) -> None:
     clf, ds = fitted
     assert isinstance(clf.model_.input_map, RowNormalised) and clf.model_.input_map.inner is None
     ours = clf.decision_function(ds.test.X, batch_size=77)
-    # other block sizes run other float32 kernels: equal to rounding, not bit for bit
-    np.testing.assert_allclose(ours, clf.model_.decision_function(ds.test.X), rtol=1e-5, atol=1e-5)
     by_hand = take_rows(normalise_rows(ds.test.X), slice(None), input_map=clf.model_.input_map.inner)
-    np.testing.assert_array_equal(clf.model_.decision_function(ds.test.X, batch_size=10**6),
-                                  clf.model_.mean_utilities(by_hand))
+    direct = clf.model_.mean_utilities(by_hand)
+    # other block sizes run other float32 kernels: equal to rounding, not bit for bit
+    np.testing.assert_allclose(ours, direct, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(clf.decision_function(ds.test.X, batch_size=10**6), direct)
     top = clf.predict_topk(ds.test.X, 3, batch_size=77)
     np.testing.assert_array_equal(top.scores, np.sort(ours, axis=1)[:, ::-1][:, :3])
     proba = clf.predict_proba(ds.test.X)
@@ -121,20 +122,26 @@ def test_scores_are_the_models_mean_utilities_on_raw_rows(fitted) -> None:
     assert set(np.unique(clf.predict(ds.test.X))) <= {0, 1}
 
 
-def test_a_file_saved_before_the_model_normalised_loads_and_scores_as_it_did(fitted, tmp_path) -> None:
+def test_a_file_saved_before_the_model_normalised_loads_and_scores_as_it_did(fitted, tmp_path, monkeypatch) -> None:
     """An older file holds the model without its normalisation (the classifier normalised each
-    block): it loads with RowNormalised around the saved map and scores the raw rows as before."""
+    block) and no ``model_takes_raw_rows``: it loads with RowNormalised around the saved map and
+    scores the raw rows as before."""
     from mlgp.blocks import RowNormalised
 
     clf, ds = fitted
     carried = clf.model_.input_map
     clf.model_.input_map = carried.inner  # what the older code saved: the map without normalisation
+    scalars = MLGPFClassifier._fitted_scalars
+    monkeypatch.setattr(MLGPFClassifier, "_fitted_scalars",
+                        lambda self: {k: v for k, v in scalars(self).items() if k != "model_takes_raw_rows"})
     try:
         path = clf.save(tmp_path / "old")
     finally:
         clf.model_.input_map = carried
+        monkeypatch.undo()
     with np.load(path, allow_pickle=False) as f:
-        assert "RowNormalised" not in str(f["__header__"]) and '"input_map": null' in str(f["__header__"])
+        header = str(f["__header__"])
+        assert "RowNormalised" not in header and '"input_map": null' in header and "model_takes_raw_rows" not in header
     loaded = MLGPFClassifier.load(path)
     assert isinstance(loaded.model_.input_map, RowNormalised) and loaded.model_.input_map.inner is None
     np.testing.assert_array_equal(loaded.decision_function(ds.test.X), clf.decision_function(ds.test.X))
@@ -183,7 +190,7 @@ def test_max_seconds_is_looked_at_after_every_step(monkeypatch) -> None:
 def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     """Building the model counts: a build that takes 100 s of a 50 s budget leaves one step (a
     fit takes at least one), and the validation evaluations count too."""
-    import mlgp.recipes.mlgpf as recipe
+    import mlgp.recipes.build as recipe
 
     slowed(monkeypatch, fake_clock(monkeypatch), recipe, "_build")
     ds = default_problem()
@@ -233,3 +240,94 @@ def test_a_given_num_inducing_above_the_training_rows_is_refused_and_a_chosen_on
     assert clf.settings_.num_inducing == 180
     small = mlgpf_prior(num_train=40, num_test=10, num_features=3, num_labels=4, num_latent=2, seed=0)
     assert MLGPFClassifier(epochs=1).fit(small.train.X, small.train.Y).settings_.num_inducing == 36
+
+
+# ------------------------------------------------------------------------------ from_model --
+@pytest.fixture(scope="module")
+def bare_model():
+    """An MLGPF trained by mlgp.training.fit on raw rows, without the recipe's normalisation."""
+    from mlgp.data.synthetic import mlgpf_prior
+    from mlgp.models import MLGPF
+    from mlgp.training import fit
+
+    ds = mlgpf_prior(num_train=40, num_test=15, num_features=5, num_labels=6, num_latent=2, seed=2)
+    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=2, num_inducing=6, seed=1)
+    trace = fit(model, (ds.train.X, ds.train.Y), epochs=2, batch_size=20, progress=False)
+    return model, trace, ds
+
+
+def test_from_model_is_a_fitted_estimator_scoring_the_models_mean_utilities(bare_model) -> None:
+    from mlgp.estimator.training import TRACE_COLUMNS
+
+    model, trace, ds = bare_model
+    est = MLGPFClassifier.from_model(model)
+    assert est.model_ is model and est.settings_ is None and est.bias_only_ is False and est.n_iter_ == 0
+    assert (est.n_samples_, est.n_features_in_, est.n_labels_) == (40, 5, 6)
+    assert list(est.trace_.columns) == list(TRACE_COLUMNS) and len(est.trace_) == 0
+    assert est.get_params() == MLGPFClassifier().get_params()
+    direct = model.mean_utilities(model.model_inputs(ds.test.X))
+    np.testing.assert_array_equal(est.decision_function(ds.test.X), direct)
+    np.testing.assert_array_equal(est.predict_topk(ds.test.X, 3).scores, np.sort(direct, axis=1)[:, ::-1][:, :3])
+    P = model.label_probabilities(model.model_inputs(ds.test.X))
+    np.testing.assert_array_equal(est.predict_proba(ds.test.X), P)
+    np.testing.assert_array_equal(est.predict(ds.test.X), (P >= 0.5).astype(np.int64))
+    with_trace = MLGPFClassifier.from_model(model, trace)
+    assert with_trace.n_iter_ == 2 and list(with_trace.trace_["step"]) == list(trace["step"])
+    np.testing.assert_allclose(with_trace.trace_["objective"], trace["elbo"] / 40)
+
+
+def test_from_model_with_settings_takes_them_as_parameters(bare_model) -> None:
+    model, _, _ = bare_model
+    s = MLGPFSettings(kernel="se+linear", num_latent_gps=2, num_inducing=6, epochs=2, batch_size=20)
+    est = MLGPFClassifier.from_model(model, settings=s)
+    assert est.settings_ is s
+    params = est.get_params()
+    assert params["validation_fraction"] == 0 and params["epochs"] == 2 and params["num_inducing"] == 6
+    assert all(params[name] == value for name, value in s.as_dict().items() if name != "max_train")
+
+
+def test_from_model_refuses_what_it_cannot_wrap(bare_model) -> None:
+    import gpflow
+
+    from mlgp.errors import ArgumentError
+
+    model, _, _ = bare_model
+    with pytest.raises(ArgumentError, match="from_model needs an mlgp.models.MLGPF, got LabelFrequency"):
+        MLGPFClassifier.from_model(LabelFrequency())
+    with pytest.raises(ArgumentError, match="settings must be an MLGPFSettings or None, got dict"):
+        MLGPFClassifier.from_model(model, settings={"epochs": 2})
+    twin = gpflow.utilities.deepcopy(model)
+    twin.num_data = None
+    with pytest.raises(ArgumentError, match="from_model needs the model's num_data"):
+        MLGPFClassifier.from_model(twin)
+
+
+@pytest.mark.parametrize("with_settings", [False, True])
+def test_a_wrapped_model_saves_and_loads_as_it_is(bare_model, tmp_path, with_settings) -> None:
+    """A model without the recipe's normalisation keeps its input map through save → load (it is
+    not wrapped like a file from before the model normalised), and scores the same."""
+    model, trace, ds = bare_model
+    s = MLGPFSettings(kernel="se+linear", num_latent_gps=2, num_inducing=6, epochs=2) if with_settings else None
+    est = MLGPFClassifier.from_model(model, trace, s)
+    loaded = MLGPFClassifier.load(est.save(tmp_path / "wrapped"))
+    assert loaded.model_.input_map is None and loaded.settings_ == s and loaded.n_iter_ == 2
+    assert loaded.get_params() == est.get_params()
+    np.testing.assert_array_equal(loaded.decision_function(ds.test.X), est.decision_function(ds.test.X))
+    np.testing.assert_array_equal(loaded.predict_proba(ds.test.X), est.predict_proba(ds.test.X))
+    np.testing.assert_array_equal(loaded.trace_.to_numpy(), est.trace_.to_numpy())
+
+
+def test_the_recipes_run_offers_its_estimator() -> None:
+    from mlgp.data.synthetic import mlgpf_prior
+    from mlgp.recipes import MLGPFRun, train_mlgpf
+
+    ds = mlgpf_prior(num_train=40, num_test=12, num_features=4, num_labels=5, num_latent=2, seed=4)
+    run = train_mlgpf(ds, kernel="se", num_latent_gps=2, num_inducing=5, epochs=1, batch_size=20, progress=False)
+    est = run.estimator
+    assert isinstance(est, MLGPFClassifier) and est.model_ is run.model and est.n_iter_ == len(run.trace)
+    assert est.settings_.num_inducing == 5 and est.settings_.kernel == "se"
+    top = est.predict_topk(ds.test.X, 5)
+    np.testing.assert_allclose(run.metrics.loc["P", 1], evaluate(ds.test.Y, top, ks=[1], percent=True).loc["P", 1])
+    again = MLGPFRun(run.model, run.trace, run.metrics)  # made by hand: the estimator from the model
+    assert again.estimator.model_ is run.model and again.estimator.settings_ is None
+    np.testing.assert_array_equal(again.estimator.decision_function(ds.test.X), est.decision_function(ds.test.X))

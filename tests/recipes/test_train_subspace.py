@@ -29,7 +29,8 @@ def test_train_mlgpf_builds_and_trains_the_subspace_model(problem, tmp_path):
     assert isinstance(run.model.input_map, RowNormalised)
     assert isinstance(run.model.input_map.inner, SubspaceProjection) and run.model.input_map.inner.basis.shape == (5, 12)
     by_hand = take_rows(normalise_rows(problem.test.X), slice(None), input_map=run.model.input_map.inner)
-    np.testing.assert_array_equal(run.model.decision_function(problem.test.X), run.model.mean_utilities(by_hand))
+    assert run.estimator.model_ is run.model
+    np.testing.assert_array_equal(run.estimator.decision_function(problem.test.X), run.model.mean_utilities(by_hand))
     iv = run.model.inducing_variable.inducing_variable
     assert isinstance(iv, SubspaceInducingPoints) and iv.A.shape == (6, 5)
     assert iv.unit_rows  # the recipe keeps Z on the unit sphere by default

@@ -105,6 +105,16 @@ def check_estimator(cls, path: Path, reference: dict, strong: bool) -> str:
     return "identical" if same else "loaded"
 
 
+def _mlgpf_scores(model, X, k: int):
+    """The top ``k`` mean utilities and the label probabilities of raw rows ``X``, from the model's
+    own functions of its mapped inputs (a folder whose ``num_data`` was mutated to null loads, and
+    the estimator around a model needs it)."""
+    from mlgp.scores import topk
+
+    inputs = model.model_inputs(X)
+    return topk(model.mean_utilities(inputs), k), model.label_probabilities(inputs)
+
+
 def check_mlgpf(folder: Path, reference: dict, strong: bool) -> str:
     """As :func:`check_estimator` for an MLGPF save folder."""
     from mlgp.models import MLGPF
@@ -119,9 +129,8 @@ def check_mlgpf(folder: Path, reference: dict, strong: bool) -> str:
         if int(model.num_features) != X.shape[1]:
             X = np.random.default_rng(0).random((X.shape[0], min(int(model.num_features), 10 ** 5)))
         n, k = X.shape[0], min(2, K)
-        top = model.predict_topk(X, k)
+        top, proba = _mlgpf_scores(model, X, k)
         _topk(top, n, k, K)
-        proba = model.predict_proba(X)
         _check_scores("predict_proba", proba, (n, K), -1e-12, 1.0 + 1e-12)  # quadrature: 1 + ulp happens
     except Failure:
         raise
@@ -165,7 +174,7 @@ def mlgpf_targets(workdir: Path) -> list[dict]:
         folder = model.save(workdir / name)
         Xs = X[:5]
         targets.append({"name": name, "files": {p.name: p.read_bytes() for p in sorted(folder.iterdir())},
-                        "X": Xs, "top": model.predict_topk(Xs, 2), "proba": model.predict_proba(Xs)})
+                        "X": Xs, **dict(zip(("top", "proba"), _mlgpf_scores(model, Xs, 2)))})
     return targets
 
 

@@ -117,16 +117,17 @@ def test_from_data_refuses_bad_data(data_, message):
 
 def test_a_float32_model_refuses_features_that_overflow_float32():
     from mlgp.models import MLGPF
+    from mlgp.recipes import MLGPFClassifier
 
     with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3: 1e\+20\)"):
         MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float32")
     model = MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float64")  # fine in float64
-    small = MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32")
+    small = MLGPFClassifier.from_model(MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32"))
     for call in (lambda: small.predict_topk(_with(1e20), 2), lambda: small.decision_function(_with(-1e19)),
-                 lambda: small.predict_proba(_with(1e20))):  # scoring a float32 model: the same bound
+                 lambda: small.predict_proba(_with(1e20)), lambda: small.model_.model_inputs(_with(1e20))):
         with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3"):
-            call()
-    model.predict_topk(_with(1e20), 2)  # a float64 model scores them
+            call()  # scoring a float32 model: the same bound
+    MLGPFClassifier.from_model(model).predict_topk(_with(1e20), 2)  # a float64 model scores them
 
 
 # ---------------------------------------------------------------------------- training.fit

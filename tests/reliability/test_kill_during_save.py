@@ -129,6 +129,11 @@ def _kill_while_saving(kind: str, tmp_path: Path, seed: int) -> list[Path]:
 
 
 def _scores(model, X) -> tuple[np.ndarray, ...]:
+    """Every score of an estimator, or of an MLGPF model through the estimator around it."""
+    if not hasattr(model, "predict_topk"):
+        from mlgp.recipes import MLGPFClassifier
+
+        model = MLGPFClassifier.from_model(model)
     top = model.predict_topk(X, 2)
     extra = (model.predict_proba(X),) if hasattr(model, "predict_proba") else ()
     return (model.decision_function(X), top.indices, top.scores, *extra)

@@ -13,6 +13,7 @@ from mlgp.errors import ArgumentError, ShapeError
 from mlgp.kernels import SharedScaleSEPlusLinear, make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
+from mlgp.recipes import MLGPFClassifier
 
 
 def _random_kernel(rng, D):
@@ -91,5 +92,6 @@ def test_bound_gradient_and_save_load_in_mlgpf(tmp_path):
     # save → load keeps the kernel and the predictions
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert isinstance(loaded.kernel.kernel, SharedScaleSEPlusLinear) and loaded.spec["kernel"] == "se+linear-shared"
-    assert np.array_equal(loaded.predict_scores(ds.test.X), model.predict_scores(ds.test.X))
+    a, b = MLGPFClassifier.from_model(model), MLGPFClassifier.from_model(loaded)
+    assert np.array_equal(b.decision_function(ds.test.X), a.decision_function(ds.test.X))
     gpflow.utilities.print_summary(model)  # GPflow's tooling sees its Parameters

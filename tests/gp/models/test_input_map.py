@@ -15,6 +15,7 @@ from mlgp.errors import ShapeError
 from mlgp.kernels import make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
+from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 from mlgp.variational import make_q
 
@@ -82,7 +83,8 @@ def test_a_mapped_model_trains_and_scores_without_a_dense_block_of_the_raw_width
 
     def work():
         trace = fit(model, (X, Y), epochs=1, batch_size=100, progress=False)
-        return trace, model.predict_topk(X, 3, batch_size=100), model.decision_function(X[:50])
+        est = MLGPFClassifier.from_model(model, trace)
+        return trace, est.predict_topk(X, 3, batch_size=100), est.decision_function(X[:50])
 
     (trace, top, scores), growth = _peak_rss_growth(work)
     # one dense (100, 10⁶) float64 block alone would be 800 MB (TensorFlow's tracing takes some tens)
@@ -116,7 +118,8 @@ def test_the_input_map_is_saved_and_loaded_with_the_model(tmp_path, problem, no_
     loaded = MLGPF.load(path)
     assert isinstance(loaded.input_map, LinearInputMap) and sp.issparse(loaded.input_map.matrix)
     assert (loaded.input_map.matrix != input_map.matrix).nnz == 0
-    np.testing.assert_array_equal(loaded.decision_function(X[:40]), model.decision_function(X[:40]))
+    np.testing.assert_array_equal(MLGPFClassifier.from_model(loaded).decision_function(X[:40]),
+                                  MLGPFClassifier.from_model(model).decision_function(X[:40]))
 
 
 def test_a_map_that_does_not_fit_the_inducing_variables_is_refused(problem):

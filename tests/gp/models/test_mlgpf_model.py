@@ -23,6 +23,7 @@ from mlgp.likelihoods import LabelBatch, MultiLabelBernoulli
 from mlgp.metrics import TopK, topk
 from mlgp.models import MLGPF
 from mlgp.models.convert import convert_folder
+from mlgp.recipes import MLGPFClassifier
 from mlgp.training import sample_labels
 
 KERNELS = ["linear", "se", "se+linear"]
@@ -256,12 +257,12 @@ def _perturb(model, rng, scale=0.3):
         u.assign(u.numpy() + scale * rng.normal(size=u.shape))
 
 
-def test_predict_scores_is_phi_times_latent_mean_plus_bias(fitted_like):
+def test_scores_are_phi_times_latent_mean_plus_bias(fitted_like):
     model, ds = fitted_like
     X = ds.test.X.toarray()
     mu, _ = model.predict_f(X)
     ref = mu.numpy() @ model.likelihood.loadings.numpy().T + model.likelihood.bias.numpy()
-    scores = model.predict_scores(X)
+    scores = MLGPFClassifier.from_model(model).decision_function(X)
     assert scores.shape == (X.shape[0], 7)
     np.testing.assert_allclose(scores, ref, rtol=1e-12, atol=1e-12)
     # and against the dense numpy conditional (independent of GPflow's conditional)
@@ -274,8 +275,9 @@ def test_predictions_invariant_to_batch_size_and_sparsity(fitted_like):
     Xs = ds.test.X  # CSR
     Xd = Xs.toarray()
     N = Xd.shape[0]
-    ref = model.predict_scores(Xd, batch_size=N)
-    ref_top = model.predict_scores(Xd, batch_size=N, top_k=3)
+    est = MLGPFClassifier.from_model(model)
+    ref = est.decision_function(Xd, batch_size=N)
+    ref_top = est.predict_topk(Xd, 3, batch_size=N)
     assert isinstance(ref_top, TopK)
     t = topk(ref, 3)
     np.testing.assert_array_equal(ref_top.indices, t.indices)
@@ -283,11 +285,11 @@ def test_predictions_invariant_to_batch_size_and_sparsity(fitted_like):
     # other batch sizes are other kernels: scores equal to rounding, labels exactly away from near-ties
     for bs in (1, 7, N):
         for X in (Xd, Xs):
-            np.testing.assert_allclose(model.predict_scores(X, batch_size=bs), ref, rtol=1e-12, atol=1e-12)
-            assert_topk_close(model.predict_scores(X, batch_size=bs, top_k=3), ref, rtol=1e-12, atol=1e-12)
-    p = model.predict_proba(Xs, batch_size=4)
+            np.testing.assert_allclose(est.decision_function(X, batch_size=bs), ref, rtol=1e-12, atol=1e-12)
+            assert_topk_close(est.predict_topk(X, 3, batch_size=bs), ref, rtol=1e-12, atol=1e-12)
+    p = est.predict_proba(Xs, batch_size=4)
     assert p.shape == (N, 7) and np.all((p >= 0) & (p <= 1))
-    np.testing.assert_allclose(model.predict_proba(Xd, batch_size=N), p, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(est.predict_proba(Xd, batch_size=N), p, rtol=1e-12, atol=1e-14)
     # f is symmetric about f̄ and σ − ½ is odd and increasing, so E[σ(f)] > ½ exactly when f̄ > 0
     # (p from blocks of 4, f̄ from one block: no f̄ within rounding of 0)
     assert_decisions_agree(p > 0.5, ref > 0, ref, 0.0, **FLOAT64)
@@ -295,10 +297,15 @@ def test_predictions_invariant_to_batch_size_and_sparsity(fitted_like):
 
 def test_predict_rejects_wrong_feature_count(fitted_like):
     model, _ = fitted_like
+    est = MLGPFClassifier.from_model(model)
     with pytest.raises(MLGPError, match="features"):
-        model.predict_scores(np.zeros((3, 5)))
+        est.decision_function(np.zeros((3, 5)))
     with pytest.raises(MLGPError, match="NaN"):
-        model.predict_scores(np.full((3, 4), np.nan))
+        est.decision_function(np.full((3, 4), np.nan))
+    with pytest.raises(MLGPError, match="features"):
+        model.model_inputs(np.zeros((3, 5)))
+    with pytest.raises(MLGPError, match="NaN"):
+        model.model_inputs(np.full((3, 4), np.nan))
 
 
 # ----------------------------------------------------------------------------- 7. saving
@@ -318,8 +325,9 @@ def test_save_load_round_trip(tmp_path, kname, whiten, fixed):
     loaded = MLGPF.load(path)
     assert loaded.whiten == whiten and loaded.spec == model.spec
     X = ds.test.X
-    assert np.array_equal(loaded.predict_scores(X), model.predict_scores(X))
-    assert np.array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    a, b = MLGPFClassifier.from_model(model), MLGPFClassifier.from_model(loaded)
+    assert np.array_equal(b.decision_function(X), a.decision_function(X))
+    assert np.array_equal(b.predict_proba(X), a.predict_proba(X))
     assert np.array_equal(loaded.elbo((ds.train.X.toarray(), ds.train.Y.toarray())).numpy(),
                           model.elbo((ds.train.X.toarray(), ds.train.Y.toarray())).numpy())
     a, b = gpflow.utilities.parameter_dict(model), gpflow.utilities.parameter_dict(loaded)

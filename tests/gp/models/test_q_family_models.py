@@ -11,6 +11,7 @@ from mlgp.data import mlgpf_prior
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.metrics import precision_at_k, topk
 from mlgp.models import MLGPF
+from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 
 FAMILIES = ["cholesky", "whitened", "preconditioned"]
@@ -38,11 +39,11 @@ def test_every_family_and_precision_trains_saves_and_loads(tmp_path, problem, fa
     assert np.all(np.isfinite(trace[["elbo", "kl", "expected_log_lik"]].to_numpy()))
     np.testing.assert_allclose(trace["expected_log_lik"] - trace["kl"], trace["elbo"], rtol=1e-6)
     assert trace["elbo"].iloc[-1] > trace["elbo"].iloc[0]
-    before = model.decision_function(problem.test.X)
+    before = MLGPFClassifier.from_model(model).decision_function(problem.test.X)
     assert before.dtype == np.float64
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert loaded.q_family == family and loaded.float_type == want
-    np.testing.assert_array_equal(loaded.decision_function(problem.test.X), before)
+    np.testing.assert_array_equal(MLGPFClassifier.from_model(loaded).decision_function(problem.test.X), before)
 
 
 # the Cholesky families' split step is compared with the plain one, variables and all, in
@@ -118,6 +119,7 @@ def test_warm_start_ranks_better_before_training_than_the_constant_start():
         cold = MLGPF.from_data(X[:N], Y[:N], q_family=family, **kw)
         warm = MLGPF.from_data(X[:N], Y[:N], q_family=family, warm_start=True, **kw)
         assert warm.spec["warm_start"] is True
+        cold, warm = MLGPFClassifier.from_model(cold), MLGPFClassifier.from_model(warm)
         p_cold, p_warm = (precision_at_k(Yte, topk(m.predict_topk(X[N:], 1), 1), 1) for m in (cold, warm))
         assert p_warm > 0.9 and p_warm > p_cold + 0.3, (family, p_cold, p_warm)
         scores[family] = warm.decision_function(X[N:])

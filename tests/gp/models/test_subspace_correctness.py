@@ -19,6 +19,7 @@ from mlgp.inducing import SubspaceInducingPoints
 from mlgp.kernels import SubspaceLinear, SubspaceSE
 from mlgp.likelihoods import MultiLabelBernoulli
 from mlgp.models import MLGPF
+from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 from mlgp.variational import Q_FAMILIES, make_q
 
@@ -203,9 +204,11 @@ def subspace_model(low_rank):
 def test_a_csr_input_of_another_width_is_refused_at_prediction(low_rank, subspace_model, method, width):
     X, _ = low_rank
     other = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(N, width)) if width > D else X[:, :width]
-    call = getattr(subspace_model, method)
-    with pytest.raises(ShapeError, match=rf"X has {width} features but the model expects D = {D}"):
+    call = getattr(MLGPFClassifier.from_model(subspace_model), method)
+    with pytest.raises(ShapeError, match=rf"X has {width} features, but MLGPFClassifier is expecting {D} features"):
         call(other, 2) if method == "predict_topk" else call(other)
+    with pytest.raises(ShapeError, match=rf"X has {width} features but the model expects D = {D}"):
+        subspace_model.model_inputs(other)
 
 
 @pytest.mark.parametrize("method", ["predict_topk", "decision_function", "predict_proba"])
@@ -215,7 +218,7 @@ def test_non_finite_features_are_refused_at_prediction(low_rank, subspace_model,
     X = X[:6].copy()
     X.data[X.indptr[4]] = bad
     X = X.toarray() if dense else X
-    call = getattr(subspace_model, method)
+    call = getattr(MLGPFClassifier.from_model(subspace_model), method)
     with pytest.raises(ShapeError, match=r"X contains NaN or inf \(first in row 4\)"):
         call(X, 2) if method == "predict_topk" else call(X)
 
@@ -250,9 +253,10 @@ def test_an_empty_row_gives_a_finite_bound_and_finite_predictions(kernel):
     zero_rows = sp.csr_matrix((2, D))
     mean, var = model.predict_f(zero_rows)
     assert np.all(np.isfinite(mean.numpy())) and np.all(var.numpy() >= 0)
-    assert np.all(np.isfinite(model.decision_function(zero_rows)))
-    assert np.all(np.isfinite(model.predict_topk(zero_rows, 2).scores))
-    proba = model.predict_proba(np.zeros((2, D)))
+    est = MLGPFClassifier.from_model(model)
+    assert np.all(np.isfinite(est.decision_function(zero_rows)))
+    assert np.all(np.isfinite(est.predict_topk(zero_rows, 2).scores))
+    proba = est.predict_proba(np.zeros((2, D)))
     assert np.all((proba > 0) & (proba < 1))
 
 

@@ -13,6 +13,7 @@ from mlgp.errors import ArgumentError, ShapeError
 from mlgp.inducing import SubspaceInducingPoints
 from mlgp.kernels import SubspaceLinear, SubspaceSE
 from mlgp.models import MLGPF
+from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 
 N, D, K, R, M = 120, 2000, 6, 10, 12
@@ -51,9 +52,10 @@ def test_the_subspace_model_trains_scores_and_saves_without_a_wide_dense_block(d
     A0 = iv.A.numpy().copy()
     trace = fit(model, (X, Y), epochs=1, batch_size=40, progress=False)
     assert np.isfinite(trace["elbo"]).all() and not np.allclose(iv.A.numpy(), A0)
-    top = model.predict_topk(X, 3, batch_size=50)
+    top = MLGPFClassifier.from_model(model).predict_topk(X, 3, batch_size=50)
     loaded = MLGPF.load(model.save(tmp_path / "m"))
-    np.testing.assert_array_equal(loaded.predict_topk(X, 3, batch_size=50).indices, top.indices)
+    np.testing.assert_array_equal(MLGPFClassifier.from_model(loaded).predict_topk(X, 3, batch_size=50).indices,
+                                  top.indices)
 
 
 def test_fixed_subspace_inducing_inputs_stay_where_they_start(data):
@@ -102,7 +104,7 @@ def test_subspace_training_with_sampled_negative_labels(data, no_wide_dense):
     A0 = model.inducing_variable.inducing_variable.A.numpy().copy()
     trace = fit(model, (X, Y), epochs=2, batch_size=40, negatives=2, progress=False)
     assert np.isfinite(trace["elbo"]).all() and not np.allclose(model.inducing_variable.inducing_variable.A.numpy(), A0)
-    assert model.predict_topk(X[:5], 2).indices.shape == (5, 2)
+    assert MLGPFClassifier.from_model(model).predict_topk(X[:5], 2).indices.shape == (5, 2)
 
 
 @pytest.mark.parametrize("subspace_rank", [R, None])

@@ -8,7 +8,7 @@ import mlgp.scores._batches
 import importlib
 from mlgp.data import mlgpf_prior
 from mlgp.models import MLGPF
-from mlgp.recipes import train_mlgpf
+from mlgp.recipes import MLGPFClassifier, train_mlgpf
 from mlgp.training import fit
 
 FIT_MODULE = importlib.import_module("mlgp.training.fit_options")  # where fit checks its data
@@ -37,9 +37,10 @@ def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypat
     assert scored == []  # the validation split is checked once by fit itself, not at every epoch
     fit(model, (ds.train.X, ds.train.Y), epochs=1, batch_size=20, progress=False, check_input=False)
     assert train == [(40, 3)]
-    model.predict_topk(ds.test.X, 2)
-    model.predict_topk(ds.test.X, 2, check_input=False)
-    assert scored == [(20, 3)]
+    # scoring checks X once, at the estimator's boundary, and not again for each block
+    estimator_checks = _count_calls(monkeypatch, importlib.import_module("mlgp.recipes.estimator"), "check_features")
+    MLGPFClassifier.from_model(model).predict_topk(ds.test.X, 2, batch_size=7)
+    assert estimator_checks == [(20, 3)] and scored == []
 
 
 def test_the_recipe_checks_the_training_data_once(monkeypatch):
