@@ -1,13 +1,12 @@
 """MLGPF as a scikit-learn estimator on mlgp's floor: :class:`MLGPFClassifier`.
 
-The estimator runs the MLGPF paper's recipe (:func:`mlgp.recipes.build.build_and_train`: rows
-L2-normalised, k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)``, or wraps a
-model trained elsewhere (:meth:`MLGPFClassifier.from_model`), and is the one way to score an MLGPF
-model: through the floor's scoring path (:class:`mlgp.estimator.MultiLabelEstimator`), each block of
-raw rows (CSR, or dense as given) is taken through the model's input map (for the recipe's models
-:class:`mlgp.blocks.RowNormalised`, which normalises it first) and ranked by the mean utilities
-f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`); ``predict_proba`` is E_q[σ(f)].
-Scores are float64 whatever the model's float type. The parameters are the fields of
+It runs the MLGPF paper's recipe (:func:`mlgp.recipes.build.build_and_train`: rows L2-normalised,
+k-means inducing inputs, doubly stochastic training) on ``fit(X, Y)``, or wraps a model trained
+elsewhere (:meth:`MLGPFClassifier.from_model`), and is the one way to score an MLGPF model: on the
+floor's scoring path (:class:`mlgp.estimator.MultiLabelEstimator`) each block of raw rows (CSR, or
+dense as given) goes through the model's input map (:class:`mlgp.blocks.RowNormalised` first for the
+recipe's models) and is ranked by f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`);
+``predict_proba`` is E_q[σ(f)]; float64 whatever the model's float type. The parameters are the fields of
 :class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
 ``max_seconds``, ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
 D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
@@ -26,6 +25,7 @@ fitted estimator never ranks the held-out rows worse than its own bias does.
 from __future__ import annotations
 
 from numbers import Real
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,11 +60,9 @@ class MLGPFClassifier(MultiLabelEstimator):
     ----------
     kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, seed
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
-        them); defaults are the recipe's. ``num_latent_gps`` (P), ``num_inducing`` (M) and
-        ``batch_size`` ``None``: chosen from N, D and K
-        (:func:`mlgp.recipes.settings.sizes_for_data`; P at most K, M at most the training rows
-        left after the hold-out). A given ``num_inducing`` above those rows is refused
-        (:class:`~mlgp.errors.ShapeError`), as :func:`mlgp.recipes.train_mlgpf` refuses it.
+        them); defaults are the recipe's. P, M and ``batch_size`` ``None``: chosen from N, D and K
+        (:func:`mlgp.recipes.settings.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
+        A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
         compiling the step and the ``validation`` evaluations included): the clock is looked at
@@ -238,8 +236,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         Returns
         -------
         MLGPFClassifier
-            Fitted (``bias_only_`` False, ``n_iter_`` the trace's rows): ``decision_function``,
-            ``predict_topk``, ``predict_proba``, ``predict`` and ``save`` work as after ``fit``.
+            Fitted (``bias_only_`` False, ``n_iter_`` the trace's rows): it scores and saves as after ``fit``.
         """
         from ..models import MLGPF
 
@@ -334,8 +331,6 @@ class MLGPFClassifier(MultiLabelEstimator):
     # --------------------------------------------------------------------------- persistence --
     def _described_model(self):
         """The model as a save describes it (:func:`mlgp.models.persistence.describe_mlgpf`)."""
-        from pathlib import Path
-
         from ..models.persistence import describe_mlgpf
 
         return describe_mlgpf(self.model_, Path(f"{type(self).__name__}.model_"))
