@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, o: dict) -> None:
     from mlgp.data.subspace import subspace_basis
     from mlgp.experiment import Experiment
     from mlgp.metrics import precision_at_k
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.recipes import MLGPFClassifier
     from mlgp.training import fit
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, o: dict) -> None:
         best = min(solvers, key=solvers.get)
 
         t = time.perf_counter()
-        model = MLGPF.from_data(Xtr, Ytr, kernel=args.kernel, num_latent_gps=o["num_latent_gps"],
+        model = mlgpf_from_data(Xtr, Ytr, kernel=args.kernel, num_latent_gps=o["num_latent_gps"],
                                 num_inducing=o["num_inducing"], subspace_rank=o["rank"], subspace_sample=o["sample_rows"],
                                 subspace_solver=best, q_family="whitened", dtype="float32", seed=seed)
         phase(f"build the model (svd by {best} again, k-means, initial values)", time.perf_counter() - t)

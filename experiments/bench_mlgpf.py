@@ -123,7 +123,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     import tensorflow as tf
     from gpflow.keras import tf_keras
 
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.training import MinibatchSampler
     from mlgp.training import make_step
 
@@ -131,7 +131,7 @@ def worker(route: str, P: int, M: int, batch_size: int, epochs: int, quick: bool
     N, D = X.shape
     K = Y.shape[1]
     tf.random.set_seed(0)
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M,
+    model = mlgpf_from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M,
                             q_family="whitened" if whiten else "cholesky", seed=0)
     opt = tf_keras.optimizers.Adam(0.005)
     sampler = MinibatchSampler(X, Y, batch_size=batch_size, negatives=None, seed=0)

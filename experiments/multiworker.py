@@ -1,7 +1,7 @@
 """MLGPF on TensorFlow's MultiWorkerMirroredStrategy: W worker processes on this machine
 (``TF_CONFIG`` with 127.0.0.1 ports) against one process, the same global minibatches.
 
-Each run trains the same MLGPF (``MLGPF.from_data``, float64, Adam with step 0.01) with
+Each run trains the same MLGPF (``mlgpf_from_data``, float64, Adam with step 0.01) with
 :func:`mlgp.training.fit`: one process without a strategy, then ``--workers`` processes with
 :func:`mlgp.training.workers.multi_worker_strategy`, each feeding its rows of every global
 minibatch (label subsamples drawn from the same seed). After every epoch each run records all
@@ -53,7 +53,7 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
     from gpflow.keras import tf_keras
 
     from mlgp.files import atomic_write, atomic_write_text
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.training import fit
     from mlgp.training.workers import multi_worker_strategy
 
@@ -62,7 +62,7 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
         X = X * 1.001
     strategy = multi_worker_strategy(timeout_seconds=30) if os.environ.get("TF_CONFIG") else None
     with strategy.scope() if strategy is not None else tf.name_scope("single"):
-        model = MLGPF.from_data(*_problem(o), kernel="se+linear", num_latent_gps=o["latent"],
+        model = mlgpf_from_data(*_problem(o), kernel="se+linear", num_latent_gps=o["latent"],
                                 num_inducing=o["inducing"], seed=0)
         opt = tf_keras.optimizers.Adam(0.01)
     snapshots, seconds = [], []

@@ -92,14 +92,14 @@ def test_the_map_is_a_registered_input_map_and_checks_its_arguments():
 @pytest.fixture(scope="module")
 def models():
     """A subspace model built on normalised rows, and the same model carrying the normalisation."""
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     rng = np.random.default_rng(0)
     X = _raw(3, N=60, D=15)
     Y = sp.csr_matrix((rng.random((60, 5)) < 0.3).astype(float))
-    plain = MLGPF.from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=6, subspace_rank=4,
+    plain = mlgpf_from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=6, subspace_rank=4,
                             dtype="float64", seed=0)
-    carried = MLGPF.from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=6, subspace_rank=4,
+    carried = mlgpf_from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=6, subspace_rank=4,
                               dtype="float64", seed=0)
     carried.input_map = RowNormalised(carried.input_map, num_features=15)
     return X, plain, carried
@@ -140,12 +140,12 @@ def test_the_map_is_saved_and_rebuilt_with_its_inner_map(models, tmp_path):
 
 
 def test_the_identity_map_round_trips_without_an_inner_node(tmp_path):
-    from mlgp.models import MLGPF
+    from mlgp.models import MLGPF, mlgpf_from_data
 
     rng = np.random.default_rng(1)
     X = _raw(4, N=30, D=6)
     Y = sp.csr_matrix((rng.random((30, 4)) < 0.4).astype(float))
-    model = MLGPF.from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=5, dtype="float64")
+    model = mlgpf_from_data(normalise_rows(X), Y, kernel="se", num_latent_gps=2, num_inducing=5, dtype="float64")
     model.input_map = RowNormalised(num_features=6)
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert isinstance(loaded.input_map, RowNormalised) and loaded.input_map.inner is None

@@ -3,9 +3,8 @@
 :func:`mlgpf_from_data` checks the data once (before anything is built), picks the kernel, starts Z
 at a few k-means iterations (or at random training points for SE-F), the bias at the labels'
 log-odds and q(u_p) at a broad Gaussian (or all of Φ and q(u)'s means at a linear warm start,
-:mod:`mlgp.models.warm_start`), in the q(u) family and float type asked for, and records its arguments in ``model.spec`` (which
-:func:`mlgp.models.save_mlgpf` saves with the model). :meth:`MLGPF.from_data
-<mlgp.models.MLGPF.from_data>` calls it.
+:mod:`mlgp.models.warm_start`), in the q(u) family and float type asked for, and records its
+arguments in ``model.spec`` (which :func:`mlgp.models.save_mlgpf` saves with the model).
 """
 
 from __future__ import annotations
@@ -51,6 +50,7 @@ def check_bias_init(value) -> str:
 def mlgpf_from_data(
     X,
     Y,
+    *,
     kernel: str | Kernel = "se+linear",
     num_latent_gps: int = 30,
     num_inducing: int = 100,
@@ -63,11 +63,10 @@ def mlgpf_from_data(
     bias_init: str = "log-odds",
     num_gauss_hermite_points: int = 10,
     seed: int = 0,
-    *,
     q_family: str | None = None,
     dtype: str = "float64",
     warm_start: bool = False,
-    model_class: type,
+    model_class: type | None = None,
     check_input: bool = True,
     input_map: InputMap | None = None,
     subspace_rank: int | None = None,
@@ -128,7 +127,7 @@ def mlgpf_from_data(
         Start Φ and q(u)'s means at the linear solution of :mod:`mlgp.models.warm_start` instead of
         random Φ and constant means.
     model_class
-        The class to build (:meth:`MLGPF.from_data <mlgp.models.MLGPF.from_data>` passes its own).
+        The class to build: :class:`mlgp.models.MLGPF` (``None``) or a subclass.
     input_map
         A map from the D raw features to the d inputs of the kernel (:class:`mlgp.blocks.InputMap`),
         applied a block of rows at a time before anything densifies them: the kernel is built for
@@ -172,7 +171,7 @@ def mlgpf_from_data(
     """
     if whiten is not None:
         warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
-                      FutureWarning, stacklevel=3)  # stack: the caller, MLGPF.from_data, this
+                      FutureWarning, stacklevel=2)  # the caller's line
     if check_input:
         _check_arguments(num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, kmeans_iterations,
                          q_mu_init, q_sqrt_init, num_gauss_hermite_points, seed, warm_start)
@@ -182,6 +181,8 @@ def mlgpf_from_data(
     subspace = None
     if subspace_sample is not None and subspace_rank is None:
         raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
+    if model_class is None:
+        from .mlgpf import MLGPF as model_class  # mlgpf.py imports this module's siblings, not this module
     if subspace_rank is not None:
         subspace_rank, subspace_sample, subspace = _subspace(X, subspace_rank, subspace_sample, subspace_solver,
                                                              num_inducing, input_map, seed)

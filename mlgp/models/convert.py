@@ -11,7 +11,7 @@ refuses the earlier formats by name, pointing here.
 This module holds the one reader of the earlier formats. They differ from format 5 thus:
 
 - ``mlgp.MLGPF/1``: ``{"format", "spec", "trainable"}`` only, for models built by
-  ``MLGPF.from_data``; the structure is rebuilt from ``spec`` (the arguments of ``from_data``),
+  ``mlgpf_from_data``; the structure is rebuilt from ``spec`` (its arguments),
   with ``whiten`` choosing the q(u) family; D, K, P and M (and the products allocated together) are
   bounded by what ``parameters.npz`` holds before anything is built. A model not built by
   ``from_data`` (no ``spec``) cannot be converted.
@@ -158,7 +158,7 @@ def _build_v1(spec, path: Path):
     """The model (placeholder values) format 1 recorded the ``from_data`` arguments ``spec`` of."""
     if not spec or spec.get("kernel") is None:
         raise DataFormatError(f"this save (format {_V1}) holds no model structure (model not built by "
-                              "MLGPF.from_data): it cannot be converted", path=path / "model.json")
+                              "mlgpf_from_data): it cannot be converted", path=path / "model.json")
     D, K, P, M = (spec[key] for key in _V1_SIZES.values())
     sphere = spec.get("unit_sphere_inducing", False)  # saves made before the option lack the key
     Z = UnitSphereInducingPoints(np.ones((M, D))) if sphere else np.zeros((M, D))

@@ -17,7 +17,7 @@ mean utilities f̄ = Φ m(x) + b that rank the labels (:meth:`MLGPF.mean_utiliti
 function per model) and the label probabilities E_q[σ(f)] (:meth:`MLGPF.label_probabilities`).
 Scoring raw features (CSR or dense, a block of rows at a time through the input map) is
 :class:`mlgp.recipes.MLGPFClassifier`'s (``MLGPFClassifier.from_model(model)``). Building a model
-from training data is :func:`mlgp.models.mlgpf_from_data` (``MLGPF.from_data``); saving and
+from training data is :func:`mlgp.models.mlgpf_from_data`; saving and
 loading without pickle is :mod:`mlgp.models.persistence` (``MLGPF.save``, ``MLGPF.load``,
 ``MLGPF.load_parameters``).
 """
@@ -45,7 +45,6 @@ from ..likelihoods import LabelBatch, MultiLabelBernoulli
 from ..validation import check_features
 from ..variational import CholeskyQ, QDistribution, WhitenedQ
 from ._mean import compiled_mean_utilities
-from .builders import mlgpf_from_data
 from .persistence import load_mlgpf, load_parameters, save_mlgpf
 
 __all__ = ["MLGPF"]
@@ -104,12 +103,12 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         kernel: Kernel,
         likelihood: MultiLabelBernoulli,
         inducing_variable,
+        *,
         num_data: int | None = None,
         q_mu: np.ndarray | None = None,
         q_sqrt: np.ndarray | None = None,
         whiten: bool = False,
         q: QDistribution | None = None,
-        *,
         q_family: str | None = None,
         input_map: InputMap | None = None,
     ) -> None:
@@ -196,14 +195,6 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         return int(self.inducing_variable.num_inducing)
 
     # ----------------------------------------------------------------- building and saving (elsewhere)
-    @classmethod
-    def from_data(cls, X, Y, *args, **kwargs) -> "MLGPF":
-        """MLGPF initialised the paper's way from training data: :func:`mlgp.models.mlgpf_from_data`.
-
-        Takes that function's arguments, with the same defaults.
-        """
-        return mlgpf_from_data(X, Y, *args, model_class=cls, **kwargs)
-
     def save(self, path: str | Path) -> Path:
         """Write the model to the folder ``path``: :func:`mlgp.models.save_mlgpf`."""
         return save_mlgpf(self, path)

@@ -145,7 +145,7 @@ def fit(
         (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,
         ``checkpoint_every``, ``max_seconds``); ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf` does: its settings are checked when built, its data by
-        ``from_data``). The model's fit to the data and ``validation`` are checked either way, once.
+        ``mlgpf_from_data``). The model's fit to the data and ``validation`` are checked either way, once.
     max_seconds
         Wall seconds from the start of this call (or a :class:`mlgp.estimator.training.Budget`
         started by the caller): the clock is looked at after every step, and training stops after

@@ -78,7 +78,7 @@ def test_bad_arguments_are_refused(call, error, message):
 
 
 def test_an_mlgpf_on_the_projection_trains_saves_and_loads(tmp_path):
-    from mlgp.models import MLGPF
+    from mlgp.models import MLGPF, mlgpf_from_data
     from mlgp.recipes import MLGPFClassifier
     from mlgp.training import fit
 
@@ -87,7 +87,7 @@ def test_an_mlgpf_on_the_projection_trains_saves_and_loads(tmp_path):
     rng = np.random.default_rng(5)
     Y = sp.csr_matrix((rng.random((60, 4)) < 0.4).astype(float))
     proj = SubspaceProjection(subspace_basis(X, 5).basis)
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, input_map=proj)
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, input_map=proj)
     assert model.inducing_variable.inducing_variable.Z.shape == (6, 6)  # M × (R + 1)
     fit(model, (X, Y), epochs=1, batch_size=20, progress=False)
     loaded = MLGPF.load(model.save(tmp_path / "m"))

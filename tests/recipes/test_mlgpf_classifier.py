@@ -247,11 +247,11 @@ def test_a_given_num_inducing_above_the_training_rows_is_refused_and_a_chosen_on
 def bare_model():
     """An MLGPF trained by mlgp.training.fit on raw rows, without the recipe's normalisation."""
     from mlgp.data.synthetic import mlgpf_prior
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.training import fit
 
     ds = mlgpf_prior(num_train=40, num_test=15, num_features=5, num_labels=6, num_latent=2, seed=2)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=2, num_inducing=6, seed=1)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=2, num_inducing=6, seed=1)
     trace = fit(model, (ds.train.X, ds.train.Y), epochs=2, batch_size=20, progress=False)
     return model, trace, ds
 

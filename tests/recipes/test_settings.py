@@ -113,14 +113,13 @@ def test_the_demo_layers():
 def test_from_data_defaults_are_the_paper_form():
     """mlgpf_from_data keeps its own defaults (a model family cannot import the recipes): the paper's form."""
     from mlgp.data import mlgpf_prior
-    from mlgp.models import MLGPF
-    from mlgp.models.builders import mlgpf_from_data
+    from mlgp.models import mlgpf_from_data
 
     params = inspect.signature(mlgpf_from_data).parameters
     for name, value in OTHER_SIZES.items():
         assert params[name].default == value, name
     ds = mlgpf_prior(num_train=40, num_test=5, num_features=3, num_labels=4, num_latent=2, seed=0)
-    spec = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4).spec
+    spec = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4).spec
     assert {k: spec[k] for k in PAPER_FORM} == PAPER_FORM
     # the form the recipe's defaults depart from
     assert any(getattr(MLGPFSettings(), k) != v for k, v in PAPER_FORM.items())

@@ -14,7 +14,7 @@ from mlgp.data import mlgpf_prior
 from mlgp.errors import ArgumentError, MLGPError, ShapeError
 from mlgp.experiment import PAPER_BATCH_GROWTH, add_training_args, run_checkpoint_dir, training_options
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.models import label_log_odds
 from mlgp.recipes import PAPER_BATCH_GROWTH as RECIPE_BATCH_GROWTH
 from mlgp.recipes import batch_growth, train_mlgpf
@@ -39,16 +39,16 @@ def test_label_log_odds_matches_a_direct_count():
 def test_from_data_bias_initialisation(problem):
     X, Y = problem.train.X, problem.train.Y
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, seed=5)
-    odds = MLGPF.from_data(X, Y, **kw)
+    odds = mlgpf_from_data(X, Y, **kw)
     np.testing.assert_allclose(odds.likelihood.bias.numpy(), label_log_odds(Y), rtol=1e-15)
     assert odds.spec["bias_init"] == "log-odds"
-    rand = MLGPF.from_data(X, Y, bias_init="random", **kw)
+    rand = mlgpf_from_data(X, Y, bias_init="random", **kw)
     # the authors' N(0, 1/P) draw, the same one MultiLabelBernoulli makes with that seed
     reference = MultiLabelBernoulli(Y.shape[1], 2, seed=5)
     np.testing.assert_array_equal(rand.likelihood.bias.numpy(), reference.bias.numpy())
     np.testing.assert_array_equal(rand.likelihood.loadings.numpy(), odds.likelihood.loadings.numpy())
     with pytest.raises(ArgumentError, match="bias_init must be one of 'log-odds', 'random'; got 'zeros'"):
-        MLGPF.from_data(X, Y, bias_init="zeros", **kw)
+        mlgpf_from_data(X, Y, bias_init="zeros", **kw)
 
 
 def test_log_odds_start_fits_the_label_marginals_better(problem):
@@ -57,7 +57,7 @@ def test_log_odds_start_fits_the_label_marginals_better(problem):
     data = (X.toarray() if sp.issparse(X) else X, (Y.toarray() if sp.issparse(Y) else Y).astype(np.float64))
     terms = {}
     for init in ("log-odds", "random"):
-        model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, bias_init=init, q_mu_init=0.0, seed=1)
+        model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, bias_init=init, q_mu_init=0.0, seed=1)
         terms[init] = float(np.sum(model.expected_log_likelihood(data).numpy()))
     assert terms["log-odds"] > terms["random"]
 

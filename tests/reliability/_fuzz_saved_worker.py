@@ -3,7 +3,7 @@
     python _fuzz_saved_worker.py {estimators,mlgpf} --seed S --cases N --report FILE --progress FILE
 
 ``estimators``: every estimator of ``tests/estimator/_small.py`` (and MLkNN fitted on CSR features,
-whose file holds a CSR matrix); ``mlgpf``: a small ``MLGPF.from_data`` model, with and without an
+whose file holds a CSR matrix); ``mlgpf``: a small ``mlgpf_from_data`` model, with and without an
 input map (so with and without ``constants.npz``). Each is saved once; then ``N`` corrupted copies
 (:mod:`_fuzz_mutations`, seeded by ``S``, the targets in turn) are loaded, and every one must either
 be refused with :class:`~mlgp.errors.DataFormatError` naming the path (for MLGPF also
@@ -159,15 +159,15 @@ def estimator_targets(workdir: Path) -> list[dict]:
 
 def mlgpf_targets(workdir: Path) -> list[dict]:
     from mlgp.blocks import LinearInputMap
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     rng = np.random.default_rng(5)
     X = rng.random((24, 6)) * (rng.random((24, 6)) < 0.7)
     Y = (rng.random((24, 4)) < 0.4).astype(np.int64)
     Y[np.arange(24), rng.integers(0, 4, size=24)] = 1
     projection = sp.csr_matrix((rng.choice([-1.0, 1.0], size=6), (np.arange(6), rng.integers(0, 3, size=6))), shape=(6, 3))
-    models = {"MLGPF": MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5),
-              "MLGPF-map": MLGPF.from_data(sp.csr_matrix(X), Y, num_latent_gps=2, num_inducing=5,
+    models = {"MLGPF": mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5),
+              "MLGPF-map": mlgpf_from_data(sp.csr_matrix(X), Y, num_latent_gps=2, num_inducing=5,
                                            input_map=LinearInputMap(projection))}
     targets = []
     for name, model in models.items():

@@ -38,11 +38,11 @@ def fastxml_pair():
 
 def mlgpf_pair():
     from mlgp.blocks import LinearInputMap
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     X, Y, projection = mlgpf_data()
-    return (MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0),
-            MLGPF.from_data(X, Y, num_latent_gps=3, num_inducing=6, seed=1, input_map=LinearInputMap(projection)))
+    return (mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0),
+            mlgpf_from_data(X, Y, num_latent_gps=3, num_inducing=6, seed=1, input_map=LinearInputMap(projection)))
 
 
 def mlgpf_data():

@@ -1,6 +1,6 @@
 """Bad input gets an :class:`~mlgp.errors.MLGPError` naming the problem, before any work.
 
-One table per entry point: the estimators' ``fit`` and scoring, :meth:`MLGPF.from_data`,
+One table per entry point: the estimators' ``fit`` and scoring, :func:`mlgpf_from_data`,
 :func:`mlgp.training.fit`, :func:`mlgp.recipes.train_mlgpf`, and the data and score files. Each
 case asserts the error's type and message.
 """
@@ -74,7 +74,7 @@ def test_scoring_refuses_bad_data(fitted_small, name, case):
         call(fitted_small[name])
 
 
-# ------------------------------------------------------------------------------ MLGPF.from_data
+# ------------------------------------------------------------------------------ mlgpf_from_data
 FROM_DATA_CASES = {
     "seed text": (dict(seed="abc"), r"seed must be an integer from 0 to 2147483647, got 'abc'"),
     "seed -1": (dict(seed=-1), r"seed must be an integer from 0 to 2147483647, got -1"),
@@ -96,11 +96,11 @@ FROM_DATA_CASES = {
 
 @pytest.mark.parametrize("case", FROM_DATA_CASES)
 def test_from_data_refuses_bad_arguments(case):
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     kwargs, message = FROM_DATA_CASES[case]
     with pytest.raises(ArgumentError, match=message):
-        MLGPF.from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=5), **kwargs))
+        mlgpf_from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=5), **kwargs))
 
 
 @pytest.mark.parametrize("data_, message", [
@@ -109,20 +109,20 @@ def test_from_data_refuses_bad_arguments(case):
     ((X, Y[:10]), r"Y has 10 rows but the features have 40"),
 ], ids=["1e300", "-1e200 CSR", "Y rows"])
 def test_from_data_refuses_bad_data(data_, message):
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     with pytest.raises(ShapeError, match=message):
-        MLGPF.from_data(*data_, num_latent_gps=2, num_inducing=5)
+        mlgpf_from_data(*data_, num_latent_gps=2, num_inducing=5)
 
 
 def test_a_float32_model_refuses_features_that_overflow_float32():
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.recipes import MLGPFClassifier
 
     with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3: 1e\+20\)"):
-        MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float32")
-    model = MLGPF.from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float64")  # fine in float64
-    small = MLGPFClassifier.from_model(MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32"))
+        mlgpf_from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float32")
+    model = mlgpf_from_data(_with(1e20), Y, num_latent_gps=2, num_inducing=5, dtype="float64")  # fine in float64
+    small = MLGPFClassifier.from_model(mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32"))
     for call in (lambda: small.predict_topk(_with(1e20), 2), lambda: small.decision_function(_with(-1e19)),
                  lambda: small.predict_proba(_with(1e20)), lambda: small.model_.model_inputs(_with(1e20))):
         with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3"):
@@ -151,9 +151,9 @@ FIT_ARGUMENT_CASES = {
 
 @pytest.fixture(scope="module")
 def small_model():
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
-    return MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5)
+    return mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5)
 
 
 @pytest.mark.parametrize("case", FIT_ARGUMENT_CASES)
@@ -215,10 +215,10 @@ def test_file_functions_raise_mlgp_errors(tmp_path, case):
 
 
 def test_fit_of_a_float32_model_refuses_features_that_overflow_float32():
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
     from mlgp.training import fit
 
-    model = MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32")
+    model = mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5, dtype="float32")
     with pytest.raises(ShapeError, match=r"X has values beyond ±1e\+18 \(first in row 3: 1e\+20\)"):
         fit(model, (_with(1e20), Y), epochs=1, progress=False)
 
@@ -233,10 +233,10 @@ def test_fit_of_a_float32_model_refuses_features_that_overflow_float32():
     (dict(q_sqrt_init=10**400), r"q_sqrt_init must be a positive finite number"),
 ], ids=["P None", "M None", "M inf", "M nan", "M 3.0", "quadrature 1001", "q_sqrt_init 10**400"])
 def test_from_data_checks_p_m_and_sizes_through_the_shared_check(kwargs, message):
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     with pytest.raises(ArgumentError, match=message):
-        MLGPF.from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=5), **kwargs))
+        mlgpf_from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=5), **kwargs))
 
 
 def test_write_xc_sums_duplicates_before_checking_finiteness(tmp_path):

@@ -60,10 +60,10 @@ def test_saving_to_an_empty_path_is_an_argument_error(fastxml):
 def test_an_mlgpf_save_that_cannot_write_is_a_file_access_error(tmp_path):
     import numpy as np
 
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     rng = np.random.default_rng(0)
-    model = MLGPF.from_data(rng.random((12, 3)), (rng.random((12, 4)) < 0.5).astype(int), num_latent_gps=2,
+    model = mlgpf_from_data(rng.random((12, 3)), (rng.random((12, 4)) < 0.5).astype(int), num_latent_gps=2,
                             num_inducing=3)
     (tmp_path / "a-file").write_text("not a folder")
     with pytest.raises(FileAccessError, match=r"cannot save the model in .*a-file/m: ") as info:

@@ -39,10 +39,10 @@ def _refused(path, message: str = ""):
 def mlgpf_save(tmp_path_factory):
     from _save_loop_child import mlgpf_data
 
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     X, Y, _ = mlgpf_data()
-    model = MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)
+    model = mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)
     return model, model.save(tmp_path_factory.mktemp("mlgpf") / "plain")
 
 
@@ -229,12 +229,12 @@ def small_fit(tmp_path_factory):
     once for the module; each test edits its own copy, :func:`_first_epoch`)."""
     from _save_loop_child import mlgpf_data
 
-    from mlgp.models import MLGPF
-
     X, Y, _ = mlgpf_data()
 
     def make():
-        return MLGPF.from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)
+        from mlgp.models import mlgpf_from_data
+
+        return mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=5, seed=0)
 
     folder = tmp_path_factory.mktemp("first_epoch") / "ckpt"
     _fit((make, (X, Y), None), folder)

@@ -139,14 +139,14 @@ def test_a_one_stored_twice_is_a_two_and_refused_like_the_dense_two(clean, name)
 
 @pytest.mark.parametrize("variant", ["duplicate entries", "unsorted indices", "CSC", "dense float32"])
 def test_mlgpf_from_data_and_scores_ignore_the_form_of_x(variant):
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     X, Y = exact_data(N=30)
     Xc, Yc = sp.csr_matrix(X), sp.csr_matrix(Y)
-    ref = MLGPF.from_data(Xc, Yc, num_latent_gps=2, num_inducing=4, seed=1)
+    ref = mlgpf_from_data(Xc, Yc, num_latent_gps=2, num_inducing=4, seed=1)
     Xv = X_VARIANTS[variant](Xc)
     before = _snapshot(Xv)
-    model = MLGPF.from_data(Xv, Yc, num_latent_gps=2, num_inducing=4, seed=1)
+    model = mlgpf_from_data(Xv, Yc, num_latent_gps=2, num_inducing=4, seed=1)
     for a, b in zip(model.trainable_variables, ref.trainable_variables):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
     from mlgp.recipes import MLGPFClassifier
@@ -157,10 +157,10 @@ def test_mlgpf_from_data_and_scores_ignore_the_form_of_x(variant):
 
 
 def test_mlgpf_from_data_keeps_the_callers_explicit_zeros():
-    from mlgp.models import MLGPF
+    from mlgp.models import mlgpf_from_data
 
     X, Y = data(N=30)
     Yz = with_explicit_zeros(sp.csr_matrix(Y))
     nnz = Yz.nnz
-    MLGPF.from_data(X, Yz, num_latent_gps=2, num_inducing=4)
+    mlgpf_from_data(X, Yz, num_latent_gps=2, num_inducing=4)
     assert Yz.nnz == nnz and (Yz.data == 0).any()

@@ -17,7 +17,7 @@ from mlgp.errors import MLGPError, ShapeError
 from mlgp.experiment import add_training_args, training_options
 from mlgp.inducing import UnitRows, UnitSphereInducingPoints
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier, train_mlgpf
 from mlgp.training import fit
 
@@ -96,7 +96,7 @@ def test_bound_and_gradient_match_plain_inducing_points_at_the_same_z():
 
 def test_from_data_keeps_z_on_the_sphere_through_training(problem):
     X, Y = problem.train.X, problem.train.Y
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, unit_sphere_inducing=True, seed=1)
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, unit_sphere_inducing=True, seed=1)
     iv = model.inducing_variable.inducing_variable
     assert isinstance(iv, UnitSphereInducingPoints) and model.spec["unit_sphere_inducing"] is True
     Z0 = iv.Z.numpy()
@@ -104,7 +104,7 @@ def test_from_data_keeps_z_on_the_sphere_through_training(problem):
     Z1 = iv.Z.numpy()
     np.testing.assert_allclose(np.linalg.norm(Z1, axis=1), 1.0, rtol=1e-12)
     assert np.abs(Z1 - Z0).max() > 1e-3  # Z is trained, not frozen
-    free = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, seed=1)
+    free = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, seed=1)
     assert type(free.inducing_variable.inducing_variable) is InducingPoints
     assert free.spec["unit_sphere_inducing"] is False
 
@@ -115,14 +115,14 @@ def _scores(model, X):
 
 def test_save_load_round_trip_keeps_the_sphere(problem, tmp_path):
     X, Y = problem.train.X, problem.train.Y
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=5, q_family="whitened",
+    model = mlgpf_from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=5, q_family="whitened",
                             unit_sphere_inducing=True, seed=3)
     fit(model, (X, Y), epochs=2, batch_size=20, learning_rate=0.05, progress=False, seed=0)
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert isinstance(loaded.inducing_variable.inducing_variable, UnitSphereInducingPoints)
     assert np.array_equal(_scores(loaded, problem.test.X), _scores(model, problem.test.X))
     # saves written before the option (no key in the spec) load with free Z
-    free = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=5, seed=3)
+    free = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=5, seed=3)
     path = free.save(tmp_path / "old")
     meta = json.loads((path / "model.json").read_text())
     del meta["spec"]["unit_sphere_inducing"]

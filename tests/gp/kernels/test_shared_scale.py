@@ -12,7 +12,7 @@ from mlgp.data import mlgpf_prior
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.kernels import SharedScaleSEPlusLinear, make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier
 
 
@@ -67,7 +67,7 @@ def test_bound_gradient_and_save_load_in_mlgpf(tmp_path):
     rng = np.random.default_rng(1)
     ds = mlgpf_prior(num_train=30, num_test=10, num_features=4, num_labels=5, num_latent=2, seed=2)
     X, Y = ds.train.X.toarray(), ds.train.Y.toarray().astype(np.float64)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear-shared", num_latent_gps=2, num_inducing=5, seed=0)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se+linear-shared", num_latent_gps=2, num_inducing=5, seed=0)
     kern = model.kernel.kernel
     kern.scales.assign(rng.uniform(0.5, 1.5, 4))
     kern.se_weight.assign(0.7)

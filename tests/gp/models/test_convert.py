@@ -23,7 +23,7 @@ from mlgp.blocks import LinearInputMap
 from mlgp.data import mlgpf_prior
 from mlgp.errors import DataFormatError, ModelNotFoundError
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF, load_mlgpf, load_parameters
+from mlgp.models import load_mlgpf, load_parameters, MLGPF, mlgpf_from_data
 from mlgp.models.convert import convert_folder, main
 from mlgp.models.persistence import rebuild_mlgpf
 from mlgp.models.save_folder import Saved
@@ -48,7 +48,7 @@ def _jiggled(model, seed):
 
 
 def _from_data(ds, **kwargs):
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, num_latent_gps=2, num_inducing=4, seed=2, **kwargs)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, num_latent_gps=2, num_inducing=4, seed=2, **kwargs)
     gpflow.set_trainable(model.likelihood.bias, False)
     return _jiggled(model, 1)
 
@@ -63,7 +63,7 @@ def _parts(ds):
 
 def _mapped(ds):
     matrix = sp.random(D, 3, density=0.6, format="csr", random_state=1) + sp.eye(D, 3, format="csr")
-    return _jiggled(MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4, seed=5,
+    return _jiggled(mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4, seed=5,
                                     input_map=LinearInputMap(matrix)), 3)
 
 

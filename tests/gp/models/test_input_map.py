@@ -14,7 +14,7 @@ from mlgp.blocks import LinearInputMap
 from mlgp.errors import ShapeError
 from mlgp.kernels import make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 from mlgp.variational import make_q
@@ -163,14 +163,14 @@ def test_from_data_builds_a_mapped_model_without_a_dense_block_of_the_raw_width(
     """from_data with an input map: the kernel is built for R inputs, k-means and the warm start see
     mapped blocks; the model trains one epoch, all under the guard."""
     X, Y, input_map = problem
-    model = MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, q_family="whitened",
+    model = mlgpf_from_data(X, Y, kernel="se+linear", num_latent_gps=P, num_inducing=M, q_family="whitened",
                             warm_start=True, unit_sphere_inducing=True, input_map=input_map)
     assert (model.num_features, model.input_dim) == (D, R) and model.input_map is input_map
     assert model.kernel.kernel.kernels[0].lengthscales.shape == (R,)
     trace = fit(model, (X, Y), epochs=1, batch_size=100, progress=False)
     assert np.isfinite(trace["elbo"]).all()
     with pytest.raises(ShapeError, match=r"the input map takes D = 1000000 features but X has 7"):
-        MLGPF.from_data(np.ones((10, 7)), np.eye(10, 3), num_latent_gps=2, num_inducing=3, input_map=input_map)
+        mlgpf_from_data(np.ones((10, 7)), np.eye(10, 3), num_latent_gps=2, num_inducing=3, input_map=input_map)
 
 
 def test_parameters_load_only_behind_the_same_input_map(tmp_path, problem):

@@ -21,7 +21,7 @@ from mlgp.errors import MLGPError
 from mlgp.kernels import make_kernel
 from mlgp.likelihoods import LabelBatch, MultiLabelBernoulli
 from mlgp.metrics import TopK, topk
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.models.convert import convert_folder
 from mlgp.recipes import MLGPFClassifier
 from mlgp.training import sample_labels
@@ -246,7 +246,7 @@ def fitted_like():
     """A model from from_data with non-default parameter values (N=23, D=4, K=7, P=3, M=5)."""
     rng = np.random.default_rng(7)
     ds = mlgpf_prior(num_train=23, num_test=11, num_features=4, num_labels=7, num_latent=3, seed=3)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=3, num_inducing=5, seed=1)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se+linear", num_latent_gps=3, num_inducing=5, seed=1)
     _perturb(model, rng)
     return model, ds
 
@@ -316,7 +316,7 @@ SAVE_CASES = [(k, w, False) for k in KERNELS for w in (False, True)] + [("se", F
 def test_save_load_round_trip(tmp_path, kname, whiten, fixed):
     rng = np.random.default_rng(11)
     ds = mlgpf_prior(num_train=25, num_test=9, num_features=4, num_labels=6, num_latent=2, seed=5)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel=kname, num_latent_gps=2, num_inducing=4,
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel=kname, num_latent_gps=2, num_inducing=4,
                             q_family="whitened" if whiten else "cholesky", fixed_inducing=fixed, seed=2)
     _perturb(model, rng)
     if fixed:
@@ -348,10 +348,10 @@ def test_save_load_round_trip(tmp_path, kname, whiten, fixed):
 def test_load_parameters_into_mismatched_model_raises(tmp_path):
     ds = mlgpf_prior(num_train=25, num_test=5, num_features=4, num_labels=6, num_latent=2, seed=5)
     X, Y = ds.train.X, ds.train.Y
-    src = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=4)
+    src = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=4)
     path = src.save(tmp_path / "m")
     # different P: same parameter names, different shapes
-    other = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=3, num_inducing=4, seed=3)
+    other = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=3, num_inducing=4, seed=3)
     before = {k: p.numpy().copy() for k, p in gpflow.utilities.parameter_dict(other).items()}
     with pytest.raises(MLGPError, match="shape"):
         other.load_parameters(path)
@@ -359,7 +359,7 @@ def test_load_parameters_into_mismatched_model_raises(tmp_path):
     for k in before:  # a failed load leaves the model untouched
         assert np.array_equal(before[k], after[k].numpy()), k
     # different kernel: different parameter names
-    lin = MLGPF.from_data(X, Y, kernel="linear", num_latent_gps=2, num_inducing=4)
+    lin = mlgpf_from_data(X, Y, kernel="linear", num_latent_gps=2, num_inducing=4)
     with pytest.raises(MLGPError, match="do not match"):
         lin.load_parameters(path)
     # a model not built by from_data, saved in format 1 (which recorded only from_data's arguments):

@@ -19,7 +19,7 @@ from _rounding import assert_topk_close
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.kernels import make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.models._mean import compiled_mean_utilities
 from mlgp.recipes import MLGPFClassifier
 from mlgp.scores import TopK
@@ -154,7 +154,7 @@ def test_predict_proba_in_batches(model_and_inputs):
 def test_a_float32_model_scores_in_float64():
     rng = np.random.default_rng(3)
     X, Y = rng.normal(size=(30, D)), (rng.random((30, K)) < 0.4).astype(float)
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=5, dtype="float32")
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=5, dtype="float32")
     est = MLGPFClassifier.from_model(model)
     f = est.decision_function(X[:6])
     assert model.float_type == np.float32 and f.dtype == np.float64 and est.predict_proba(X[:6]).dtype == np.float64

@@ -18,7 +18,7 @@ from mlgp.errors import DataFormatError, MLGPError, ModelNotFoundError
 from mlgp.inducing import UnitSphereInducingPoints
 from mlgp.kernels import SharedScaleSEPlusLinear, make_kernel
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF, load_mlgpf, load_parameters, save_mlgpf
+from mlgp.models import load_mlgpf, load_parameters, MLGPF, mlgpf_from_data, save_mlgpf
 
 D, K, P, M, N = 3, 5, 2, 4, 12
 k = gpflow.kernels
@@ -132,7 +132,7 @@ def test_non_default_transforms_are_rebuilt(tmp_path, data):
 
 def test_from_data_model_keeps_its_spec(tmp_path):
     ds = mlgpf_prior(num_train=25, num_test=9, num_features=4, num_labels=6, num_latent=2, seed=5)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se+linear-shared", num_latent_gps=2, num_inducing=4,
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se+linear-shared", num_latent_gps=2, num_inducing=4,
                             fixed_inducing=True, unit_sphere_inducing=True, seed=2)
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert isinstance(loaded.kernel.kernel, SharedScaleSEPlusLinear) and loaded.spec == model.spec

@@ -10,7 +10,7 @@ import tensorflow as tf
 from mlgp.data import mlgpf_prior
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.metrics import precision_at_k, topk
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 
@@ -24,7 +24,7 @@ def problem():
 
 def build(problem, **kw):
     kw = {"num_latent_gps": 3, "num_inducing": 10, "kernel": "se", **kw}
-    return MLGPF.from_data(problem.train.X, problem.train.Y, **kw)
+    return mlgpf_from_data(problem.train.X, problem.train.Y, **kw)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -116,8 +116,8 @@ def test_warm_start_ranks_better_before_training_than_the_constant_start():
     kw = dict(num_latent_gps=5, num_inducing=30, kernel="se+linear")
     scores = {}
     for family in FAMILIES:
-        cold = MLGPF.from_data(X[:N], Y[:N], q_family=family, **kw)
-        warm = MLGPF.from_data(X[:N], Y[:N], q_family=family, warm_start=True, **kw)
+        cold = mlgpf_from_data(X[:N], Y[:N], q_family=family, **kw)
+        warm = mlgpf_from_data(X[:N], Y[:N], q_family=family, warm_start=True, **kw)
         assert warm.spec["warm_start"] is True
         cold, warm = MLGPFClassifier.from_model(cold), MLGPFClassifier.from_model(warm)
         p_cold, p_warm = (precision_at_k(Yte, topk(m.predict_topk(X[N:], 1), 1), 1) for m in (cold, warm))

@@ -18,7 +18,7 @@ from mlgp.errors import ArgumentError, DataFormatError, MLGPError, ModelNotFound
 from mlgp.inducing import SubspaceInducingPoints
 from mlgp.kernels import SubspaceLinear, SubspaceSE
 from mlgp.likelihoods import MultiLabelBernoulli
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 from mlgp.variational import Q_FAMILIES, make_q
@@ -172,7 +172,7 @@ def no_svd(monkeypatch):
 def test_bad_subspace_arguments_are_refused_before_the_svd(low_rank, no_svd, kwargs, error, message):
     X, Y = low_rank
     with pytest.raises(error, match=message):
-        MLGPF.from_data(X, Y, **dict(dict(kernel="se", num_latent_gps=P, num_inducing=M), **kwargs))
+        mlgpf_from_data(X, Y, **dict(dict(kernel="se", num_latent_gps=P, num_inducing=M), **kwargs))
 
 
 @pytest.mark.parametrize("rank", [RANK + 1, RANK + 5])
@@ -180,8 +180,8 @@ def test_a_rank_above_the_numerical_rank_is_refused_naming_the_rank(low_rank, ra
     X, Y = low_rank
     with pytest.raises(ShapeError, match=rf"rank R = {rank} exceeds the numerical rank {RANK} of the "
                                          rf"features .*use R ≤ {RANK}"):
-        MLGPF.from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=rank)
-    MLGPF.from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=RANK)  # R = r is fine
+        mlgpf_from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=rank)
+    mlgpf_from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=RANK)  # R = r is fine
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
@@ -190,13 +190,13 @@ def test_non_finite_features_are_refused_at_from_data(low_rank, no_svd, bad):
     X = X.copy()
     X.data[X.indptr[9] + 2] = bad
     with pytest.raises(ShapeError, match=r"X contains NaN or inf \(first in row 9\)"):
-        MLGPF.from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=3)
+        mlgpf_from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=3)
 
 
 @pytest.fixture(scope="module")
 def subspace_model(low_rank):
     X, Y = low_rank
-    return MLGPF.from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=RANK)
+    return mlgpf_from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=RANK)
 
 
 @pytest.mark.parametrize("method", ["predict_topk", "decision_function", "predict_proba"])
@@ -246,7 +246,7 @@ def test_an_empty_row_gives_a_finite_bound_and_finite_predictions(kernel):
     X = sp.csr_matrix(dense)
     assert X[3].nnz == 0
     Y = (rng.random((N, K)) < 0.4).astype(np.float64)
-    model = MLGPF.from_data(X, Y, kernel=kernel, num_latent_gps=P, num_inducing=M, subspace_rank=5)
+    model = mlgpf_from_data(X, Y, kernel=kernel, num_latent_gps=P, num_inducing=M, subspace_rank=5)
     U = model.model_inputs(X[:8])
     np.testing.assert_array_equal(U.numpy()[3], 0.0)
     assert np.isfinite(float(model.elbo((U, Y[:8]))))
@@ -267,7 +267,7 @@ def test_subspace_sample_takes_the_basis_from_a_seeded_row_sample():
     Y = sp.csr_matrix((rng.random((n_rows, K)) < 0.4).astype(np.float64))
 
     def build(seed):
-        return MLGPF.from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=R,
+        return mlgpf_from_data(X, Y, kernel="se", num_latent_gps=P, num_inducing=M, subspace_rank=R,
                                subspace_sample=n, seed=seed)
 
     model = build(7)

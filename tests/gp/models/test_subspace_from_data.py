@@ -1,4 +1,4 @@
-"""MLGPF.from_data(..., subspace_rank=R): the projection as the input map, the subspace kernel,
+"""mlgpf_from_data(..., subspace_rank=R): the projection as the input map, the subspace kernel,
 Z = A X̃ from k-means on the coordinates; it trains, predicts and saves without a dense block of
 the raw width, and refuses what it cannot combine with."""
 
@@ -12,7 +12,7 @@ from mlgp.data.subspace import SubspaceProjection
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.inducing import SubspaceInducingPoints
 from mlgp.kernels import SubspaceLinear, SubspaceSE
-from mlgp.models import MLGPF
+from mlgp.models import MLGPF, mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier
 from mlgp.training import fit
 
@@ -40,7 +40,7 @@ def no_wide_dense(forbid_dense_blocks):
 def test_the_subspace_model_trains_scores_and_saves_without_a_wide_dense_block(data, no_wide_dense, tmp_path,
                                                                             kernel, parts):
     X, Y = data
-    model = MLGPF.from_data(X, Y, kernel=kernel, num_latent_gps=3, num_inducing=M, subspace_rank=R,
+    model = mlgpf_from_data(X, Y, kernel=kernel, num_latent_gps=3, num_inducing=M, subspace_rank=R,
                             q_family="whitened", warm_start=True)
     iv = model.inducing_variable.inducing_variable
     assert isinstance(model.input_map, SubspaceProjection) and model.input_map.basis.shape == (R, D)
@@ -60,7 +60,7 @@ def test_the_subspace_model_trains_scores_and_saves_without_a_wide_dense_block(d
 
 def test_fixed_subspace_inducing_inputs_stay_where_they_start(data):
     X, Y = data
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=M, subspace_rank=R, fixed_inducing=True)
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=M, subspace_rank=R, fixed_inducing=True)
     iv = model.inducing_variable.inducing_variable
     A0 = iv.A.numpy().copy()
     fit(model, (X, Y), epochs=1, batch_size=40, progress=False)
@@ -80,12 +80,12 @@ def test_fixed_subspace_inducing_inputs_stay_where_they_start(data):
 def test_what_subspace_inducing_inputs_refuse(data, kwargs, error, message):
     X, Y = data
     with pytest.raises(error, match=message):
-        MLGPF.from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=M), **kwargs))
+        mlgpf_from_data(X, Y, **dict(dict(num_latent_gps=2, num_inducing=M), **kwargs))
 
 
 def test_unit_sphere_subspace_inducing_inputs_keep_unit_norm(data, tmp_path):
     X, Y = data
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=M, subspace_rank=R,
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=M, subspace_rank=R,
                             unit_sphere_inducing=True)
     iv = model.inducing_variable.inducing_variable
     fit(model, (X, Y), epochs=2, batch_size=40, progress=False)
@@ -99,7 +99,7 @@ def test_unit_sphere_subspace_inducing_inputs_keep_unit_norm(data, tmp_path):
 def test_subspace_training_with_sampled_negative_labels(data, no_wide_dense):
     """Label subsampling (negatives=) on the subspace path: the bound stays finite and A moves."""
     X, Y = data
-    model = MLGPF.from_data(X, Y, kernel="linear", num_latent_gps=2, num_inducing=R, subspace_rank=R,
+    model = mlgpf_from_data(X, Y, kernel="linear", num_latent_gps=2, num_inducing=R, subspace_rank=R,
                             q_family="whitened", dtype="float32")
     A0 = model.inducing_variable.inducing_variable.A.numpy().copy()
     trace = fit(model, (X, Y), epochs=2, batch_size=40, negatives=2, progress=False)
@@ -116,11 +116,11 @@ def test_fixed_unit_sphere_inducing_inputs_skip_points_at_zero(subspace_rank):
     X[7] = 0.0  # an empty row: its coordinates in any subspace are 0
     X.eliminate_zeros()
     Y = sp.csr_matrix((rng.random((30, 4)) < 0.4).astype(np.float64))
-    model = MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=29, fixed_inducing=True,
+    model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=29, fixed_inducing=True,
                             unit_sphere_inducing=True, subspace_rank=subspace_rank)
     iv = model.inducing_variable.inducing_variable
     Z = iv.A.numpy() if subspace_rank else iv.Z.numpy()
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-12)
     with pytest.raises(ShapeError, match="fewer than M = 30 training rows are non-zero"):
-        MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=30, fixed_inducing=True,
+        mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=30, fixed_inducing=True,
                         unit_sphere_inducing=True, subspace_rank=subspace_rank)

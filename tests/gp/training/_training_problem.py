@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlgp.data import mlgpf_prior
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 
 
 def small_problem():
@@ -16,7 +16,7 @@ def small_problem():
 def build(ds, seed=0, **kw):
     """An SE-kernel MLGPF (P = 2, M = 5) from ``ds``'s training split."""
     kw = dict(dict(kernel="se", num_latent_gps=2, num_inducing=5), **kw)
-    return MLGPF.from_data(ds.train.X, ds.train.Y, seed=seed, **kw)
+    return mlgpf_from_data(ds.train.X, ds.train.Y, seed=seed, **kw)
 
 
 def values(model):

@@ -7,7 +7,7 @@ import numpy as np
 import mlgp.scores._batches
 import importlib
 from mlgp.data import mlgpf_prior
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.recipes import MLGPFClassifier, train_mlgpf
 from mlgp.training import fit
 
@@ -30,7 +30,7 @@ def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypat
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=0)
     train = _count_calls(monkeypatch, FIT_MODULE, "check_training_data")
     scored = _count_calls(monkeypatch, mlgp.scores._batches, "check_features")
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
     fit(model, (ds.train.X, ds.train.Y), epochs=3, batch_size=20, progress=False,
         validation=(ds.test.X, ds.test.Y))
     assert train == [(40, 3)]

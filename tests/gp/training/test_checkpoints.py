@@ -19,7 +19,7 @@ import tensorflow as tf
 from _training_problem import build, small_problem, values
 
 from mlgp.errors import ArgumentError, CheckpointMismatchError, FileAccessError, MLGPError, TrainingDivergedError
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.training import fit
 
 fit_module = importlib.import_module("mlgp.training.fit")
@@ -259,7 +259,7 @@ def test_non_finite_parameters_before_training_name_the_variable(problem, monkey
 
 
 def test_a_singular_initial_q_names_the_initialisation(problem):
-    model = MLGPF.from_data(*_data(problem), kernel="se", num_latent_gps=2, num_inducing=5, q_sqrt_init=0.0,
+    model = mlgpf_from_data(*_data(problem), kernel="se", num_latent_gps=2, num_inducing=5, q_sqrt_init=0.0,
                             check_input=False)
     with pytest.raises(TrainingDivergedError, match=r"^the ELBO became -inf at epoch 1, step 1; the model was restored "
                                                     r"to the end of epoch 0\.") as info:
@@ -273,7 +273,7 @@ def test_a_singular_initial_q_names_the_initialisation(problem):
 def test_huge_inputs_name_the_inputs_scale(problem):
     X = problem.train.X.toarray()
     X[3, 1] = 1e300
-    model = MLGPF.from_data(X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=5, check_input=False)
+    model = mlgpf_from_data(X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=5, check_input=False)
     with pytest.raises(TrainingDivergedError, match=r"already non-finite at the parameters training started from") as info:
         fit(model, (X, problem.train.Y), epochs=2, check_input=False, **KW)
     message = str(info.value)

@@ -1,4 +1,4 @@
-"""MLGPF.from_data / mlgp.training.fit: input checks, the training loop, checkpoints and divergence
+"""mlgpf_from_data / mlgp.training.fit: input checks, the training loop, checkpoints and divergence
 (the compiled steps are tests/gp/training/test_steps.py's)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from _training_problem import build, full_elbo, small_problem, values
 
 from mlgp.errors import MLGPError, ShapeError, TrainingDivergedError
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.training import fit
 
 fit_module = importlib.import_module("mlgp.training.fit")  # `mlgp.training.fit` the attribute is the function
@@ -82,7 +82,7 @@ def test_from_data_rejects_bad_input_before_building(rng, case, no_model_buildin
     X, Y, kw, match = _bad_inputs(rng)[case]
     kw = dict(dict(kernel="se", num_latent_gps=2, num_inducing=3), **kw)
     with pytest.raises(MLGPError, match=match) as info:  # ShapeError for data, ArgumentError for P and M
-        MLGPF.from_data(X, Y, **kw)
+        mlgpf_from_data(X, Y, **kw)
     assert isinstance(info.value, MLGPError) and isinstance(info.value, ValueError)
 
 
@@ -91,7 +91,7 @@ def small_model():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(12, 3))
     Y = (rng.random((12, 5)) < 0.4).astype(np.float64)
-    return MLGPF.from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=3), X, Y
+    return mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=3), X, Y
 
 
 def _fit_cases(X, Y):

@@ -6,14 +6,14 @@ import pytest
 
 from mlgp.data import mlgpf_prior
 from mlgp.errors import ArgumentError
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.training import fit
 
 
 @pytest.fixture(scope="module")
 def model_and_data():
     ds = mlgpf_prior(num_train=40, num_test=10, num_features=3, num_labels=5, num_latent=2, seed=0)
-    model = MLGPF.from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
     return model, (ds.train.X, ds.train.Y)
 
 

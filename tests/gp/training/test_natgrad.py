@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from mlgp.data import mlgpf_prior
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.training import NatGradAdam, fit
 
 
@@ -19,7 +19,7 @@ def problem():
 @pytest.mark.parametrize("family", ["cholesky", "whitened"])
 def test_natgrad_moves_the_kernel_z_loadings_and_bias(problem, family):
     """Adam's half of the step must run: after natgrad steps every non-q(u) variable has moved."""
-    model = MLGPF.from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
+    model = mlgpf_from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
                             q_family=family)
     q_refs = {v.ref() for v in model.q.trainable_variables}
     others = [v for v in model.trainable_variables if v.ref() not in q_refs]
@@ -35,7 +35,7 @@ def test_natgrad_moves_the_kernel_z_loadings_and_bias(problem, family):
 
 def test_apply_gradients_takes_a_one_pass_iterator(problem):
     """``apply_gradients(zip(...))``: a zip can be read once, as tf-keras optimizers accept it."""
-    model = MLGPF.from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
+    model = mlgpf_from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
                             q_family="whitened")
     opt = NatGradAdam(model, gamma=0.1, gamma_start=0.1, ramp_steps=0, learning_rate=0.01)
     variables = model.trainable_variables
@@ -51,7 +51,7 @@ def test_apply_gradients_takes_a_one_pass_iterator(problem):
 
 
 def test_gamma_ramps_log_linearly_from_gamma_start_to_gamma(problem):
-    model = MLGPF.from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
+    model = mlgpf_from_data(problem.train.X, problem.train.Y, kernel="se", num_latent_gps=2, num_inducing=8,
                             q_family="whitened")
     opt = NatGradAdam(model, gamma=0.1, gamma_start=0.001, ramp_steps=4)
     seen = []

@@ -39,12 +39,12 @@ tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfigur
 
 from gpflow.keras import tf_keras
 from mlgp.data import mlgpf_prior
-from mlgp.models import MLGPF
+from mlgp.models import mlgpf_from_data
 from mlgp.training import fit
 
 ds = mlgpf_prior(num_train=30, num_test=5, num_features=4, num_labels=6, num_latent=2, lengthscale=2.0, seed=3)
 X, Y = ds.train.X, ds.train.Y
-build = lambda: MLGPF.from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=4, seed=0)
+build = lambda: mlgpf_from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=4, seed=0)
 
 strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
 out = {"replicas": strategy.num_replicas_in_sync}
