@@ -51,6 +51,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _mutation_select import drop_annotation_mutants, keep_first, wilson_interval  # beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 #: what is copied into the temporary tree
 COPIED = ("mlgp", "tests", "setup.cfg", "pyproject.toml")
@@ -91,14 +93,6 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def wilson_interval(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The Wilson score interval (percent) of a proportion k / n; (0, 100) when n is 0."""
-    if n == 0:
-        return 0.0, 100.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
-    return 100.0 * max(centre - half, 0.0), 100.0 * min(centre + half, 1.0)
 
 
 def _repo_relative(path: str, must_be_under: str) -> str:
@@ -206,63 +200,8 @@ def _write_config(path: Path, module: str, test_command: str, timeout: float) ->
         "test-command": test_command, "distributor": {"name": "local"}}}))
 
 
-def _keep_first(session: Path, count: int, seed: int | None = None) -> int:
-    """Keep only ``count`` mutants of the session: the first in source order, or (with ``seed``) a
-    random sample of them, kept in source order; returns how many there were."""
-    import random
-
-    from cosmic_ray.work_db import WorkDB, use_db
-
-    with use_db(str(session), WorkDB.Mode.open) as db:
-        items = sorted(db.work_items, key=lambda w: (tuple(w.mutations[0].start_pos), w.mutations[0].operator_name,
-                                                     w.mutations[0].occurrence))
-        if seed is None:
-            kept = items[:count]
-        else:
-            kept = [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), min(count, len(items))))]
-        db.clear()
-        db.add_work_items(kept)
-    return len(items)
 
 
-def annotation_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """The (start, end) positions ((line, column), lines from 1) of every annotation in ``source``,
-    or none when the module does not start with ``from __future__ import annotations`` (its
-    annotations are then evaluated, and a mutant there can fail on import)."""
-    import ast
-
-    tree = ast.parse(source)
-    postponed = any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
-                    and any(a.name == "annotations" for a in node.names) for node in tree.body)
-    if not postponed:
-        return []
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = node.args
-            found += [a.annotation for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                      if a is not None and a.annotation is not None]
-            found += [node.returns] if node.returns is not None else []
-        elif isinstance(node, ast.AnnAssign):  # a string under postponed evaluation (dataclass fields too)
-            found.append(node.annotation)
-    return [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in found]
-
-
-def _drop_annotation_mutants(session: Path, module_file: Path) -> int:
-    """Remove the session's mutants that lie inside an annotation (:func:`annotation_spans`); how many."""
-    from cosmic_ray.work_db import WorkDB, use_db
-
-    spans = annotation_spans(module_file.read_text())
-    if not spans:
-        return 0
-    with use_db(str(session), WorkDB.Mode.open) as db:
-        items = list(db.work_items)
-        kept = [w for w in items if not any(lo <= tuple(w.mutations[0].start_pos) and tuple(w.mutations[0].end_pos) <= hi
-                                            for lo, hi in spans)]
-        if len(kept) < len(items):
-            db.clear()
-            db.add_work_items(kept)
-    return len(items) - len(kept)
 
 
 class _Progress:
@@ -356,15 +295,15 @@ def _mutate(tmp: Path, args: argparse.Namespace, module: str, tests: list[str], 
     init = _run(cosmic_ray + ["init", str(config), str(session)], cwd=tree, env=env)
     if init.returncode != 0:
         raise SystemExit(f"error: cosmic-ray init failed:\n{init.stdout}")
-    dropped = _drop_annotation_mutants(session, tree / module)
+    dropped = drop_annotation_mutants(session, tree / module)
     if dropped:
         print(f"{dropped} mutants inside annotations left out (the module postpones their evaluation, "
               "so none can change behaviour)", flush=True)
     if args.quick:
-        total = _keep_first(session, QUICK_MUTANTS)
+        total = keep_first(session, QUICK_MUTANTS)
         print(f"--quick: the first {min(QUICK_MUTANTS, total)} of {total} mutants", flush=True)
     elif args.sample:
-        total = _keep_first(session, args.sample, seed=args.seed)
+        total = keep_first(session, args.sample, seed=args.seed)
         args.population = total
         print(f"--sample: {min(args.sample, total)} of {total} mutants drawn at random (seed {args.seed})", flush=True)
     pending = sum(r is None for _, r in _results(cosmic_ray, session, tree, env))

@@ -1,16 +1,16 @@
-"""The mutation tool's own pieces (experiments/_mutation.py): the annotation filter and the interval."""
+"""The mutation tool's own pieces (experiments/_mutation.py, _mutation_select.py): the annotation
+filter, the interval and the options."""
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("_mutation", REPO / "experiments" / "_mutation.py")
-mutation = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(mutation)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+import _mutation as mutation  # noqa: E402
+import _mutation_select as select  # noqa: E402
 
 
 def test_annotation_spans_cover_every_annotation_of_a_postponed_module() -> None:
@@ -19,7 +19,7 @@ def test_annotation_spans_cover_every_annotation_of_a_postponed_module() -> None
               "def f(a: int | None, *b: str, c: dict | None = None, **d: float) -> list[int] | None:\n"
               "    y: float = a\n"
               "    return [a | 1]\n")
-    spans = mutation.annotation_spans(source)
+    spans = select.annotation_spans(source)
     lines = source.splitlines()
     texts = sorted(lines[lo[0] - 1][lo[1]:hi[1]] for lo, hi in spans)
     assert texts == sorted(["int | None", "int | None", "str", "dict | None", "float", "list[int] | None", "float"])
@@ -27,12 +27,12 @@ def test_annotation_spans_cover_every_annotation_of_a_postponed_module() -> None
 
 
 def test_annotations_evaluated_at_definition_are_kept() -> None:
-    assert mutation.annotation_spans("def f(a: int | None) -> int:\n    return a\n") == []
+    assert select.annotation_spans("def f(a: int | None) -> int:\n    return a\n") == []
 
 
 @pytest.mark.parametrize("k, n, low, high", [(8, 10, 49.0, 94.3), (30, 30, 88.6, 100.0), (0, 30, 0.0, 11.4)])
 def test_wilson_interval(k, n, low, high) -> None:
-    lo, hi = mutation.wilson_interval(k, n)
+    lo, hi = select.wilson_interval(k, n)
     assert lo == pytest.approx(low, abs=0.05) and hi == pytest.approx(high, abs=0.05)
 
 
