@@ -68,6 +68,17 @@ def test_without_a_cluster_every_process_is_the_chief() -> None:
     assert not is_multi_worker(tf.distribute.get_strategy())
 
 
+@pytest.mark.parametrize("workers, multi", [(0, False), (1, False), (2, True), (3, True)])
+def test_a_multi_worker_strategy_counts_its_tasks(monkeypatch, workers, multi) -> None:
+    """Several tasks make a multi-worker run; one task, or a cluster spec with none (a strategy
+    built without TF_CONFIG), does not."""
+    cls = tf.distribute.MultiWorkerMirroredStrategy
+    spec = tf.train.ClusterSpec({"worker": [f"localhost:{2222 + i}" for i in range(workers)]} if workers else {})
+    monkeypatch.setattr(cls, "cluster_resolver", property(
+        lambda self: tf.distribute.cluster_resolver.SimpleClusterResolver(spec)))
+    assert is_multi_worker(cls.__new__(cls)) is multi
+
+
 def test_the_estimator_and_the_recipe_take_a_strategy() -> None:
     """MLGPFClassifier.fit(strategy=) builds the model in the strategy's scope and trains on it;
     a strategy with XLA, or an object that is not a strategy, is refused at the call."""

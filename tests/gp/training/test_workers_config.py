@@ -34,6 +34,8 @@ def _set(monkeypatch, cluster, task=None) -> None:
     (["localhost:23001", "localhost:9" + "9" * 5000],
      r"cluster\.worker\[1\] 'localhost:9{20}.*\.\.\.: port 9{20}\.\.\. is outside 1\.\.65535"),
     (["::1:2222"], r"TF_CONFIG's cluster\.worker\[0\] '::1:2222': an IPv6 host must be in brackets"),
+    (["localhost:" + "9" * 20], r": port 9{20} is outside 1\.\.65535$"),  # 20 characters: shown whole
+    (["localhost:" + "9" * 21], r": port 9{20}\.\.\. is outside 1\.\.65535$"),  # 21: cut to 20
 ])
 def test_a_bad_worker_list_is_refused(monkeypatch, workers, message) -> None:
     _set(monkeypatch, {"worker": workers})
