@@ -331,3 +331,59 @@ def test_the_recipes_run_offers_its_estimator() -> None:
     again = MLGPFRun(run.model, run.trace, run.metrics)  # made by hand: the estimator from the model
     assert again.estimator.model_ is run.model and again.estimator.settings_ is None
     np.testing.assert_array_equal(again.estimator.decision_function(ds.test.X), est.decision_function(ds.test.X))
+
+
+@pytest.mark.parametrize("other", ["more labels", "fewer labels", "more features", "fewer features"])
+def test_loading_checks_k_and_d_against_the_header(fitted, tmp_path, monkeypatch, other) -> None:
+    """A file whose model scores other K or D than its header says is refused, in either direction."""
+    import mlgp.models.persistence as persistence
+    from mlgp.models import mlgpf_from_data
+
+    clf, ds = fitted
+    path = clf.save(tmp_path / "mlgpf")
+    K, D = clf.n_labels_, clf.n_features_in_
+    k, d = {"more labels": (K + 1, D), "fewer labels": (K - 1, D), "more features": (K, D + 1),
+            "fewer features": (K, D - 1)}[other]
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((12, d)), (rng.random((12, k)) < 0.5).astype(np.int8)
+    Y[0], Y[1] = 1, 0
+    wrong = mlgpf_from_data(X, Y, num_latent_gps=2, num_inducing=4)
+    monkeypatch.setattr(persistence, "rebuild_mlgpf", lambda *args: wrong)
+    with pytest.raises(DataFormatError, match=rf"the model scores {k} labels from {d} features, the header says {K} "
+                                              rf"and {D}"):
+        MultiLabelEstimator.load(path)
+
+
+def test_the_hold_out_split(monkeypatch) -> None:
+    """No rows held out at fraction 0 or with one row; from two rows on, at least one held out and
+    at least one left to train."""
+    clf = MLGPFClassifier(validation_fraction=0.1, seed=0)
+    assert clf._split(1) == (None, None)
+    train, held = clf._split(2)
+    assert len(train) == len(held) == 1 and sorted([*train, *held]) == [0, 1]
+    train, held = clf._split(30)
+    assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
+    assert MLGPFClassifier(validation_fraction=0.0)._split(30) == (None, None)
+
+
+@pytest.mark.parametrize("rows, xla", [(1999, False), (2000, True)])
+def test_xla_is_chosen_from_two_thousand_training_rows(monkeypatch, rows, xla) -> None:
+    import mlgp.recipes.estimator as estimator
+
+    seen = {}
+
+    def stop(Xtr, Ytr, s, *, jit_compile, **kwargs):
+        seen["jit"] = jit_compile
+        raise RuntimeError("stop before training")
+
+    monkeypatch.setattr(estimator, "build_and_train", stop)
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
+    with pytest.raises(RuntimeError, match="stop before training"):
+        MLGPFClassifier(q_family="whitened", validation_fraction=0, num_inducing=5, epochs=1).fit(X, Y)
+    assert (seen["jit"] is not False) is xla
+
+
+def test_one_row_is_counted_in_the_singular() -> None:
+    with pytest.raises(MLGPError, match=r": 1 sample given, 1 left"):
+        MLGPFClassifier(num_inducing=5, validation_fraction=0).fit(np.ones((1, 3)), np.array([[1, 0, 1]]))
