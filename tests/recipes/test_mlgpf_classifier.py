@@ -387,3 +387,15 @@ def test_xla_is_chosen_from_two_thousand_training_rows(monkeypatch, rows, xla) -
 def test_one_row_is_counted_in_the_singular() -> None:
     with pytest.raises(MLGPError, match=r": 1 sample given, 1 left"):
         MLGPFClassifier(num_inducing=5, validation_fraction=0).fit(np.ones((1, 3)), np.array([[1, 0, 1]]))
+
+
+def test_saved_settings_that_do_not_hold_are_refused(fitted, tmp_path, monkeypatch) -> None:
+    import mlgp.recipes.estimator as estimator
+
+    clf, _ = fitted
+    real = estimator._plain_settings
+    with monkeypatch.context() as patch:
+        patch.setattr(estimator, "_plain_settings", lambda s: {**real(s), "num_latent_gps": -2})
+        path = clf.save(tmp_path / "bad-settings")
+    with pytest.raises(DataFormatError, match="the saved settings do not hold: .*num_latent_gps"):
+        MultiLabelEstimator.load(path)
