@@ -79,9 +79,9 @@ def test_the_registry_imports_no_tensorflow() -> None:
 def test_a_family_is_frozen() -> None:
     """A :class:`Family` cannot be changed in place (the registry is shared by every caller)."""
     f = FAMILIES["fastxml"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'budget'"):
         f.budget = False
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'name'"):
         f.name = "other"
     assert f.budget is True and f.name == "fastxml"
 
@@ -139,7 +139,7 @@ def test_seed_and_budget_are_keyword_only() -> None:
     seed and the budget by name only (a positional number is refused, not taken as a seed)."""
     assert make_estimator("fastxml", changes={"n_estimators": 3}).n_estimators == 3
     assert make_estimator(name="fastxml", changes={"n_estimators": 4}, seed=1).random_state == 1
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"make_estimator\(\) takes from 1 to 2 positional arguments but 3 were given"):
         make_estimator("fastxml", {}, 3)
 
 

@@ -90,7 +90,7 @@ def test_of_keeps_a_callers_budget_and_makes_one_otherwise(monkeypatch) -> None:
     new = Budget.of(2.0)
     assert isinstance(new, Budget) and new.seconds == 2.0 and new.started == 1.0 and clock.readings == 2
     assert Budget.of(None).seconds == math.inf
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match=r"^max_seconds must be a positive number or None, got -1$"):
         Budget.of(-1)
 
 
