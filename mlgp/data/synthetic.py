@@ -14,7 +14,7 @@ from ..arguments import positive_int
 from ..errors import ArgumentError
 from .registry import Dataset, Split
 
-__all__ = ["default_problem", "geneml_lowrank", "lspc_toy", "mlgpf_prior", "uninformative_zipf"]
+__all__ = ["default_problem", "geneml_lowrank", "informative_zipf", "lspc_toy", "mlgpf_prior", "uninformative_zipf"]
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -197,6 +197,50 @@ def uninformative_zipf(num_train: int = 2000, num_test: int = 1000, num_labels: 
     np.put_along_axis(X, columns, 1.0, axis=1)
     Y = rng.random((N, num_labels)) < probs
     return _make("uninformative-zipf", X, Y, num_train, {"label_probs": probs})
+
+
+def informative_zipf(num_train: int = 600, num_test: int = 600, num_labels: int = 300, num_groups: int = 8,
+                     group_size: int = 4, groups_per_label: int = 2, top_probability: float = 0.6,
+                     exponent: float = 0.5, strength: float = 1.0, seed: int = 0) -> Dataset:
+    """Sparse one-hot features that carry the labels, on top of Zipf label popularity.
+
+    Each point has ``num_groups`` one-hot categorical features of ``group_size`` values each
+    (D = ``num_groups * group_size``, values drawn uniformly), like :func:`uninformative_zipf`. Label
+    l (from 0) has a popularity p_l = ``top_probability`` · (l + 1)^−``exponent`` and depends on
+    ``groups_per_label`` groups drawn at random: its logit is
+    logit(p_l) + Σ_g e_l[g, x_g] over its groups, the effects e_l[g, ·] drawn N(0, ``strength``²)
+    and centred over the group's values. The frequency order is a fair ranking; a model that reads
+    the features ranks better (the generating logits rank best).
+
+    Returns
+    -------
+    Dataset
+        X (N, D), Y (N, K). ``extras``: ``effects`` (K, D), the e_l laid out by feature column;
+        ``base`` (K,), logit(p_l); ``logits`` (N_train + N_test, K), rows train then test.
+    """
+    _check_sizes(num_train=num_train, num_test=num_test, num_labels=num_labels, num_groups=num_groups,
+                 group_size=group_size, groups_per_label=groups_per_label)
+    if groups_per_label > num_groups:
+        raise ArgumentError(f"groups_per_label ({groups_per_label}) must be at most num_groups ({num_groups})")
+    if not (0 < top_probability < 1 and exponent > 0 and strength >= 0):
+        raise ArgumentError(f"informative_zipf needs 0 < top_probability < 1, exponent > 0 and strength ≥ 0; got "
+                            f"{top_probability}, {exponent} and {strength}")
+    rng = np.random.default_rng(seed)
+    N, D = num_train + num_test, num_groups * group_size
+    probs = top_probability * np.arange(1, num_labels + 1, dtype=np.float64) ** -exponent
+    base = np.log(probs) - np.log1p(-probs)
+    effects = np.zeros((num_labels, num_groups, group_size))
+    for label in range(num_labels):
+        groups = rng.choice(num_groups, size=groups_per_label, replace=False)
+        e = strength * rng.standard_normal((groups_per_label, group_size))
+        effects[label, groups] = e - e.mean(axis=1, keepdims=True)
+    effects = effects.reshape(num_labels, D)
+    columns = rng.integers(0, group_size, size=(N, num_groups)) + group_size * np.arange(num_groups)
+    X = np.zeros((N, D))
+    np.put_along_axis(X, columns, 1.0, axis=1)
+    logits = X @ effects.T + base
+    Y = rng.random((N, num_labels)) < _sigmoid(logits)
+    return _make("informative-zipf", X, Y, num_train, {"effects": effects, "base": base, "logits": logits})
 
 
 def default_problem(seed: int = 0) -> Dataset:

@@ -8,23 +8,23 @@ dense as given) goes through the model's input map (:class:`mlgp.blocks.RowNorma
 recipe's models) and is ranked by f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`);
 ``predict_proba`` is E_q[σ(f)]; float64 whatever the model's float type. The parameters are the fields of
 :class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
-``max_seconds``, ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
+``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``jit_compile``,
+``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
 D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
 ``load`` write the model's parameters and structure (:func:`mlgp.models.persistence.describe_mlgpf`)
 in the floor's single-file format. A file saved before the model carried its normalisation (its
 classifier normalised the rows itself; such files lack ``model_takes_raw_rows``) loads with the
 model's map wrapped in ``RowNormalised``: it scores as it did.
 
-Because a GP term fitted to uninformative features can only add noise to the bias's ranking,
-``fit`` keeps the bias-only model as a candidate: after training it compares, on a held-out part of
-the training rows (``validation_fraction``), the ranking of f̄ with that of b alone, and sets Φ = 0
-(``bias_only_`` True) when the bias ranks better. The model is then the frequency ranking, so the
-fitted estimator never ranks the held-out rows worse than its own bias does.
+On its held-out rows (``validation_fraction``, :mod:`mlgp.recipes.held_out`) ``fit`` stops
+training early by their log predictive density and keeps the best epoch, then keeps the bias-only
+model (Φ = 0, ``bias_only_``) when the bias alone ranks them better than f̄: the fitted estimator
+never ranks the held-out rows worse than its own bias does.
 """
 
 from __future__ import annotations
 
-from numbers import Real
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +39,7 @@ from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
+from .held_out import HeldOutStopping, bias_ranks_better, split_rows
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -50,7 +51,7 @@ _SIZED = ("num_latent_gps", "num_inducing", "batch_size")
 _NOT_PARAMETERS = ("max_train",)
 #: Training points from which ``jit_compile="auto"`` compiles the step with XLA.
 _XLA_FROM = 2000
-_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "P@1", "P@3", "P@5")
+_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
 
 
 class MLGPFClassifier(MultiLabelEstimator):
@@ -70,9 +71,18 @@ class MLGPFClassifier(MultiLabelEstimator):
         fit overruns it by at most one step (``epochs`` is then an upper bound;
         :class:`mlgp.estimator.training.Budget`).
     validation_fraction : float, default=0.1
-        Share of the training rows held out (at random, by ``seed``) to choose between the trained
-        model and its bias alone (see the module docstring); 0 trains on every row and keeps the
-        trained model. At least one row is held out when the fraction is positive.
+        Share of the training rows held out (at random, by ``seed``) for early stopping and to
+        choose between the trained model and its bias alone (see the module docstring); 0 trains
+        on every row and keeps the trained model. At least one row is held out when the fraction is
+        positive.
+    early_stopping : {"auto", True, False}, default="auto"
+        Score the held-out rows by their log predictive density after every epoch, stop after
+        ``n_iter_no_change`` epochs without a better one and keep the best epoch's parameters
+        (:class:`mlgp.recipes.held_out.HeldOutStopping`): the ELBO fits Φ and b as
+        hyperparameters and, with few rows per label, keeps rising while the predictions get
+        worse. ``"auto"``: on when rows are held out; ``True`` with ``validation_fraction=0`` is refused.
+    n_iter_no_change : int, default=5
+        Epochs without a better held-out density before early stopping stops.
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
         How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
         :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
@@ -99,6 +109,9 @@ class MLGPFClassifier(MultiLabelEstimator):
         :meth:`from_model` without them).
     bias_only_ : bool
         Whether the held-out rows chose the bias alone (Φ set to 0).
+    best_epoch_ : int or None
+        With early stopping, the epoch whose parameters were kept (``trace_`` then has
+        ``held-out lpd``, nats per held-out row); ``None`` without it.
     n_iter_ : int
         Epochs run.
     n_features_in_, n_labels_, n_samples_, classes_
@@ -117,6 +130,8 @@ class MLGPFClassifier(MultiLabelEstimator):
     _parameter_constraints: dict = {
         "max_seconds": MAX_SECONDS,
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
         "threshold": [Interval(Real, 0, 1, closed="both")],
@@ -134,8 +149,9 @@ class MLGPFClassifier(MultiLabelEstimator):
                  batch_growth=_DEFAULTS["batch_growth"], bias_init: str = _DEFAULTS["bias_init"],
                  subspace_rank: int | None = _DEFAULTS["subspace_rank"],
                  subspace_sample: int | None = _DEFAULTS["subspace_sample"], seed: int = _DEFAULTS["seed"],
-                 max_seconds: float | None = None, validation_fraction: float = 0.1, jit_compile="auto",
-                 progress: bool = False, threshold: float = 0.5) -> None:
+                 max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
+                 n_iter_no_change: int = 5, jit_compile="auto", progress: bool = False,
+                 threshold: float = 0.5) -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
         self.num_inducing = num_inducing
@@ -157,6 +173,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.seed = seed
         self.max_seconds = max_seconds
         self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
+        self.n_iter_no_change = n_iter_no_change
         self.jit_compile = jit_compile
         self.progress = progress
         self.threshold = threshold
@@ -174,6 +192,9 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     def _validate_params(self) -> None:
         super()._validate_params()
+        if self.early_stopping is True and self.validation_fraction == 0:
+            raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
+                                 "validation_fraction > 0 (or early_stopping='auto' or False)")
         self._settings()
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -198,18 +219,24 @@ class MLGPFClassifier(MultiLabelEstimator):
             X_val, Y_val = validation
             X_val = check_features(X_val, "validation X", num_features=D)
             validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
-        train, held = self._split(N)
+        train, held = split_rows(N, self.validation_fraction, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
         s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
         if jit == "auto":
             jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM and strategy is None else False
         check_strategy(strategy, jit)
+        stopping = None if held is None or self.early_stopping is False else HeldOutStopping(
+            X[held], Y[held], self.n_iter_no_change)
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
-                                       progress=bool(self.progress), strategy=strategy)
+                                       progress=bool(self.progress), strategy=strategy, callback=stopping)
+        if stopping is not None:
+            stopping.restore(model)
+        self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        self.bias_only_ = held is not None and self._bias_ranks_better(X[held], Y[held])
+        self.bias_only_ = held is not None and bias_ranks_better(
+            self.predict_topk(X[held], min(5, K)), model.likelihood.bias.numpy(), Y[held])
         if self.bias_only_:
             model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
         self.trace_ = self._trace(trace, Xtr.shape[0])
@@ -251,7 +278,7 @@ class MLGPFClassifier(MultiLabelEstimator):
             est.set_params(validation_fraction=0, **{name: value for name, value in settings.as_dict().items()
                                                      if name not in _NOT_PARAMETERS})
         N = int(model.num_data)
-        est.model_, est.settings_, est.bias_only_ = model, settings, False
+        est.model_, est.settings_, est.bias_only_, est.best_epoch_ = model, settings, False, None
         est.trace_ = cls._trace(trace, N)
         est.n_iter_ = len(est.trace_)
         est._set_fitted_shape(N, model.num_features, model.num_labels)
@@ -273,29 +300,6 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     def _batch(self, N: int) -> int:
         return sizes_for_data(N, 1, 1)["batch_size"] if self.batch_size is None else int(self.batch_size)
-
-    def _split(self, N: int):
-        """Training and held-out row indices (``None`` held out when ``validation_fraction`` is 0
-        or N < 2)."""
-        if self.validation_fraction == 0 or N < 2:
-            return None, None
-        held = min(N - 1, max(1, int(round(self.validation_fraction * N))))
-        order = np.random.default_rng(self.seed).permutation(N)
-        return np.sort(order[held:]), np.sort(order[:held])
-
-    def _bias_ranks_better(self, X_held, Y_held) -> bool:
-        """Whether b alone ranks the held-out rows better than f̄ (P@1, then P@5, in that order)."""
-        from ..metrics import evaluate
-        from ..scores import topk
-
-        K = Y_held.shape[1]
-        ks = [k for k in (1, 5) if k <= K]
-        model_scores = self.predict_topk(X_held, max(ks))
-        bias = np.asarray(self.model_.likelihood.bias.numpy(), dtype=np.float64)
-        bias_scores = topk(np.broadcast_to(bias, (X_held.shape[0], K)), max(ks))
-        a = evaluate(Y_held, model_scores, ks=ks).loc["P"]
-        b = evaluate(Y_held, bias_scores, ks=ks).loc["P"]
-        return tuple(b) > tuple(a)
 
     @staticmethod
     def _trace(trace: pd.DataFrame | None, num_train: int) -> pd.DataFrame:
@@ -337,10 +341,11 @@ class MLGPFClassifier(MultiLabelEstimator):
 
     def _fitted_scalars(self) -> dict:
         meta, _, constants = self._described_model()
-        settings = {} if self.settings_ is None else _plain_settings(self.settings_)
+        settings = {} if self.settings_ is None else self.settings_.as_json()
         return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "bias_only_": bool(self.bias_only_),
                 "settings_": settings, "model_takes_raw_rows": True, "model_": meta,
-                "model_constants": sorted(constants or {}), "trace_columns": list(self.trace_.columns)}
+                "model_constants": sorted(constants or {}), "trace_columns": list(self.trace_.columns),
+                **({} if self.best_epoch_ is None else {"best_epoch_": int(self.best_epoch_)})}
 
     def _fitted_arrays(self) -> dict:
         _, values, constants = self._described_model()
@@ -357,6 +362,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         super()._restore_fitted(state)
         self.n_iter_ = state.scalar("n_iter_", int, low=0)
         self.bias_only_ = state.scalar("bias_only_", bool)
+        self.best_epoch_ = state.scalar("best_epoch_", int, low=0) if state.has_scalar("best_epoch_") else None
         meta = state.scalar("model_", dict)
         names = meta.get("parameters")
         if not isinstance(names, dict):
@@ -388,13 +394,3 @@ def _normalising(model):
         model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
     return model
 
-
-def _plain_settings(s: MLGPFSettings) -> dict:
-    """The settings as JSON values (a kernel object by its class name is refused on load)."""
-    out = s.as_dict()
-    if not isinstance(out["kernel"], str):
-        raise ArgumentError("an MLGPFClassifier with a kernel object cannot be saved in the estimator format; save "
-                            "model_ with MLGPF.save")
-    out["batch_growth"] = None if out["batch_growth"] is None else list(out["batch_growth"])
-    out["natgrad_gamma"] = list(out["natgrad_gamma"]) if isinstance(out["natgrad_gamma"], tuple) else out["natgrad_gamma"]
-    return out

@@ -218,6 +218,18 @@ class MLGPFSettings:
         """The settings as ``{field: value}`` (keyword arguments of :func:`mlgp.recipes.train_mlgpf`)."""
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
+    def as_json(self) -> dict[str, Any]:
+        """The settings as JSON values (what an estimator file stores); a kernel object cannot be
+        stored (:class:`ArgumentError`: save the model with ``MLGPF.save``)."""
+        out = self.as_dict()
+        if not isinstance(out["kernel"], str):
+            raise ArgumentError("an MLGPFClassifier with a kernel object cannot be saved in the estimator format; save "
+                                "model_ with MLGPF.save")
+        out["batch_growth"] = None if out["batch_growth"] is None else list(out["batch_growth"])
+        if isinstance(out["natgrad_gamma"], tuple):
+            out["natgrad_gamma"] = list(out["natgrad_gamma"])
+        return out
+
     def sized_for(self, dataset: str, num_labels: int) -> "MLGPFSettings":
         """P and M filled in where they are ``None``: the paper's values for ``dataset``
         (:data:`PAPER_SETTINGS`), else :data:`OTHER_SIZES` with P at most ``num_labels``."""

@@ -63,7 +63,7 @@ def test_parameters_are_the_settings_fields() -> None:
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}
-    assert extra == {"max_seconds", "validation_fraction", "jit_compile", "progress", "threshold"}
+    assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "jit_compile", "progress", "threshold"}
 
 
 def test_bad_settings_are_parameter_errors_before_fit() -> None:
@@ -354,16 +354,17 @@ def test_loading_checks_k_and_d_against_the_header(fitted, tmp_path, monkeypatch
         MultiLabelEstimator.load(path)
 
 
-def test_the_hold_out_split(monkeypatch) -> None:
+def test_the_hold_out_split() -> None:
     """No rows held out at fraction 0 or with one row; from two rows on, at least one held out and
     at least one left to train."""
-    clf = MLGPFClassifier(validation_fraction=0.1, seed=0)
-    assert clf._split(1) == (None, None)
-    train, held = clf._split(2)
+    from mlgp.recipes.held_out import split_rows
+
+    assert split_rows(1, 0.1, 0) == (None, None)
+    train, held = split_rows(2, 0.1, 0)
     assert len(train) == len(held) == 1 and sorted([*train, *held]) == [0, 1]
-    train, held = clf._split(30)
+    train, held = split_rows(30, 0.1, 0)
     assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
-    assert MLGPFClassifier(validation_fraction=0.0)._split(30) == (None, None)
+    assert split_rows(30, 0.0, 0) == (None, None)
 
 
 @pytest.mark.parametrize("rows, xla", [(1999, False), (2000, True)])
@@ -390,12 +391,10 @@ def test_one_row_is_counted_in_the_singular() -> None:
 
 
 def test_saved_settings_that_do_not_hold_are_refused(fitted, tmp_path, monkeypatch) -> None:
-    import mlgp.recipes.estimator as estimator
-
     clf, _ = fitted
-    real = estimator._plain_settings
+    real = MLGPFSettings.as_json
     with monkeypatch.context() as patch:
-        patch.setattr(estimator, "_plain_settings", lambda s: {**real(s), "num_latent_gps": -2})
+        patch.setattr(MLGPFSettings, "as_json", lambda s: {**real(s), "num_latent_gps": -2})
         path = clf.save(tmp_path / "bad-settings")
     with pytest.raises(DataFormatError, match="the saved settings do not hold: .*num_latent_gps"):
         MultiLabelEstimator.load(path)

@@ -1,0 +1,159 @@
+"""MLGPFClassifier's held-out choices (mlgp.recipes.held_out): early stopping by the held-out log
+predictive density, the best epoch kept, the bias guard's comparison, and the default recipe on
+sparse one-hot features that carry the labels (informative_zipf)."""
+
+from __future__ import annotations
+
+import gpflow
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import mlgp.recipes.held_out as held_out
+from mlgp.baselines import LabelFrequency, MLLSPC
+from mlgp.data.synthetic import informative_zipf
+from mlgp.errors import ArgumentError
+from mlgp.estimator import MultiLabelEstimator, ParameterError
+from mlgp.metrics import evaluate, log_predictive_density
+from mlgp.recipes import MLGPFClassifier
+from mlgp.recipes.held_out import HeldOutStopping, bias_ranks_better, held_out_lpd
+
+
+def _p1(est, ds) -> float:
+    return float(evaluate(ds.test.Y, est.predict_topk(ds.test.X, 1), ks=[1]).loc["P", 1])
+
+
+@pytest.fixture(scope="module")
+def informative():
+    return informative_zipf(num_train=500, num_test=500, num_labels=400, strength=0.7, seed=0)
+
+
+@pytest.fixture(scope="module")
+def default_fit(informative):
+    """The default MLGPFClassifier (20 epochs at most, early stopping) fitted on ``informative``."""
+    return MLGPFClassifier().fit(informative.train.X, informative.train.Y)
+
+
+# ------------------------------------------------------------------------------------- stopping --
+class _Holder(gpflow.base.Module):
+    def __init__(self) -> None:
+        self.w = gpflow.Parameter(np.zeros(3))
+
+
+def _run(monkeypatch, densities, patience):
+    """Feed HeldOutStopping the held-out densities in turn, the model's w set to the epoch number;
+    returns (epochs run, stopper, model)."""
+    values = iter(densities)
+    monkeypatch.setattr(held_out, "held_out_lpd", lambda model, X, Y: next(values))
+    stopper, model = HeldOutStopping(None, None, patience), _Holder()
+    for epoch in range(1, len(densities) + 1):
+        model.w.assign(np.full(3, float(epoch)))
+        row = {}
+        stop = stopper(epoch, model, row)
+        assert row["held-out lpd"] == densities[epoch - 1]
+        if stop:
+            return epoch, stopper, model
+    return len(densities), stopper, model
+
+
+@pytest.mark.parametrize("densities, patience, ran, best, stopped", [
+    ([-5.0, -4.0, -4.5, -3.9, -4.0, -4.1, -3.0], 2, 6, 4, True),  # one epoch worse, then better, then 2 worse
+    ([-5.0, -4.0, -4.0, -4.0, -1.0], 2, 4, 2, True),  # an equal density is not better: the first one is kept
+    ([-5.0, -6.0, 0.0], 1, 2, 1, True),  # patience 1: the first epoch that does not improve stops
+    ([-3.0, -2.0, -1.0], 1, 3, 3, False),  # always improving: never stops
+    ([-3.0, -4.0, -5.0], 3, 3, 1, False),  # two epochs without a better one: patience 3 goes on
+])
+def test_stops_after_patience_epochs_without_a_better_density_and_restores_the_best(
+        monkeypatch, densities, patience, ran, best, stopped) -> None:
+    epochs, stopper, model = _run(monkeypatch, densities, patience)
+    assert (epochs, stopper.best_epoch, stopper.best, stopper.stopped) == (ran, best, densities[best - 1], stopped)
+    model.w.assign(np.full(3, 99.0))
+    stopper.restore(model)
+    np.testing.assert_array_equal(model.w.numpy(), np.full(3, float(best)))
+
+
+def test_the_held_out_density_is_the_mean_over_rows_in_blocks(monkeypatch) -> None:
+    """Scored a block of rows at a time (blocks of 2 here): the same nats per row as one block."""
+    class Model:
+        input_map = None
+
+        def label_probabilities(self, X):
+            return np.clip(np.asarray(X)[:, :2] * 0.5 + 0.25, 0, 1)
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((5, 3)), sp.csr_matrix((rng.random((5, 2)) < 0.5).astype(np.int8))
+    expected = log_predictive_density(Y, X[:, :2] * 0.5 + 0.25)
+    monkeypatch.setattr(held_out, "_BLOCK_ROWS", 2)
+    assert held_out_lpd(Model(), X, Y) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_tie_between_the_model_and_the_bias_keeps_the_model() -> None:
+    Y = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 0]], dtype=np.int8))
+    from mlgp.scores import topk
+
+    bias = np.array([0.0, 1.0, 2.0])  # ranks label 2 first: P@1 = 0
+    same = topk(np.tile([0.0, 1.0, 2.0], (2, 1)), 3)
+    assert not bias_ranks_better(same, bias, Y)
+    better = topk(np.array([[2.0, 1.0, 0.0], [0.0, 2.0, 1.0]]), 3)
+    assert not bias_ranks_better(better, bias, Y)
+    assert bias_ranks_better(topk(np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 1.0]]), 3), np.array([1.0, 0.5, 0.0]), Y)
+
+
+# ------------------------------------------------------------------------------------ estimator --
+def test_early_stopping_needs_held_out_rows() -> None:
+    X, Y = np.random.default_rng(0).random((20, 3)), np.eye(20, 4, dtype=np.int8)
+    with pytest.raises(ParameterError, match="early_stopping=True needs held-out rows"):
+        MLGPFClassifier(early_stopping=True, validation_fraction=0).fit(X, Y)
+    with pytest.raises(ParameterError, match="n_iter_no_change"):
+        MLGPFClassifier(n_iter_no_change=0).fit(X, Y)
+
+
+def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, tmp_path) -> None:
+    """Twenty epochs allowed on 450 training rows: training stops n_iter_no_change epochs after the
+    best held-out density, the kept parameters score the held-out rows at that density, and on
+    the test rows the stopped model predicts (log density) and ranks (P@5) better than the same
+    fit run through thirty epochs (measured: best epoch 13; −96.93 against −99.11 nats per row,
+    P@5 45.20 against 43.88)."""
+    ds, clf = informative, default_fit
+    lpd = clf.trace_["held-out lpd"].to_numpy()
+    assert clf.best_epoch_ == int(np.argmax(lpd)) + 1 and clf.n_iter_ == clf.best_epoch_ + 5 < 20
+    train, held = held_out.split_rows(500, 0.1, 0)
+    assert held_out_lpd(clf.model_, ds.train.X[held], ds.train.Y[held]) == pytest.approx(lpd.max(), rel=1e-5)
+    full = MLGPFClassifier(epochs=30, seed=0, early_stopping=False).fit(ds.train.X, ds.train.Y)
+    assert full.n_iter_ == 30 and full.best_epoch_ is None and "held-out lpd" not in full.trace_
+    test_lpd = [log_predictive_density(ds.test.Y, m.predict_proba(ds.test.X)) for m in (clf, full)]
+    assert test_lpd[0] > test_lpd[1] + 1.0
+    p5 = [float(evaluate(ds.test.Y, m.predict_topk(ds.test.X, 5), ks=[5]).loc["P", 5]) for m in (clf, full)]
+    assert p5[0] > p5[1]
+    loaded = MultiLabelEstimator.load(clf.save(tmp_path / "stopped"))
+    assert loaded.best_epoch_ == clf.best_epoch_
+    assert MultiLabelEstimator.load(full.save(tmp_path / "full")).best_epoch_ is None
+
+
+def test_the_default_recipe_reads_informative_one_hot_features(informative, default_fit) -> None:
+    """Labels that depend on 2 of 8 one-hot groups, Zipf popularity on top (500 training rows, 400
+    labels): the default MLGPFClassifier ranks well above LabelFrequency and near MLLSPC.
+    Measured at the time of writing: frequency 59.83, MLLSPC 65.67, MLGPF 65.00 (seed 0; 64.17 and
+    63.83 with seeds 1 and 2). The bounds leave 2 P@1 points (12 test rows) for other CPUs."""
+    ds = informative
+    frequency = _p1(LabelFrequency().fit(ds.train.X, ds.train.Y), ds)
+    lspc = _p1(MLLSPC(random_state=0).fit(ds.train.X, ds.train.Y), ds)
+    mlgpf = _p1(default_fit, ds)
+    assert mlgpf >= frequency + 3.0 and mlgpf >= lspc - 2.0, (frequency, lspc, mlgpf)
+
+
+def test_informative_zipf_is_what_it_says() -> None:
+    ds = informative_zipf(num_train=300, num_test=100, num_labels=50, num_groups=4, group_size=3, seed=1)
+    X = ds.train.X.toarray()
+    assert X.shape == (300, 12) and np.all(X.reshape(300, 4, 3).sum(axis=2) == 1)
+    effects = ds.extras["effects"].reshape(50, 4, 3)
+    assert np.all((np.abs(effects).sum(axis=2) > 0).sum(axis=1) == 2)  # two groups per label
+    np.testing.assert_allclose(effects.sum(axis=2), 0, atol=1e-12)  # centred per group
+    np.testing.assert_allclose(ds.extras["base"][0], np.log(0.6 / 0.4))
+    logits = ds.extras["logits"][:300]
+    np.testing.assert_allclose(logits, X @ ds.extras["effects"].T + ds.extras["base"], rtol=1e-12)
+    same = informative_zipf(num_train=300, num_test=100, num_labels=50, num_groups=4, group_size=3, seed=1)
+    assert (same.train.Y != ds.train.Y).nnz == 0
+    for bad in (dict(groups_per_label=5, num_groups=4), dict(top_probability=1.0), dict(strength=-1.0)):
+        with pytest.raises(ArgumentError, match="groups_per_label|top_probability"):
+            informative_zipf(**bad)
