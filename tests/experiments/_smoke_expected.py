@@ -18,6 +18,12 @@ BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "d
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
+    "mlgpf_informative": dict(
+        tables={"runs": (["size", "seed", "method", "P@1", "P@5", "LPD", "epochs", "best epoch", "fit s"], {"LPD"}),
+                "summary": (["size", "method", "P@1 mean", "P@5 mean", "LPD mean", "P@1 − MLLSPC",
+                             "P@1 − LabelFrequency", "seeds"], {"P@1 std", "P@5 std", "LPD mean", "LPD std", "fit s std"})},
+        figures=[],
+    ),
     "elbo_vs_lpd": dict(
         tables={"runs": (["dataset", "variant", "ELBO/N", "LPD", "NLL", "ECE", "P@1", "bias_only", "fit s"], set()),
                 "correlation": (["dataset", "runs", "ρ(ELBO/N, LPD)", "ρ(ELBO/N, P@1)", "ρ(LPD, P@1)"], set())},

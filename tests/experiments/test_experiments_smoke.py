@@ -58,6 +58,17 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
                                    tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
         assert list(tables["table4_fixed"]["paper P@1"]) == [36.43]
+    elif name == "mlgpf_informative":
+        runs = tables["runs"].set_index("method")
+        assert sorted(runs.index) == sorted(["oracle", "LabelFrequency", "MLLSPC", "MLGPF default", "MLGPF 100 epochs",
+                                             "MLGPF 100 epochs, no early stopping"])
+        off = runs.loc["MLGPF 100 epochs, no early stopping"]
+        assert off["best epoch"] == 0 and off["epochs"] == 6  # --quick caps the epochs at 6
+        stopped = runs.loc["MLGPF default"]
+        assert 1 <= stopped["best epoch"] <= stopped["epochs"] <= 6
+        assert np.isnan(runs.loc["oracle", "LPD"]) and np.isfinite(runs.loc["MLLSPC", "LPD"])
+        summary = tables["summary"].set_index("method")
+        assert summary.loc["MLLSPC", "P@1 − MLLSPC"] == 0 and summary.loc["LabelFrequency", "P@1 − LabelFrequency"] == 0
     elif name == "geneml_missing_labels":
         df = tables["missing_labels"]
         assert set(zip(df["hiding"], df["fraction"])) == {("none", 0.0), ("uniform", 0.4), ("propensity", 0.4)}
