@@ -18,8 +18,8 @@ model's map wrapped in ``RowNormalised``: it scores as it did.
 
 On its held-out rows (``validation_fraction``, :mod:`mlgp.recipes.held_out`) ``fit`` stops
 training early by their log predictive density and keeps the best epoch, then keeps the bias-only
-model (Φ = 0, ``bias_only_``) when the bias alone ranks them better than f̄: the fitted estimator
-never ranks the held-out rows worse than its own bias does.
+model (Φ = 0, ``bias_only_``) when the bias alone predicts them better (the same density): the
+fitted estimator never predicts the held-out rows worse than its own bias does.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
-from .held_out import HeldOutStopping, bias_ranks_better, split_rows
+from .held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -108,7 +108,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         The settings trained with, sizes filled in (``None`` for a model wrapped by
         :meth:`from_model` without them).
     bias_only_ : bool
-        Whether the held-out rows chose the bias alone (Φ set to 0).
+        Whether the held-out rows chose the bias alone (Φ set to 0): their log predictive density
+        under σ(b) beat the trained model's.
     best_epoch_ : int or None
         With early stopping, the epoch whose parameters were kept (``trace_`` then has
         ``held-out lpd``, nats per held-out row); ``None`` without it.
@@ -235,8 +236,10 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        self.bias_only_ = held is not None and bias_ranks_better(
-            self.predict_topk(X[held], min(5, K)), model.likelihood.bias.numpy(), Y[held])
+        if held is not None:
+            scored = stopping is not None and stopping.best_epoch > 0
+            model_lpd = stopping.best if scored else held_out_lpd(model, X[held], Y[held])
+        self.bias_only_ = held is not None and bias_predicts_better(model_lpd, model.likelihood.bias.numpy(), Y[held])
         if self.bias_only_:
             model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
         self.trace_ = self._trace(trace, Xtr.shape[0])

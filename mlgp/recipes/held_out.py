@@ -10,16 +10,18 @@ scores held-out rows (the estimator's ``validation_fraction``) by their log pred
 stops when ``patience`` epochs in a row have not improved on it, and :meth:`restore` puts the best
 epoch's parameters back. Nothing here changes the bound or the step.
 
-:func:`bias_ranks_better` is the bias guard: a GP term fitted to uninformative features can only
-add noise to the bias's ranking, so the estimator keeps the bias alone (Φ = 0) when it ranks the
-held-out rows better.
+:func:`bias_predicts_better` is the bias guard: a GP term fitted to uninformative features can only
+add noise to the bias's predictions, so the estimator keeps the bias alone (Φ = 0) when it predicts
+the held-out rows better, by the same log predictive density. (Measured on synthetic data, 50–60
+held-out rows: the density chose right on six of six sets, where comparing P@1 then P@5 threw away
+an informative model on one of three — ``tests/recipes/test_held_out.py``.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HeldOutStopping", "bias_ranks_better", "held_out_lpd", "split_rows"]
+__all__ = ["HeldOutStopping", "bias_lpd", "bias_predicts_better", "held_out_lpd", "split_rows"]
 
 #: Rows scored per block (bounds the (rows, K) probability block's memory).
 _BLOCK_ROWS = 1000
@@ -35,18 +37,25 @@ def split_rows(N: int, fraction: float, seed: int):
     return np.sort(order[held:]), np.sort(order[:held])
 
 
-def bias_ranks_better(model_topk, bias, Y_held) -> bool:
-    """Whether the bias ``b`` (K,) alone ranks the held-out rows better than the model's top-k
-    ``model_topk`` (of at least min(5, K) labels): P@1, then P@5, compared in that order."""
-    from ..metrics import evaluate
-    from ..scores import topk
+def bias_lpd(bias, Y) -> float:
+    """Log predictive density of labels ``Y`` (N, K) CSR under the bias alone, p = σ(b) for every
+    row (Φ = 0 makes f = b certain): nats per row."""
+    from ..metrics import log_predictive_density
 
-    N, K = Y_held.shape
-    ks = [k for k in (1, 5) if k <= K]
-    bias_scores = topk(np.broadcast_to(np.asarray(bias, dtype=np.float64), (N, K)), max(ks))
-    a = evaluate(Y_held, model_topk, ks=ks).loc["P"]
-    b = evaluate(Y_held, bias_scores, ks=ks).loc["P"]
-    return tuple(b) > tuple(a)
+    p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(bias, dtype=np.float64)))
+    N = Y.shape[0]
+    total = 0.0
+    for start in range(0, N, _BLOCK_ROWS):
+        rows = slice(start, min(N, start + _BLOCK_ROWS))
+        total += log_predictive_density(Y[rows], np.broadcast_to(p, (rows.stop - rows.start, p.size))) * (rows.stop - rows.start)
+    return total / N
+
+
+def bias_predicts_better(model_lpd: float, bias, Y_held) -> bool:
+    """The bias guard: whether the bias ``b`` (K,) alone predicts the held-out labels ``Y_held``
+    better (higher log predictive density, :func:`bias_lpd`) than the model did (``model_lpd``,
+    nats per row); a tie keeps the model."""
+    return bias_lpd(bias, Y_held) > model_lpd
 
 
 def held_out_lpd(model, X, Y) -> float:
