@@ -14,7 +14,13 @@ from ..data.preprocessing import normalise_rows
 from ..errors import ArgumentError, ShapeError
 from .settings import MLGPFSettings
 
-__all__ = ["build_and_train", "check_sizes", "check_strategy", "default_jit_compile"]
+__all__ = ["auto_jit_compile", "build_and_train", "check_sizes", "check_strategy", "default_jit_compile"]
+
+#: Training points from which :func:`auto_jit_compile` compiles the step with XLA.
+XLA_FROM_POINTS = 2000
+#: The smallest budget (seconds) for which :func:`auto_jit_compile` compiles with XLA: on Bibtex
+#: (P = 159, M = 400, 2 cores) XLA's compilation is paid back after about 60 s (docs/results.md).
+XLA_FROM_SECONDS = 60.0
 
 
 def check_strategy(strategy, jit_compile) -> None:
@@ -104,6 +110,16 @@ def default_jit_compile(q_family: str):
     """How the step is compiled by default: ``"except-cholesky"`` for the whitened family, else
     ``False`` (see :func:`mlgp.recipes.train_mlgpf`'s ``jit_compile``)."""
     return "except-cholesky" if q_family == "whitened" else False
+
+
+def auto_jit_compile(q_family: str, num_train: int, max_seconds: float | None, strategy=None):
+    """``jit_compile="auto"`` of :class:`mlgp.recipes.MLGPFClassifier`: :func:`default_jit_compile`
+    from :data:`XLA_FROM_POINTS` training points on, with no budget or one of at least
+    :data:`XLA_FROM_SECONDS`, and no strategy; else ``False`` (compiling would cost more than it saves)."""
+    long_enough = max_seconds is None or max_seconds >= XLA_FROM_SECONDS
+    if num_train >= XLA_FROM_POINTS and long_enough and strategy is None:
+        return default_jit_compile(q_family)
+    return False
 
 
 def check_sizes(s: MLGPFSettings, K: int) -> None:

@@ -38,7 +38,7 @@ from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trac
 from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
-from .build import build_and_train, check_sizes, check_strategy, default_jit_compile
+from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
 from .held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
@@ -49,8 +49,6 @@ _DEFAULTS = {name: f.default for name, f in setting_fields().items()}
 _SIZED = ("num_latent_gps", "num_inducing", "batch_size")
 #: Settings that are not estimator parameters (the caller chooses the rows).
 _NOT_PARAMETERS = ("max_train",)
-#: Training points from which ``jit_compile="auto"`` compiles the step with XLA.
-_XLA_FROM = 2000
 _TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
 
 
@@ -86,8 +84,8 @@ class MLGPFClassifier(MultiLabelEstimator):
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
         How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
         :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
-        N = 2,000 training points on, and no XLA below, where compiling (seconds) costs more than it
-        saves.
+        N = 2,000 training points on and with no ``max_seconds`` or one of at least 60; no XLA
+        below, where compiling (seconds) costs more than it saves.
     progress : bool, default=False
         Show tqdm progress bars over the epochs.
     threshold : float, default=0.5
@@ -225,7 +223,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
         if jit == "auto":
-            jit = default_jit_compile(s.q_family) if Xtr.shape[0] >= _XLA_FROM and strategy is None else False
+            jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
         check_strategy(strategy, jit)
         stopping = None if held is None or self.early_stopping is False else HeldOutStopping(
             X[held], Y[held], self.n_iter_no_change)

@@ -367,8 +367,9 @@ def test_the_hold_out_split() -> None:
     assert split_rows(30, 0.0, 0) == (None, None)
 
 
-@pytest.mark.parametrize("rows, xla", [(1999, False), (2000, True)])
-def test_xla_is_chosen_from_two_thousand_training_rows(monkeypatch, rows, xla) -> None:
+@pytest.mark.parametrize("rows, seconds, xla", [(1999, None, False), (2000, None, True), (2000, 59.9, False),
+                                                (2000, 60, True)])
+def test_xla_is_chosen_from_two_thousand_training_rows_and_a_minute(monkeypatch, rows, seconds, xla) -> None:
     import mlgp.recipes.estimator as estimator
 
     seen = {}
@@ -381,7 +382,8 @@ def test_xla_is_chosen_from_two_thousand_training_rows(monkeypatch, rows, xla) -
     rng = np.random.default_rng(0)
     X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
     with pytest.raises(RuntimeError, match="stop before training"):
-        MLGPFClassifier(q_family="whitened", validation_fraction=0, num_inducing=5, epochs=1).fit(X, Y)
+        MLGPFClassifier(q_family="whitened", validation_fraction=0, num_inducing=5, epochs=1,
+                        max_seconds=seconds).fit(X, Y)
     assert (seen["jit"] is not False) is xla
 
 
