@@ -66,8 +66,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
         compiling the step and the ``validation`` evaluations included): the clock is looked at
         after every optimiser step and training stops after the step that reaches the bound, so a
-        fit overruns it by at most one step (``epochs`` is then an upper bound;
-        :class:`mlgp.estimator.training.Budget`).
+        fit overruns it by one step and the scoring of the held-out rows that ends the epoch
+        (``epochs`` is then an upper bound; :class:`mlgp.estimator.training.Budget`).
     validation_fraction : float, default=0.1
         Share of the training rows held out (at random, by ``seed``) for early stopping and to
         choose between the trained model and its bias alone (see the module docstring); 0 trains
