@@ -16,7 +16,7 @@ from mlgp.errors import ArgumentError
 from mlgp.estimator import MultiLabelEstimator, ParameterError
 from mlgp.metrics import evaluate, log_predictive_density
 from mlgp.recipes import MLGPFClassifier
-from mlgp.recipes.held_out import HeldOutStopping, bias_predicts_better, held_out_lpd
+from mlgp.recipes.held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
 
 
 def _p1(est, ds) -> float:
@@ -32,6 +32,17 @@ def informative():
 def default_fit(informative):
     """The default MLGPFClassifier (20 epochs at most, early stopping) fitted on ``informative``."""
     return MLGPFClassifier().fit(informative.train.X, informative.train.Y)
+
+
+def test_the_hold_out_split() -> None:
+    """No rows held out at fraction 0 or with one row; from two rows on, at least one held out and
+    at least one left to train."""
+    assert split_rows(1, 0.1, 0) == (None, None)
+    train, held = split_rows(2, 0.1, 0)
+    assert len(train) == len(held) == 1 and sorted([*train, *held]) == [0, 1]
+    train, held = split_rows(30, 0.1, 0)
+    assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
+    assert split_rows(30, 0.0, 0) == (None, None)
 
 
 # ------------------------------------------------------------------------------------- stopping --
@@ -119,7 +130,7 @@ def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, 
     ds, clf = informative, default_fit
     lpd = clf.trace_["held-out lpd"].to_numpy()
     assert clf.best_epoch_ == int(np.argmax(lpd)) + 1 and clf.n_iter_ == clf.best_epoch_ + 5 < 20
-    train, held = held_out.split_rows(500, 0.1, 0)
+    train, held = split_rows(500, 0.1, 0)
     assert held_out_lpd(clf.model_, ds.train.X[held], ds.train.Y[held]) == pytest.approx(lpd.max(), rel=1e-5)
     full = MLGPFClassifier(epochs=30, seed=0, early_stopping=False).fit(ds.train.X, ds.train.Y)
     assert full.n_iter_ == 30 and full.best_epoch_ is None and "held-out lpd" not in full.trace_

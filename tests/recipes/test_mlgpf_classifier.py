@@ -354,19 +354,6 @@ def test_loading_checks_k_and_d_against_the_header(fitted, tmp_path, monkeypatch
         MultiLabelEstimator.load(path)
 
 
-def test_the_hold_out_split() -> None:
-    """No rows held out at fraction 0 or with one row; from two rows on, at least one held out and
-    at least one left to train."""
-    from mlgp.recipes.held_out import split_rows
-
-    assert split_rows(1, 0.1, 0) == (None, None)
-    train, held = split_rows(2, 0.1, 0)
-    assert len(train) == len(held) == 1 and sorted([*train, *held]) == [0, 1]
-    train, held = split_rows(30, 0.1, 0)
-    assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
-    assert split_rows(30, 0.0, 0) == (None, None)
-
-
 @pytest.mark.parametrize("rows, seconds, xla", [(1999, None, False), (2000, None, True), (2000, 59.9, False),
                                                 (2000, 60, True)])
 def test_xla_is_chosen_from_two_thousand_training_rows_and_a_minute(monkeypatch, rows, seconds, xla) -> None:
