@@ -28,6 +28,24 @@ def _needs_plain_apply(opt) -> bool:
     return isinstance(opt, PlainApplyOptimizer) and bool(opt.needs_plain_apply)
 
 
+def _traced_once_for_any_batch(step):
+    """``step`` traced on its first call for any batch size (the batch dimension of every argument
+    left unknown), so that an epoch's last, smaller minibatch does not trace it again (2.6 s on
+    Bibtex at P = 159, M = 400, against 6.8 s for the first trace). Under XLA each batch size is
+    still compiled once."""
+    traced = []
+
+    def call(xb, yb):
+        if not traced:
+            specs = tf.nest.map_structure(lambda t: tf.TensorSpec([None, *t.shape[1:]], t.dtype), (xb, yb))
+            step.get_concrete_function(*specs)
+            traced.append(True)
+        return step(xb, yb)
+
+    call.tracing_count = step.experimental_get_tracing_count
+    return call
+
+
 def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
     """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → ``(elbo, kl)``.
 
@@ -52,7 +70,7 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
             opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
             return elbo, kl
 
-        return step
+        return _traced_once_for_any_batch(step)
 
     replicas = strategy.num_replicas_in_sync
 

@@ -189,3 +189,28 @@ def test_xla_step_stops_on_divergence(problem, jit_compile):
     with pytest.raises(ArgumentError, match=r"jit_compile=True cannot be combined with a tf\.distribute strategy"):
         fit(build(problem), (problem.train.X, problem.train.Y), epochs=1, jit_compile=True,
             strategy=__import__("tensorflow").distribute.get_strategy(), progress=False)
+
+
+@pytest.mark.parametrize("negatives", [None, 3], ids=["every label", "sampled labels"])
+def test_the_plain_step_is_traced_once_for_every_batch_size(problem, negatives) -> None:
+    """An epoch's last minibatch is smaller (here 60 rows in batches of 25: 25, 25, 10): the step
+    is traced on its first call for any batch size, not again for the 10 rows, and the steps still
+    train (the bound rises)."""
+    from gpflow.keras import tf_keras
+
+    from mlgp.training import MinibatchSampler, make_step
+
+    model = build(problem)
+    sampler = MinibatchSampler(problem.train.X, problem.train.Y, batch_size=25, negatives=negatives, seed=0,
+                               float_type=model.float_type)
+    step = make_step(model, tf_keras.optimizers.Adam(0.01), None, 60, False)
+    before, sizes, counts = full_elbo(model, problem), [], []
+    with model.float_context():
+        for _ in range(3):
+            for xb, yb in sampler.epoch():
+                step(xb, yb)
+                sizes.append(int(xb.shape[0]))
+                counts.append(step.tracing_count())
+    # the first call may trace twice (the optimizer's slots are created in the first trace)
+    assert sizes == [25, 25, 10] * 3 and counts == [counts[0]] * 9
+    assert full_elbo(model, problem) > before
