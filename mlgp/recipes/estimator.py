@@ -234,10 +234,9 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        if held is not None:
-            scored = stopping is not None and stopping.best_epoch > 0
-            model_lpd = stopping.best if scored else held_out_lpd(model, X[held], Y[held])
-        self.bias_only_ = held is not None and bias_predicts_better(model_lpd, model.likelihood.bias.numpy(), Y[held])
+        scored = stopping is not None and stopping.best_epoch > 0
+        self.bias_only_ = held is not None and bias_predicts_better(
+            stopping.best if scored else held_out_lpd(model, X[held], Y[held]), model.likelihood.bias.numpy(), Y[held])
         if self.bias_only_:
             model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
         self.trace_ = self._trace(trace, Xtr.shape[0])

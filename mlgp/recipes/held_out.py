@@ -41,15 +41,8 @@ def split_rows(N: int, fraction: float, seed: int):
 def bias_lpd(bias, Y) -> float:
     """Log predictive density of labels ``Y`` (N, K) CSR under the bias alone, p = σ(b) for every
     row (Φ = 0 makes f = b certain): nats per row."""
-    from ..metrics import log_predictive_density
-
     p = 0.5 * (1.0 + np.tanh(0.5 * np.asarray(bias, dtype=np.float64)))
-    N = Y.shape[0]
-    total = 0.0
-    for start in range(0, N, _BLOCK_ROWS):
-        rows = slice(start, min(N, start + _BLOCK_ROWS))
-        total += log_predictive_density(Y[rows], np.broadcast_to(p, (rows.stop - rows.start, p.size))) * (rows.stop - rows.start)
-    return total / N
+    return _blockwise_lpd(Y, lambda rows: np.broadcast_to(p, (rows.stop - rows.start, p.size)))
 
 
 def bias_predicts_better(model_lpd: float, bias, Y_held) -> bool:
@@ -63,14 +56,20 @@ def held_out_lpd(model, X, Y) -> float:
     """Log predictive density of raw rows ``X`` (N, D) with 0/1 labels ``Y`` (N, K) CSR under
     ``model``: mean over the rows of Σ_k log p(y_nk), p from E_q[σ(f)] (nats per row)."""
     from ..blocks import take_rows
+
+    return _blockwise_lpd(Y, lambda rows: model.label_probabilities(take_rows(X, rows, input_map=model.input_map)))
+
+
+def _blockwise_lpd(Y, proba_of) -> float:
+    """Mean over the rows of ``Y`` (N, K) of their log predictive density, ``proba_of(rows)`` giving
+    the probabilities of a slice of rows, :data:`_BLOCK_ROWS` rows at a time."""
     from ..metrics import log_predictive_density
 
-    N = X.shape[0]
+    N = Y.shape[0]
     total = 0.0
     for start in range(0, N, _BLOCK_ROWS):
         rows = slice(start, min(N, start + _BLOCK_ROWS))
-        proba = model.label_probabilities(take_rows(X, rows, input_map=model.input_map))
-        total += log_predictive_density(Y[rows], proba) * (rows.stop - rows.start)
+        total += log_predictive_density(Y[rows], proba_of(rows)) * (rows.stop - rows.start)
     return total / N
 
 
