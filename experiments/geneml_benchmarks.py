@@ -82,7 +82,7 @@ def fit_one(method: str, settings: dict, seed: int, Xtr, Ytr, Xte, Yte, sweeps: 
                                       "num_results", "num_burnin_steps", "num_chains")}
     if sweeps is not None:
         params["num_burnin_steps"], params["num_results"] = sweeps
-    est = GenEML(random_state=seed, n_jobs=n_jobs, **params, **METHODS[method])
+    est = GenEML(random_state=seed, n_jobs=n_jobs, tol=None, **params, **METHODS[method])  # the recorded iteration counts
     watch = (Xte, Yte) if est.inference != "gibbs" else None
     t = time.perf_counter()
     est.fit(Xtr, Ytr, validation=watch)

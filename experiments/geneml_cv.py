@@ -19,7 +19,7 @@ import time
 
 GRIDS = {"enron": {"n_components": [50, 100], "lambda_u": [1.0, 10.0], "lambda_v": [1.0, 5.0]},
          "delicious": {"n_components": [50, 100], "lambda_v": [1.0, 5.0]}}
-SETTINGS = dict(inference="em", max_iter=20, normalize_rows=True, n_jobs=1)
+SETTINGS = dict(inference="em", max_iter=20, normalize_rows=True, n_jobs=1, tol=None)
 QUICK = dict(max_iter=2, max_train=300)
 COLUMNS = ["dataset", "P@1", "P@3", "P@5", "best", "validation P@1", "search s"]
 

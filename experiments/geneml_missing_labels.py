@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> None:
     s.pop("fractions", None)
     max_train = s.pop("max_train", None)
     seeds = args.seeds or [0]
-    common = {k: s[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w")}
+    common = {**{k: s[k] for k in ("n_components", "lambda_u", "lambda_v", "lambda_w")}, "tol": None}
     per_inference = {"em": dict(max_iter=s["max_iter"]), "online-em": dict(max_iter=s["max_iter"], batch_size=s["batch_size"]),
                      "gibbs": dict(num_results=s["num_results"], num_burnin_steps=s["num_burnin_steps"], num_chains=1)}
     methods = {method_name(inf, init, kind): dict(exposure=kind, inference=inf, exposure_init=init, **per_inference[inf])

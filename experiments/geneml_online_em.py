@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-SETTINGS = dict(n_components=100, max_iter=20, batch_size=1000, normalize_rows=True, carry_local=True)
+SETTINGS = dict(n_components=100, max_iter=20, batch_size=1000, normalize_rows=True, carry_local=True, tol=None)
 QUICK = dict(n_components=3, max_iter=2, batch_size=100, max_train=300)
 COLUMNS = ["dataset", "method", "seed", "P@1", "P@3", "P@5", "P@1 epochs only", "fit s", "median s per epoch",
            "final pass s"]

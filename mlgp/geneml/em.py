@@ -32,11 +32,12 @@ from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
 from .exposure import CovariateExposure
+from .relevance import log_relevance_prior, relevance_mode, scaled
 from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
                       normal_log_density, row_updates, solve_spd)
 
-__all__ = ["EMState", "Priors", "batch_em", "global_log_prior", "log_posterior", "rows_log_density"]
+__all__ = ["EMState", "Priors", "batch_em", "converged", "global_log_prior", "log_posterior", "rows_log_density"]
 
 
 @dataclass
@@ -50,6 +51,12 @@ class EMState:
     V: np.ndarray
     mu: np.ndarray | None
     covariates: CovariateExposure | None = None
+    relevance: np.ndarray | None = None
+
+    def label_precisions(self, priors: "Priors") -> np.ndarray:
+        """The prior precision of each column of V (k,): λ_v, times the relevances r with ARD
+        (:mod:`mlgp.geneml.relevance`)."""
+        return np.broadcast_to(scaled(priors.lambda_v, self.relevance), self.V.shape[1:]).astype(np.float64)
 
     def exposure(self, rows) -> np.ndarray | None:
         """μ of the rows ``rows``: (K,) (global), (B, K) (covariates) or None."""
@@ -58,13 +65,15 @@ class EMState:
 
 @dataclass(frozen=True)
 class Priors:
-    """Prior precisions and the Beta prior of μ."""
+    """Prior precisions, the Beta prior of μ, and the Gamma(shape, rate) hyperprior of the latent
+    dimensions' relevances (None: no ARD; :mod:`mlgp.geneml.relevance`)."""
 
     lambda_u: float = 1.0
     lambda_v: float = 1.0
     lambda_w: float = 1.0
     alpha: float = 1.0
     beta: float = 1.0
+    relevance: tuple[float, float] | None = None
 
 
 class _Block(NamedTuple):
@@ -81,7 +90,7 @@ class _Block(NamedTuple):
 
 def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterations: int = 5,
              block_rows: int = 1000, n_jobs: int | None = 1, progress=None, callback=None,
-             max_seconds: "float | Budget | None" = None) -> tuple[EMState, pd.DataFrame]:
+             max_seconds: "float | Budget | None" = None, tol: float | None = None) -> tuple[EMState, pd.DataFrame]:
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K), or
     fewer: ``max_seconds`` (wall seconds from the call, or a caller's
     :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration (objective and
@@ -91,10 +100,13 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     iteration's end — ``objective`` — the log posterior at the end of the iteration — and
     ``seconds``, the iteration's E- and M-steps without the objective's evaluation). ``progress(iterable)`` wraps the iteration loop;
     ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
+    ``tol``: stop after the first iteration whose objective changed by at most ``tol`` times its
+    size (:func:`converged`).
     """
     blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
     with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]):
-        return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds)
+        return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds,
+                         tol)
 
 
 def _blocks(X, Y, block_rows: int) -> list:
@@ -103,7 +115,7 @@ def _blocks(X, Y, block_rows: int) -> list:
 
 
 def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
-              progress, callback, max_seconds) -> tuple[EMState, pd.DataFrame]:
+              progress, callback, max_seconds, tol=None) -> tuple[EMState, pd.DataFrame]:
     """:func:`batch_em` over precomputed ``blocks``."""
     budget = Budget.of(max_seconds)
     N = X.shape[0]
@@ -120,22 +132,30 @@ def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, 
         stat_a = sum(r.stat_a for r in results)
         stat_b = sum(r.stat_b for r in results)
         exposed = sum(r.exposed for r in results)
-        k = state.V.shape[1]
-        V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
+        V = solve_spd(stat_a + np.diag(state.label_precisions(priors)), stat_b)
         W = ridge.mean(np.asarray(X.T @ U), state.W, priors.lambda_u, priors.lambda_w, cg_iterations)
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
         covariates = None if state.covariates is None else \
             state.covariates.newton([r.rows for r in results], [r.gamma for r in results])
-        state = EMState(W, U, V, mu, covariates)
+        relevance = None if state.relevance is None else relevance_mode(V, priors.lambda_v, priors.relevance)
+        state = EMState(W, U, V, mu, covariates, relevance)
         seconds = time.perf_counter() - t0  # the iteration's steps, not the objective's evaluation
         row = dict(iteration=it, objective=_log_posterior(blocks, state, priors, n_jobs), seconds=seconds)
         if callback is not None:
             callback(it, state, row)
         spent = budget.spent()
         rows.append({"iteration": it, "elapsed": budget.elapsed, **{k: v for k, v in row.items() if k != "iteration"}})
-        if spent:
+        if spent or converged([r["objective"] for r in rows], tol):
             break
     return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "elapsed", "objective", "seconds"])
+
+
+def converged(objectives: list, tol: float | None) -> bool:
+    """Whether the last of ``objectives`` differs from the one before by at most ``tol`` times its
+    size (never with ``tol`` None or fewer than two values)."""
+    if tol is None or len(objectives) < 2:
+        return False
+    return abs(objectives[-1] - objectives[-2]) <= tol * abs(objectives[-1])
 
 
 def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors) -> _Block:
@@ -181,9 +201,11 @@ def rows_log_density(X_b, Y_b, U_b: np.ndarray, W: np.ndarray, V: np.ndarray, mu
 
 
 def global_log_prior(state: EMState, priors: Priors) -> float:
-    """log p(V) + log p(W) + log p(μ) (or log p(β)), exactly: the prior terms of the parameters
-    shared by every row (V ~ N(0, I/λ_v), W ~ N(0, I/λ_w), μ_l ~ Beta(α, β), β ~ N(0, I/λ_β))."""
-    value = normal_log_density(state.V, priors.lambda_v) + normal_log_density(state.W, priors.lambda_w)
+    """log p(V) + log p(W) + log p(μ) (or log p(β)) + log p(r), exactly: the prior terms of the
+    parameters shared by every row (V ~ N(0, I/λ_v), W ~ N(0, I/λ_w), μ_l ~ Beta(α, β),
+    β ~ N(0, I/λ_β); with ARD V_j ~ N(0, I/(λ_v r_j)) and r_j ~ Gamma(a, b))."""
+    value = normal_log_density(state.V, state.label_precisions(priors)) + normal_log_density(state.W, priors.lambda_w)
+    value += log_relevance_prior(state.relevance, priors.relevance)
     if state.mu is not None:
         a, b = priors.alpha, priors.beta
         value += float(np.sum((a - 1.0) * np.log(state.mu) + (b - 1.0) * np.log1p(-state.mu))

@@ -13,6 +13,7 @@ only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,10 +25,20 @@ from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 
 from ..estimator.training import MAX_SECONDS, Budget
 from .em import Priors
+from ..errors import ArgumentError
 from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
 from .inference import INFERENCES, FitRun
+from .relevance import check_relevance_prior, effective_rank
 
 __all__ = ["GenEML"]
+
+
+def _components(k: int, N: int, K: int) -> int:
+    """k, or min(N, K) where that is smaller (a warning says what is used)."""
+    if k <= min(N, K):
+        return k
+    warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}", stacklevel=3)
+    return min(N, K)
 
 
 def _progress_bar(description: str):
@@ -56,7 +67,10 @@ class GenEML(MultiLabelEstimator):
         the Gibbs sampler (:mod:`mlgp.geneml.gibbs`: ``num_burnin_steps`` sweeps, then
         ``num_results`` kept draws per chain, ranking by the posterior mean of W Vᵀ).
     max_iter : int, default=30
-        EM iterations, or online-EM epochs (passes over the rows).
+        Most EM iterations, or online-EM epochs (passes over the rows).
+    tol : float or None, default=1e-4
+        EM and online EM stop after the first iteration (epoch) whose log posterior changed by at
+        most ``tol`` times its size; None runs ``max_iter``. The Gibbs sampler ignores it.
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checks, objectives and ``validation``
         evaluations included), looked at after every step — an EM iteration, an online-EM
@@ -104,9 +118,14 @@ class GenEML(MultiLabelEstimator):
         with ξ and ω summed out (:func:`mlgp.geneml.draws.scale_labels`). Without it the scale of
         ψ = U Vᵀ creeps a few per cent per sweep and the chains take hundreds of sweeps to reach it.
     precision_prior : (float, float) or None, default=None
-        Gibbs only: a Gamma(shape, rate) hyperprior on λ_u, λ_w and on one λ_v per latent dimension
-        (automatic relevance determination), all drawn in the sweep from the values above; None
-        keeps the precisions fixed.
+        Gibbs only: a Gamma(shape, rate) hyperprior on λ_u, λ_w and on one λ_v per latent dimension,
+        all drawn in the sweep from the values above; None keeps the precisions fixed. Exclusive
+        with ``relevance_prior``.
+    relevance_prior : (float, float) or None, default=None
+        Automatic relevance determination of the latent dimensions: a Gamma(shape, rate) prior on
+        a relevance r_j per dimension that scales λ_w, λ_u and λ_v in that dimension's column
+        (:mod:`mlgp.geneml.relevance`); set to its conditional mode by EM, drawn by Gibbs.
+        ``n_components`` is then an upper bound and ``effective_rank_`` the dimensions in use.
     normalize_rows : bool, default=False
         L2-normalise every row of X, in ``fit`` and in every scoring call (Jain et al.'s and
         ``experiments/geneml_benchmarks.py``'s preprocessing; ``mlgp fit geneml`` and
@@ -152,6 +171,13 @@ class GenEML(MultiLabelEstimator):
         steps, or sweeps over all chains so far), ``elapsed`` (seconds since ``fit`` began),
         ``objective`` (the log posterior per training point; EM's is non-decreasing), then the
         inference's own columns, with the total as ``log_posterior`` (:mod:`mlgp.geneml.inference`).
+    n_components_ : int
+        The k used: ``n_components``, or min(N, K) where that is smaller (with a warning).
+    relevance_ : np.ndarray (k,) or None
+        The latent dimensions' relevances with ARD (the posterior mean with Gibbs), else None.
+    effective_rank_ : int
+        The rank in use: how many singular values of the training points' ψ = (X W) Vᵀ carry 99 %
+        of its squared Frobenius norm (:func:`mlgp.geneml.relevance.effective_rank`).
     n_iter_ : int
         EM iterations, online-EM epochs (final passes included), or Gibbs sweeps (over all chains)
         run.
@@ -166,6 +192,7 @@ class GenEML(MultiLabelEstimator):
         "exposure": [StrOptions({"global", "covariates"}), None],
         "inference": [StrOptions({"em", "online-em", "gibbs"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_seconds": MAX_SECONDS,
         "lambda_u": [Interval(Real, 0, None, closed="neither")],
         "lambda_v": [Interval(Real, 0, None, closed="neither")],
@@ -187,6 +214,7 @@ class GenEML(MultiLabelEstimator):
         "gibbs_start": [StrOptions({"random", "em"})],
         "scale_move": ["boolean"],
         "precision_prior": [tuple, list, None],
+        "relevance_prior": [tuple, list, None],
         "n_jobs": N_JOBS,
         "progress": ["boolean"],
         "normalize_rows": ["boolean"],
@@ -203,7 +231,8 @@ class GenEML(MultiLabelEstimator):
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
                  normalize_rows: bool = False, scale_move: bool = True,
                  precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
-                 carry_local: bool = True) -> None:
+                 carry_local: bool = True, relevance_prior: tuple[float, float] | None = None,
+                 tol: float | None = 1e-4) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -234,10 +263,12 @@ class GenEML(MultiLabelEstimator):
         self.precision_prior = precision_prior
         self.final_passes = final_passes
         self.carry_local = carry_local
+        self.relevance_prior = relevance_prior
+        self.tol = tol
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
-                      float(self.beta))
+                      float(self.beta), check_relevance_prior(self.relevance_prior))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, label_features=None, validation=None) -> "GenEML":
@@ -251,23 +282,29 @@ class GenEML(MultiLabelEstimator):
         budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         precision_prior = check_precision_prior(self.precision_prior, self.inference)
+        priors = self._priors()
+        if precision_prior is not None and priors.relevance is not None:
+            raise ArgumentError("precision_prior and relevance_prior both set the precisions of V's columns: choose one")
         X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K = X.shape, Y.shape[1]
+        self.n_components_ = _components(int(self.n_components), N, K)
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
         validation = self._checked_validation(validation, D, K)
-        run = FitRun(self, X, Y, self._priors(), np.full(K, init) if self.exposure == "global" else None, covariates,
+        run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
                      _progress_bar(f"GenEML {self.inference}") if self.progress else None,
-                     validation_callback(validation), precision_prior)
+                     validation_callback(validation), precision_prior, self.n_components_,
+                     None if self.tol is None else float(self.tol))
         result = INFERENCES[self.inference](run)
         state, self.trace_ = result.state, result.trace
         for name, value in result.attributes.items():
             setattr(self, name, value)
-        self.W_, self.V_, self.exposure_ = state.W, state.V, state.mu
+        self.W_, self.V_, self.exposure_, self.relevance_ = state.W, state.V, state.mu, state.relevance
         self.residual_covariance_ = self._residual_covariance(X, state.U)
+        self.effective_rank_ = effective_rank(np.asarray(X @ self.W_), self.V_)
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
             rows = int(self.batch_size) if self.inference == "online-em" else int(self.block_rows)
@@ -278,10 +315,10 @@ class GenEML(MultiLabelEstimator):
 
     def _residual_covariance(self, X, U) -> np.ndarray:
         """Cov of u_n − x_n W over the training rows (k, k), the spread of a new point's u about
-        x W; the prior's I / λ_u where the fit keeps no U (Gibbs, online EM without carry)."""
-        k = int(self.n_components)
+        x W; the prior's diag(1 / (λ_u r)) where the fit keeps no U (Gibbs, online EM without carry)."""
         if U is None or not np.all(np.isfinite(U)):
-            return np.eye(k) / float(self.lambda_u)
+            relevance = np.ones(self.n_components_) if self.relevance_ is None else self.relevance_
+            return np.diag(1.0 / (float(self.lambda_u) * relevance))
         R = U - np.asarray(X @ self.W_)
         return (R.T @ R) / R.shape[0]
 
@@ -329,9 +366,10 @@ class GenEML(MultiLabelEstimator):
         from .model import geneml_joint
 
         check_is_fitted(self)
-        return geneml_joint(X, self.n_labels_, int(self.n_components), exposure=self.exposure,
+        return geneml_joint(X, self.n_labels_, self.n_components_, exposure=self.exposure,
                             covariates=covariates, lambda_u=self.lambda_u, lambda_v=self.lambda_v,
-                            lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef)
+                            lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef,
+                            relevance_prior=self.relevance_prior)
 
     def _fitted_arrays(self) -> dict:
         arrays = {"W_": self.W_, "V_": self.V_, "residual_covariance_": self.residual_covariance_}
@@ -341,15 +379,22 @@ class GenEML(MultiLabelEstimator):
             arrays["coef_"] = self.coef_
         if self.exposure_ is not None:
             arrays["exposure_"] = self.exposure_
+        if self.relevance_ is not None:
+            arrays["relevance_"] = self.relevance_
         return arrays
 
     def _fitted_scalars(self) -> dict:
-        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_}
+        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "n_components_": self.n_components_,
+                "effective_rank_": self.effective_rank_}
 
     def _restore_fitted(self, state: SavedState) -> None:
         super()._restore_fitted(state)
         self.n_iter_ = state.count("n_iter_")
-        k = int(self.n_components)
+        # files written before ARD hold neither: k was n_components, and every dimension counted as in use
+        k = self.n_components_ = state.count("n_components_") if state.has_scalar("n_components_") \
+            else int(self.n_components)
+        self.effective_rank_ = state.scalar("effective_rank_", int, low=0) if state.has_scalar("effective_rank_") else k
+        self.relevance_ = state.array("relevance_", (k,), low=0) if state.has("relevance_") else None
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
         # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)

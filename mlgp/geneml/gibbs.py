@@ -12,7 +12,9 @@ One sweep of a chain draws, in turn:
    β from its Gaussian conditional (:func:`mlgp.geneml.exposure.draw_coefficients`);
 5. with ``scale_move``, V → t V from t's conditional with ξ and ω summed out
    (:func:`mlgp.geneml.draws.scale_labels`);
-6. with ``precision_prior = (a, b)``, λ_u, λ_w and each λ_vj from their Gamma conditionals.
+6. with ``precision_prior = (a, b)``, λ_u, λ_w and each λ_vj from their Gamma conditionals; with
+   ARD (``priors.relevance``), the latent dimensions' relevances r (:mod:`mlgp.geneml.relevance`),
+   which scale the precisions of V's columns (the two are exclusive).
 
 The posterior-mean predictor's matrix is the Rao-Blackwellised Monte Carlo average of
 E[W Vᵀ | U, ω, ξ] = E[W | U] E[V | U, ω, ξ]ᵀ over the kept draws (``coef``, rotation-invariant): given
@@ -37,13 +39,13 @@ from joblib import Parallel, delayed
 
 from ..estimator.training import Budget
 from ..blocks import row_blocks
-from ..errors import TrainingDivergedError
+from ..errors import ArgumentError, TrainingDivergedError
 from .draws import draw_gaussians, draw_precisions, scale_labels
 from .em import EMState, Priors, log_posterior
 from .exposure import draw_coefficients
+from .relevance import draw_relevance, scaled
 from .ridge import WRidge
-from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, normal_log_density,
-                      row_updates)
+from .updates import centred_weights, exposure_posterior, label_statistics, log_likelihood, row_updates
 
 __all__ = ["PSI_CACHE_BYTES", "GibbsDivergedError", "GibbsOptions", "gibbs"]
 
@@ -85,6 +87,7 @@ class _Chain:
     mu: list = field(default_factory=list)
     beta: list = field(default_factory=list)
     precisions: list = field(default_factory=list)
+    relevance: list = field(default_factory=list)
     watched: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     coef: np.ndarray | None = None
@@ -119,6 +122,9 @@ def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_ch
     ``sweep``, ``kept``, ``objective`` — the log posterior at the draw given the precisions —
     ``tau`` (the scale move's log t), and ``seconds``), and the last chain's final state.
     """
+    if options.precision_prior is not None and priors.relevance is not None:
+        raise ArgumentError("precision_prior and the relevance prior (ARD) both set the precisions of V's columns: "
+                            "choose one")
     chains = range(num_chains)
     if budget is not None:
         results = []
@@ -143,7 +149,7 @@ def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_ch
 def _stack(chains: list[_Chain]) -> dict[str, np.ndarray]:
     """The chains' draws as (R, C, …) arrays (names with no draws left out)."""
     samples = {"coef": np.stack([c.coef for c in chains])}
-    for name in ("V", "mu", "beta", "precisions", "watched"):
+    for name in ("V", "mu", "beta", "precisions", "relevance", "watched"):
         draws = [getattr(c, name) for c in chains]
         if all(len(d) for d in draws):
             samples[name] = np.stack([np.stack(d) for d in draws], axis=1)
@@ -161,6 +167,8 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
     V = state.V + jitter * rng.standard_normal(state.V.shape)
     lambda_u, lambda_w = priors.lambda_u, priors.lambda_w
     lambda_v = np.array(np.broadcast_to(priors.lambda_v, (k,)), dtype=np.float64)  # one per latent dimension
+    relevance = None if priors.relevance is None else \
+        (np.ones(k) if state.relevance is None else np.array(state.relevance, dtype=np.float64))
     w_sampler = WRidge(X)
     draws = _Chain(coef=np.zeros((D, K)))
     sweeps = range(options.num_burnin_steps + options.num_results)
@@ -181,7 +189,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
             stat_a, stat_b, exposed = stat_a + part_a, stat_b + part_b, exposed + xi.sum(axis=0)
             if cov is not None:
                 xi_blocks.append(xi)
-        V_mean, V = draw_gaussians(stat_a + np.diag(lambda_v), stat_b, rng, with_mean=True)
+        V_mean, V = draw_gaussians(stat_a + np.diag(scaled(lambda_v, relevance)), stat_b, rng, with_mean=True)
         _check(V, "V", sweep, chain, None, draws, W, U, V, mu, cov)
         W, W_mean = w_sampler.draw(U, W, lambda_u, lambda_w, rng)
         _check(W, "W", sweep, chain, None, draws, W, U, V, mu, cov)
@@ -194,10 +202,13 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         tau = 0.0
         if options.scale_move:
             current = EMState(W, U, V, mu, cov)
-            V, tau = scale_labels(V, _likelihood_of_scale(Y, current, options.block_rows), lambda_v, rng,
-                                    options.precision_prior)
+            V, tau = scale_labels(V, _likelihood_of_scale(Y, current, options.block_rows),
+                                  scaled(lambda_v, relevance), rng, options.precision_prior)
         if options.precision_prior is not None:
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
+        if relevance is not None:
+            relevance = draw_relevance(V, lambda_v, priors.relevance, rng)
+            _check(relevance, "the relevances", sweep, chain, None, draws, W, U, V, mu, cov)
         last = budget is not None and budget.spent()
         kept = sweep >= options.num_burnin_steps or (last and draws.kept == 0)
         if kept:
@@ -210,25 +221,20 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
                 draws.beta.append(cov.coef)
             if options.precision_prior is not None:
                 draws.precisions.append(np.concatenate([[lambda_u, lambda_w], lambda_v]))
+            if relevance is not None:
+                draws.relevance.append(relevance)
             if watch is not None:
                 draws.watched.append(np.asarray(watch @ W_mean) @ V_mean.T)
         seconds = time.perf_counter() - t0
-        objective = _objective(X, Y, EMState(W, U, V, mu, cov), priors, lambda_u, lambda_w, lambda_v,
-                               options.block_rows)
+        objective = log_posterior(X, Y, EMState(W, U, V, mu, cov, relevance),
+                                  Priors(lambda_u, lambda_v, lambda_w, priors.alpha, priors.beta, priors.relevance),
+                                  options.block_rows)
         draws.rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau, seconds=seconds,
                                elapsed=budget.elapsed if budget is not None else np.nan))
         if last:
             break
     draws.coef /= max(draws.kept, 1)
-    return draws, EMState(W, U, V, mu, cov)
-
-
-def _objective(X, Y, state: EMState, priors: Priors, lambda_u: float, lambda_w: float, lambda_v: np.ndarray,
-               block_rows: int) -> float:
-    """log p(W, U, V, μ or β, Y | λ) at the current precisions, V's prior with one λ_vj per column."""
-    at = Priors(lambda_u, 1.0, lambda_w, priors.alpha, priors.beta)
-    value = log_posterior(X, Y, state, at, block_rows) - normal_log_density(state.V, 1.0)
-    return value + sum(normal_log_density(state.V[:, j], lam) for j, lam in enumerate(lambda_v))
+    return draws, EMState(W, U, V, mu, cov, relevance)
 
 
 def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float], float]:

@@ -39,6 +39,8 @@ class FitRun:
     progress: Callable | None
     callback: Callable | None
     precision_prior: object = None
+    n_components: int = 1
+    tol: float | None = None
 
 
 @dataclass
@@ -51,17 +53,19 @@ class Result:
 
 
 def start_state(run: FitRun, with_u: bool = True) -> EMState:
-    """W = 0, U and V ~ N(0, 0.01) from the fit's generator (U drawn first; online EM keeps none)."""
-    (N, D), K, k = run.X.shape, run.Y.shape[1], int(run.estimator.n_components)
+    """W = 0, U and V ~ N(0, 0.01) from the fit's generator (U drawn first; online EM keeps none),
+    every relevance 1 with ARD."""
+    (N, D), K, k = run.X.shape, run.Y.shape[1], run.n_components
     U = 0.1 * run.rng.standard_normal((N, k)) if with_u else None
-    return EMState(np.zeros((D, k)), U, 0.1 * run.rng.standard_normal((K, k)), run.mu, run.covariates)
+    relevance = None if run.priors.relevance is None else np.ones(k)
+    return EMState(np.zeros((D, k)), U, 0.1 * run.rng.standard_normal((K, k)), run.mu, run.covariates, relevance)
 
 
 def _em(run: FitRun) -> Result:
     est = run.estimator
     state, trace = batch_em(run.X, run.Y, start_state(run), run.priors, int(est.max_iter),
                             cg_iterations=int(est.cg_iterations), block_rows=int(est.block_rows), n_jobs=est.n_jobs,
-                            progress=run.progress, callback=run.callback, max_seconds=run.budget)
+                            progress=run.progress, callback=run.callback, max_seconds=run.budget, tol=run.tol)
     return Result(state, common_trace(trace, run.X.shape[0], step="iteration", total="objective"))
 
 
@@ -71,7 +75,8 @@ def _online_em(run: FitRun) -> Result:
                              int(est.batch_size), kappa=float(est.kappa), tau=float(est.tau),
                              cg_iterations=int(est.cg_iterations), seed=int(est.random_state),
                              block_rows=int(est.batch_size), progress=run.progress, callback=run.callback,
-                             max_seconds=run.budget, final_passes=int(est.final_passes), carry=bool(est.carry_local))
+                             max_seconds=run.budget, final_passes=int(est.final_passes), carry=bool(est.carry_local),
+                             tol=run.tol)
     return Result(state, common_trace(trace, run.X.shape[0], step="steps", total="objective"))
 
 
@@ -93,10 +98,13 @@ def _gibbs(run: FitRun) -> Result:
                                   budget=run.budget if est.max_seconds is not None else None)
     attributes = {"samples_": samples, "coef_": samples["coef"].mean(axis=0),
                   "diagnostics_": chain_diagnostics(samples, trace)}
+    state = replace(state, U=None)
     if state.mu is not None:
-        state = EMState(state.W, None, state.V, np.clip(samples["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
+        state = replace(state, mu=np.clip(samples["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))
     if state.covariates is not None:
-        state = EMState(state.W, None, state.V, None, replace(state.covariates, coef=samples["beta"].mean(axis=(0, 1))))
+        state = replace(state, covariates=replace(state.covariates, coef=samples["beta"].mean(axis=(0, 1))))
+    if state.relevance is not None:  # the posterior mean of the relevances
+        state = replace(state, relevance=samples["relevance"].mean(axis=(0, 1)))
     return Result(state, common_trace(trace, N, step=None, total="objective"), attributes)
 
 

@@ -2,9 +2,11 @@
 
 For N points with features X (N, D), K labels and k latent dimensions:
 
+- with ARD (``relevance_prior = (a, b)``), ``relevance`` r (k,): r_j ~ Gamma(a, b), the relevance
+  of latent dimension j (:mod:`mlgp.geneml.relevance`); without it r = 1;
 - W (D, k): each entry N(0, 1/λ_w) (the rows w_j of the paper's k × D matrix, transposed);
 - U (N, k): u_n ~ N(x_n W, I/λ_u);
-- V (K, k): v_l ~ N(0, I/λ_v);
+- V (K, k): v_l ~ N(0, diag(1/(λ_v r)));
 - exposure, one of
   ``"global"``: μ_l ~ Beta(α, β) per label (``mu``, (K,)), ξ_nl ~ Bernoulli(μ_l);
   ``"covariates"``: ``coef`` = (β_F, β_G) (C_F + C_G,) ~ N(0, I/λ_β), μ_nl = σ(η_nl) with
@@ -16,7 +18,8 @@ For N points with features X (N, D), K labels and k latent dimensions:
 
 :func:`geneml_joint` returns the ``tfd.JointDistributionNamed`` over (W, U, V, [mu | coef], [xi], Y):
 ``sample(seed=…)`` draws a synthetic data set with its latent variables, ``log_prob(values)`` is the
-complete-data log joint. The random variables' names are :data:`NAMES`. With ξ summed out, the log
+complete-data log joint. The random variables' names are :data:`NAMES` (``relevance`` first with
+ARD). With ξ summed out, the log
 joint is :func:`mlgp.geneml.em.log_posterior` (NumPy, exact, every normalising constant included).
 """
 
@@ -29,6 +32,7 @@ import tensorflow_probability as tfp
 
 from .. import arguments
 from ..errors import ArgumentError, ShapeError
+from .relevance import check_relevance_prior
 
 __all__ = ["EXPOSURES", "NAMES", "geneml_joint"]
 
@@ -43,7 +47,8 @@ NAMES = {"global": ("W", "U", "V", "mu", "xi", "Y"), "covariates": ("W", "U", "V
 
 def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None = "global", covariates=None,
                  lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0, alpha: float = 1.0,
-                 beta: float = 1.0, lambda_coef: float = 1.0, dtype=tf.float64) -> tfd.JointDistributionNamed:
+                 beta: float = 1.0, lambda_coef: float = 1.0, relevance_prior: tuple[float, float] | None = None,
+                 dtype=tf.float64) -> tfd.JointDistributionNamed:
     """The GenEML joint distribution given the features (module docstring).
 
     Parameters
@@ -61,6 +66,8 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
         Prior precisions (> 0).
     alpha, beta
         The Beta prior of the global exposures (> 0).
+    relevance_prior
+        (shape, rate) of the latent dimensions' Gamma relevance prior (ARD), or None.
     dtype
         Float type of the continuous variables (``xi`` and ``Y`` are int32).
 
@@ -75,6 +82,7 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
     precisions = dict(lambda_u=lambda_u, lambda_v=lambda_v, lambda_w=lambda_w, lambda_coef=lambda_coef,
                       alpha=alpha, beta=beta)
     p = {name: arguments.positive_real(value, name) for name, value in precisions.items()}
+    relevance_prior = check_relevance_prior(relevance_prior)
     x = _features(X, dtype)
     N, D = int(x.shape[0]), int(x.shape[1])
     F = G = None
@@ -84,15 +92,24 @@ def geneml_joint(X, num_labels: int, n_components: int, *, exposure: str | None 
         raise ArgumentError(f"covariates are used only with exposure='covariates', not {exposure!r}")
 
     def normal(loc, precision, ndims):
-        scale = tf.cast(1.0 / np.sqrt(precision), dtype)
+        scale = tf.math.rsqrt(tf.cast(precision, dtype))
         return tfd.Independent(tfd.Normal(loc, scale), reinterpreted_batch_ndims=ndims)
 
     zero = tf.zeros([], dtype)
-    model = {
-        "W": normal(tf.zeros([D, k], dtype), p["lambda_w"], 2),
-        "U": lambda W: normal(_matmul(x, W), p["lambda_u"], 2),
-        "V": normal(tf.zeros([K, k], dtype), p["lambda_v"], 2),
-    }
+    if relevance_prior is None:
+        model = {
+            "W": normal(tf.zeros([D, k], dtype), p["lambda_w"], 2),
+            "U": lambda W: normal(_matmul(x, W), p["lambda_u"], 2),
+            "V": normal(tf.zeros([K, k], dtype), p["lambda_v"], 2),
+        }
+    else:
+        shape, rate = relevance_prior
+        model = {
+            "relevance": tfd.Independent(tfd.Gamma(tf.fill([k], zero + shape), tf.fill([k], zero + rate)), 1),
+            "W": normal(tf.zeros([D, k], dtype), p["lambda_w"], 2),
+            "U": lambda W: normal(_matmul(x, W), p["lambda_u"], 2),
+            "V": lambda relevance: normal(tf.zeros([K, k], dtype), p["lambda_v"] * relevance, 2),
+        }
     logits = lambda U, V: tf.matmul(U, V, transpose_b=True)  # noqa: E731
     if exposure is None:
         model["Y"] = lambda U, V: tfd.Independent(tfd.Bernoulli(logits=logits(U, V), dtype=tf.int32), 2)

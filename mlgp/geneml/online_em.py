@@ -34,7 +34,8 @@ from .. import arguments
 from ..estimator.training import Budget
 from ..blocks import row_blocks, take_rows
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, global_log_prior, rows_log_density
+from .em import EMState, Priors, _mu_mode, converged, global_log_prior, rows_log_density
+from .relevance import relevance_mode
 from .ridge import WRidge
 from .updates import centred_weights, exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
 
@@ -59,7 +60,7 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
               callback=None, max_seconds: "float | Budget | None" = None, local_iterations: int = 2,
-              final_passes: int = 0, carry: bool = False) -> tuple[EMState, pd.DataFrame]:
+              final_passes: int = 0, carry: bool = False, tol: float | None = None) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch), or fewer:
     ``max_seconds`` (wall seconds from the call, or a caller's
@@ -76,7 +77,9 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     without ``carry`` U is still never held whole) and then set V, μ, β and W from them — batch EM
     iterations streamed over minibatches; each adds a trace row (``epoch`` continues, ``final``
     True). ``carry``: start each row's local steps, in the epochs and
-    in the final passes, from its u_n of the previous visit (x_n W at the first).
+    in the final passes, from its u_n of the previous visit (x_n W at the first). ``tol``: end the
+    epochs after the first whose objective changed by at most ``tol`` times its size
+    (:func:`mlgp.geneml.em.converged`); the final passes then run.
     """
     budget = Budget.of(max_seconds)
     block_rows = batch_size if block_rows is None else block_rows
@@ -86,6 +89,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     K = state.V.shape[0]
     stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
     W, V, mu, cov = state.W, state.V, state.mu, state.covariates
+    relevance = None if priors.relevance is None else (np.ones(k) if state.relevance is None else state.relevance)
     ridge, stat_xu = WRidge(X), np.zeros_like(W)  # XᵀX is the data's own: only Xᵀ U is blended
     t, rows = 0, []
     carried = np.full((N, k), np.nan) if carry else None
@@ -98,7 +102,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             rho = 1.0 if t == 1 else step_size(t, kappa, tau)
             batch = np.sort(part)
             scale = N / len(batch)
-            current = EMState(W, np.zeros((len(batch), k)), V, mu, cov)
+            current = EMState(W, np.zeros((len(batch), k)), V, mu, cov, relevance)
             X_b = take_rows(X, batch, dense=False)
             start_b = None if carried is None else carried[batch]
             U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations, start_b)
@@ -106,7 +110,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
                 carried[batch] = U_b
             stat_a = (1 - rho) * stat_a + rho * scale * a_b
             stat_b = (1 - rho) * stat_b + rho * scale * b_b
-            V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
+            V = solve_spd(stat_a + np.diag(current.label_precisions(priors)), stat_b)
             if mu is not None:
                 exposed = (1 - rho) * exposed + rho * scale * e_b
                 mu = _mu_mode(exposed, N, priors)
@@ -117,25 +121,27 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
                 cov = replace(cov, coef=cov.coef + rho * np.linalg.solve(hess, grad))
             stat_xu = (1 - rho) * stat_xu + rho * scale * np.asarray(X_b.T @ U_b)
             W = ridge.mean(stat_xu, W, priors.lambda_u, priors.lambda_w, cg_iterations)
+            if relevance is not None:
+                relevance = relevance_mode(V, priors.lambda_v, priors.relevance)
             if budget.spent():
                 break
         seconds = time.perf_counter() - t0
         elapsed = budget.elapsed
-        current = EMState(W, None, V, mu, cov)
+        current = EMState(W, None, V, mu, cov, relevance)
         row = dict(epoch=epoch, steps=t, final=False, elapsed=elapsed,
                    objective=streamed_objective(X, Y, current, priors, block_rows, carried), seconds=seconds)
         if callback is not None:
             callback(epoch, current, row)
         rows.append(row)
-        if elapsed >= budget.seconds:
+        if elapsed >= budget.seconds or converged([r["objective"] for r in rows], tol):
             break
     for extra in range(final_passes if budget.elapsed < budget.seconds else 0):
         t0 = time.perf_counter()
-        W, V, mu, cov = _full_pass(X, Y, EMState(W, None, V, mu, cov), priors, batch_size, ridge, cg_iterations,
-                                   local_iterations, carried)
+        W, V, mu, cov, relevance = _full_pass(X, Y, EMState(W, None, V, mu, cov, relevance), priors, batch_size,
+                                              ridge, cg_iterations, local_iterations, carried)
         seconds = time.perf_counter() - t0
         spent = budget.spent()
-        current = EMState(W, None, V, mu, cov)
+        current = EMState(W, None, V, mu, cov, relevance)
         epoch = (rows[-1]["epoch"] if rows else 0) + 1
         row = dict(epoch=epoch, steps=t, final=True, elapsed=budget.elapsed, seconds=seconds,
                    objective=streamed_objective(X, Y, current, priors, block_rows, carried))
@@ -144,14 +150,15 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
         rows.append(row)
         if spent:
             break
-    return EMState(W, None, V, mu, cov), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "final",
+    return EMState(W, None, V, mu, cov, relevance), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "final",
                                                                                      "elapsed", "objective", "seconds"])
 
 
 def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRidge, cg_iterations: int,
                local_iterations: int, carried: np.ndarray | None = None):
     """One batch-EM iteration streamed over minibatches of rows: every minibatch's local step at
-    ``state``, the statistics summed (not blended), then V, μ, β and W from the sums."""
+    ``state``, the statistics summed (not blended), then V, μ, β, W and the relevances from the sums
+    (as batch EM's)."""
     N, k = X.shape[0], state.V.shape[1]
     stat_a = stat_b = exposed = stat_xu = 0.0
     blocks, gammas = [], []
@@ -165,10 +172,12 @@ def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRi
         if state.covariates is not None:  # the covariates' Newton steps need every block's γ
             blocks.append(rows)
             gammas.append(gamma_b)
-    V = solve_spd(stat_a + priors.lambda_v * np.eye(k), stat_b)
+    V = solve_spd(stat_a + np.diag(state.label_precisions(priors)), stat_b)
     mu = None if state.mu is None else _mu_mode(exposed, N, priors)
     cov = None if state.covariates is None else state.covariates.newton(blocks, gammas)
-    return ridge.mean(stat_xu, state.W, priors.lambda_u, priors.lambda_w, cg_iterations), V, mu, cov
+    W = ridge.mean(stat_xu, state.W, priors.lambda_u, priors.lambda_w, cg_iterations)
+    relevance = None if state.relevance is None else relevance_mode(V, priors.lambda_v, priors.relevance)
+    return W, V, mu, cov, relevance
 
 
 def _local_step(X_b, Y_b, state: EMState, priors: Priors, rows, iterations: int = 2, start=None):

@@ -145,8 +145,16 @@ def log_likelihood(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> float:
     return float(np.sum(negative) + np.sum(positive - negative[rows, cols]))
 
 
-def normal_log_density(residual: np.ndarray, precision: float) -> float:
-    """Σ log N(r; 0, 1/λ) over the entries r of ``residual`` (any shape) for precision λ:
-    −½ λ Σ r² + ½ n (log λ − log 2π), n the number of entries (a normal prior, exactly)."""
+def normal_log_density(residual: np.ndarray, precision) -> float:
+    """Σ log N(r; 0, 1/λ) over the entries r of ``residual`` (any shape) for precision λ, a number or
+    one per column (the last axis, (k,)): −½ Σ λ r² + ½ Σ (log λ − log 2π) over the entries (a
+    normal prior, exactly)."""
     residual = np.asarray(residual)
-    return float(-0.5 * precision * np.sum(residual ** 2) + 0.5 * residual.size * (np.log(precision) - np.log(2 * np.pi)))
+    precision = np.asarray(precision, dtype=np.float64)
+    if precision.ndim == 0:
+        return float(-0.5 * precision * np.sum(residual ** 2)
+                     + 0.5 * residual.size * (np.log(precision) - np.log(2 * np.pi)))
+    rows = residual.size // max(residual.shape[-1], 1)
+    squares = np.sum(residual * residual, axis=tuple(range(residual.ndim - 1)))
+    return float(-0.5 * precision @ squares + 0.5 * rows * np.sum(np.log(precision))
+                 - 0.5 * residual.size * np.log(2 * np.pi))
