@@ -136,8 +136,8 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     Family("mllspc", _mllspc),
     Family("mllspccv", _mllspccv),
     Family("mlknn", _mlknn, seed=None),
-    # the preprocessing and rank of experiments/geneml_benchmarks.py
-    Family("geneml", _geneml, budget=True, defaults={"normalize_rows": True, "n_components": 100}, validation=True,
+    # the class's own defaults (preprocessing chosen from the features, k = 100)
+    Family("geneml", _geneml, budget=True, validation=True,
            progress="parameter", tensorflow=lambda est: est.inference == "gibbs"),
     Family("mlgpf", _mlgpf, seed="seed", budget=True, budget_defaults={"epochs": 100000}, validation=True,
            progress="parameter", tensorflow=True),

@@ -13,7 +13,6 @@ only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,19 +25,12 @@ from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.training import MAX_SECONDS, Budget
 from .em import Priors
 from ..errors import ArgumentError
-from .fit_inputs import check_precision_prior, exposure_covariates, validation_callback
+from .features import FeatureMap
+from .fit_inputs import check_precision_prior, components, exposure_covariates, validation_callback
 from .inference import INFERENCES, FitRun
 from .relevance import check_relevance_prior, effective_rank
 
 __all__ = ["GenEML"]
-
-
-def _components(k: int, N: int, K: int) -> int:
-    """k, or min(N, K) where that is smaller (a warning says what is used)."""
-    if k <= min(N, K):
-        return k
-    warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}", stacklevel=3)
-    return min(N, K)
 
 
 def _progress_bar(description: str):
@@ -52,8 +44,9 @@ class GenEML(MultiLabelEstimator):
 
     Parameters
     ----------
-    n_components : int, default=20
-        k, the dimension of u_n = x_n W + noise and of the label vectors v_l.
+    n_components : int, default=100
+        k, the dimension of u_n = x_n W + noise and of the label vectors v_l (at most min(N, K):
+        a larger k is cut to it, with a warning).
     exposure : {"global", "covariates"} or None, default="global"
         ``"global"``: label l is exposed to a point with probability μ_l (Beta(alpha, beta) prior),
         so a missing label costs less than an observed negative; ``"covariates"``: μ_nl =
@@ -123,13 +116,16 @@ class GenEML(MultiLabelEstimator):
         with ``relevance_prior``.
     relevance_prior : (float, float) or None, default=None
         Automatic relevance determination of the latent dimensions: a Gamma(shape, rate) prior on
-        a relevance r_j per dimension that scales λ_w, λ_u and λ_v in that dimension's column
-        (:mod:`mlgp.geneml.relevance`); set to its conditional mode by EM, drawn by Gibbs.
-        ``n_components`` is then an upper bound and ``effective_rank_`` the dimensions in use.
-    normalize_rows : bool, default=False
-        L2-normalise every row of X, in ``fit`` and in every scoring call (Jain et al.'s and
-        ``experiments/geneml_benchmarks.py``'s preprocessing; ``mlgp fit geneml`` and
-        :func:`mlgp.compare` turn it on).
+        a relevance r_j per dimension that scales λ_v in V's column j (:mod:`mlgp.geneml.relevance`);
+        set to its conditional mode by EM, drawn by Gibbs.
+    preprocessing : {"auto", "rows", "columns"} or None, default="auto"
+        The features' preprocessing, fitted on the training rows and applied in every scoring call
+        (:mod:`mlgp.geneml.features`): ``"rows"`` L2-normalises rows (non-negative sparse counts or
+        TF-IDF), ``"columns"`` standardises columns (dense or signed features), ``"auto"`` chooses
+        between the two from the training features, None keeps them as given.
+    normalize_rows : bool or None, default=None
+        The earlier switch: True is ``preprocessing="rows"``, False is ``preprocessing=None``; None
+        follows ``preprocessing``.
     progress : bool, default=False
         Show a tqdm progress bar over the iterations, epochs or sweeps.
     n_jobs : int or None, default=None
@@ -217,22 +213,23 @@ class GenEML(MultiLabelEstimator):
         "relevance_prior": [tuple, list, None],
         "n_jobs": N_JOBS,
         "progress": ["boolean"],
-        "normalize_rows": ["boolean"],
+        "normalize_rows": ["boolean", None],
+        "preprocessing": [StrOptions({"auto", "rows", "columns"}), None],
         "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, *, n_components: int = 20, exposure: str | None = "global", inference: str = "em",
+    def __init__(self, *, n_components: int = 100, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
                  alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0,
                  cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
                  tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 25, num_chains: int = 4,
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
-                 normalize_rows: bool = False, scale_move: bool = True,
+                 normalize_rows: bool | None = None, scale_move: bool = True,
                  precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
                  carry_local: bool = True, relevance_prior: tuple[float, float] | None = None,
-                 tol: float | None = 1e-4) -> None:
+                 tol: float | None = 1e-4, preprocessing: str | None = "auto") -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -265,6 +262,7 @@ class GenEML(MultiLabelEstimator):
         self.carry_local = carry_local
         self.relevance_prior = relevance_prior
         self.tol = tol
+        self.preprocessing = preprocessing
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -285,11 +283,13 @@ class GenEML(MultiLabelEstimator):
         priors = self._priors()
         if precision_prior is not None and priors.relevance is not None:
             raise ArgumentError("precision_prior and relevance_prior both set the precisions of V's columns: choose one")
+        self.feature_map_ = FeatureMap.fit(X, self.preprocessing if self.normalize_rows is None
+                                           else "rows" if self.normalize_rows else None)
         X = self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K = X.shape, Y.shape[1]
-        self.n_components_ = _components(int(self.n_components), N, K)
+        self.n_components_ = components(int(self.n_components), N, K)
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
         validation = self._checked_validation(validation, D, K)
@@ -333,12 +333,8 @@ class GenEML(MultiLabelEstimator):
         return X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
 
     def _rows(self, X):
-        """``X`` with L2-normalised rows when ``normalize_rows`` (a new CSR matrix), else ``X``."""
-        if not self.normalize_rows:
-            return X
-        from ..data.preprocessing import normalise_rows
-
-        return normalise_rows(X)
+        """``X`` preprocessed as the training rows were (:class:`~mlgp.geneml.features.FeatureMap`)."""
+        return self.feature_map_(X)
 
     def _decision_block(self, xb) -> np.ndarray:
         """ψ = (x W) Vᵀ (Gibbs: x coef_) for a CSR block (B, D): (B, K), the preferences' logits."""
@@ -379,13 +375,14 @@ class GenEML(MultiLabelEstimator):
             arrays["coef_"] = self.coef_
         if self.exposure_ is not None:
             arrays["exposure_"] = self.exposure_
+        arrays.update(self.feature_map_.saved()[1])
         if self.relevance_ is not None:
             arrays["relevance_"] = self.relevance_
         return arrays
 
     def _fitted_scalars(self) -> dict:
         return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "n_components_": self.n_components_,
-                "effective_rank_": self.effective_rank_}
+                "effective_rank_": self.effective_rank_, **self.feature_map_.saved()[0]}
 
     def _restore_fitted(self, state: SavedState) -> None:
         super()._restore_fitted(state)
@@ -395,6 +392,7 @@ class GenEML(MultiLabelEstimator):
             else int(self.n_components)
         self.effective_rank_ = state.scalar("effective_rank_", int, low=0) if state.has_scalar("effective_rank_") else k
         self.relevance_ = state.array("relevance_", (k,), low=0) if state.has("relevance_") else None
+        self.feature_map_ = FeatureMap.restore(state, self.n_features_in_, bool(self.normalize_rows))
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
         # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)

@@ -1,14 +1,17 @@
 """What ``GenEML.fit`` checks and builds from its arguments before any inference: the precision
-hyperprior, the exposure covariates, and the validation callback that adds P@1/3/5 to a trace."""
+hyperprior, the latent dimension k used, the exposure covariates, and the validation callback that
+adds P@1/3/5 to a trace."""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError
 from .exposure import CovariateExposure, default_covariates
 
-__all__ = ["check_precision_prior", "exposure_covariates", "validation_callback"]
+__all__ = ["check_precision_prior", "components", "exposure_covariates", "validation_callback"]
 
 
 def check_precision_prior(precision_prior, inference: str) -> tuple[float, float] | None:
@@ -26,6 +29,14 @@ def check_precision_prior(precision_prior, inference: str) -> tuple[float, float
     if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
         raise ArgumentError(f"precision_prior's shape and rate must be finite and > 0; got ({a}, {b})")
     return a, b
+
+
+def components(k: int, N: int, K: int) -> int:
+    """k, or min(N, K) where that is smaller (a warning says what is used)."""
+    if k <= min(N, K):
+        return k
+    warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}", stacklevel=4)
+    return min(N, K)
 
 
 def exposure_covariates(exposure: str | None, Y, label_features, init: float,

@@ -109,18 +109,15 @@ def test_parameters_are_the_constructor_parameters_in_order() -> None:
 
 
 def test_the_command_lines_defaults() -> None:
-    """Trees run on every core (``n_jobs=-1``, the class's own default being None); GenEML
-    normalises rows and has rank 100 (experiments/geneml_benchmarks.py); the rest keep the
-    class's defaults."""
+    """Trees run on every core (``n_jobs=-1``, the class's own default being None); GenEML and the
+    rest keep the class's defaults (GenEML's preprocessing chosen from the features, rank 100)."""
     for name in ("fastxml", "pfastxml", "pfastrexml"):
         assert FAMILIES[name].defaults == {"n_jobs": -1}, name
         assert make_estimator(name).n_jobs == -1 and FAMILIES[name].estimator_class().n_jobs is None, name
-    assert FAMILIES["geneml"].defaults == {"normalize_rows": True, "n_components": 100}
     est = make_estimator("geneml")
-    assert est.normalize_rows is True and est.n_components == 100
-    assert (GenEML().normalize_rows, GenEML().n_components) == (False, 20)
+    assert (est.preprocessing, est.normalize_rows, est.n_components) == ("auto", None, 100)
     assert make_estimator("geneml", {"normalize_rows": False, "n_components": 3}).n_components == 3
-    for name in ("frequency", "lspc", "mllspc", "mllspccv", "mlknn"):
+    for name in ("frequency", "lspc", "mllspc", "mllspccv", "mlknn", "geneml"):
         assert FAMILIES[name].defaults == {} and FAMILIES[name].budget_defaults == {}, name
         assert make_estimator(name).get_params() == FAMILIES[name].estimator_class().get_params(), name
 

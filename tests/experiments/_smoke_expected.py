@@ -18,6 +18,11 @@ BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "d
 #: What each script's ``--quick`` run writes: table name -> (columns it must have, numeric columns
 #: that may hold NaN), and the figure names. The numbers of every other numeric column must be finite.
 EXPECTED: dict[str, dict] = {
+    "geneml_defaults": dict(
+        tables={"runs": (["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "preprocessing",
+                          "effective rank"], set())},
+        figures=[],
+    ),
     "mlgpf_informative": dict(
         tables={"runs": (["size", "seed", "method", "P@1", "P@5", "LPD", "epochs", "best epoch", "fit s"], {"LPD"}),
                 "summary": (["size", "method", "P@1 mean", "P@5 mean", "LPD mean", "P@1 − MLLSPC",

@@ -1,0 +1,91 @@
+"""GenEML's feature preprocessing (:mod:`mlgp.geneml.features`): the ``"auto"`` rule, column
+standardisation against scikit-learn's scalers and NumPy, constant and all-zero columns, the
+training statistics reused for new rows and kept through save / load, and the earlier
+``normalize_rows`` switch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.preprocessing import StandardScaler, normalize
+
+from mlgp.errors import ArgumentError
+from mlgp.geneml import GenEML
+from mlgp.geneml.features import FeatureMap
+
+
+def _dense_signed(seed: int = 0, N: int = 60, D: int = 6) -> sp.csr_matrix:
+    """Dense features with unrelated scales and signs (as emotions': −99 to 237)."""
+    rng = np.random.default_rng(seed)
+    return sp.csr_matrix(rng.standard_normal((N, D)) * np.array([100.0, 0.01, 5.0, 1.0, 30.0, 2.0]) + 7.0)
+
+
+def _sparse_counts(seed: int = 0) -> sp.csr_matrix:
+    return sp.random(80, 40, density=0.1, random_state=seed, format="csr", data_rvs=lambda n: np.ceil(5 * np.random.default_rng(seed).random(n)))
+
+
+def test_auto_normalises_rows_of_non_negative_sparse_features_and_standardises_the_rest():
+    X = _sparse_counts()
+    assert FeatureMap.fit(X, "auto").kind == "rows"
+    np.testing.assert_allclose(FeatureMap.fit(X, "auto")(X).toarray(), normalize(X.toarray()), rtol=1e-12)
+    assert FeatureMap.fit(_dense_signed(), "auto").kind == "columns"
+    signed = X.copy()
+    signed.data[::3] *= -1
+    assert FeatureMap.fit(signed, "auto").kind == "columns"
+    assert FeatureMap.fit(X, None)(X) is X
+
+
+def test_dense_columns_are_standardised_as_scikit_learn_does():
+    X = _dense_signed()
+    mapped = FeatureMap.fit(X, "columns")
+    np.testing.assert_allclose(mapped(X).toarray(), StandardScaler().fit_transform(X.toarray()), rtol=1e-10, atol=1e-12)
+    new = _dense_signed(seed=1, N=9)  # new rows: the training rows' statistics, not their own
+    np.testing.assert_allclose(mapped(new).toarray(), StandardScaler().fit(X.toarray()).transform(new.toarray()),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_sparse_signed_columns_are_only_scaled_by_their_root_mean_square():
+    X = _sparse_counts(1)
+    X.data[::2] *= -1
+    out = FeatureMap.fit(X, "columns")(X)
+    dense = X.toarray()
+    rms = np.sqrt(np.mean(dense ** 2, axis=0))
+    expected = np.divide(dense, rms, out=np.zeros_like(dense), where=rms > 0)
+    np.testing.assert_allclose(out.toarray(), expected, rtol=1e-12)
+    assert out.nnz == X.nnz  # the zeros stay zeros
+
+
+def test_constant_and_all_zero_columns_are_centred_and_not_divided():
+    X = _dense_signed().toarray()
+    X[:, 1] = 3.5
+    X[:, 4] = 0.0
+    X = sp.csr_matrix(X)
+    mapped = FeatureMap.fit(X, "columns")
+    out = mapped(X).toarray()
+    assert np.all(np.isfinite(out)) and np.all(out[:, [1, 4]] == 0.0)
+    assert mapped.scale[1] == mapped.scale[4] == 1.0
+    before = X.copy()
+    mapped(X)
+    assert (X != before).nnz == 0  # the caller's matrix is not changed
+
+
+def test_an_unknown_preprocessing_is_refused():
+    with pytest.raises(ArgumentError, match="preprocessing must be one of"):
+        FeatureMap.fit(_sparse_counts(), "l2")
+
+
+def test_the_estimator_keeps_its_training_statistics_through_save_and_load(tmp_path):
+    X, Xte = _dense_signed(), _dense_signed(seed=2, N=10)
+    Y = sp.csr_matrix((np.random.default_rng(0).random((60, 5)) < 0.3).astype(float))
+    est = GenEML(n_components=2, max_iter=3).fit(X, Y)
+    assert est.feature_map_.kind == "columns"
+    np.testing.assert_allclose(est._rows(Xte).toarray(), StandardScaler().fit(X.toarray()).transform(Xte.toarray()),
+                               rtol=1e-10, atol=1e-12)
+    loaded = GenEML.load(est.save(tmp_path / "columns"))
+    np.testing.assert_array_equal(loaded.feature_map_.scale, est.feature_map_.scale)
+    np.testing.assert_array_equal(loaded.predict_proba(Xte), est.predict_proba(Xte))
+    rows = GenEML(n_components=2, max_iter=3, normalize_rows=True).fit(X, Y)
+    assert rows.feature_map_.kind == "rows"
+    assert GenEML.load(rows.save(tmp_path / "rows")).feature_map_.kind == "rows"
+    assert GenEML(n_components=2, max_iter=3, normalize_rows=False).fit(X, Y).feature_map_.kind is None
