@@ -315,10 +315,9 @@ class GenEML(MultiLabelEstimator):
 
     def _residual_covariance(self, X, U) -> np.ndarray:
         """Cov of u_n − x_n W over the training rows (k, k), the spread of a new point's u about
-        x W; the prior's diag(1 / (λ_u r)) where the fit keeps no U (Gibbs, online EM without carry)."""
+        x W; the prior's I / λ_u where the fit keeps no U (Gibbs, online EM without carry)."""
         if U is None or not np.all(np.isfinite(U)):
-            relevance = np.ones(self.n_components_) if self.relevance_ is None else self.relevance_
-            return np.diag(1.0 / (float(self.lambda_u) * relevance))
+            return np.eye(self.n_components_) / float(self.lambda_u)
         R = U - np.asarray(X @ self.W_)
         return (R.T @ R) / R.shape[0]
 

@@ -38,6 +38,8 @@ def test_a_fit_with_relevances_keeps_them_and_saves_them(data, inference, tmp_pa
     assert (loaded.n_components_, loaded.effective_rank_) == (5, est.effective_rank_)
     np.testing.assert_array_equal(loaded.predict_proba(X[:7]), est.predict_proba(X[:7]))
     assert GenEML(n_components=5, max_iter=1).fit(X, Y).relevance_ is None
+    if inference == "gibbs":  # no U kept: u's spread about x W is its prior's, which the relevances do not scale
+        np.testing.assert_array_equal(est.residual_covariance_, np.eye(5))
 
 
 def test_more_components_than_min_n_k_are_cut_with_a_warning(data):
