@@ -89,3 +89,21 @@ def test_the_estimator_keeps_its_training_statistics_through_save_and_load(tmp_p
     assert rows.feature_map_.kind == "rows"
     assert GenEML.load(rows.save(tmp_path / "rows")).feature_map_.kind == "rows"
     assert GenEML(n_components=2, max_iter=3, normalize_rows=False).fit(X, Y).feature_map_.kind is None
+
+
+def test_auto_normalises_rows_of_tf_idf_values_below_one():
+    """Non-negative sparse features below 1 (TF-IDF weights) are row-normalised too: the rule
+    asks for a negative value, not for values under 1."""
+    X = _sparse_counts(2)
+    X.data = X.data / 10.0
+    assert X.data.max() < 1 and FeatureMap.fit(X, "auto").kind == "rows"
+
+
+def test_a_column_constant_up_to_rounding_is_not_divided():
+    """A column whose spread is below 1e-12 of its size (a constant, up to float64 rounding, at
+    1e8) is only centred: dividing by its rounding noise would blow it up."""
+    X = _dense_signed().toarray()
+    X[:, 2] = 1e8 + 1e-5 * np.random.default_rng(3).standard_normal(X.shape[0])
+    mapped = FeatureMap.fit(sp.csr_matrix(X), "columns")
+    assert mapped.scale[2] == 1.0 and mapped.scale[0] != 1.0
+    assert np.abs(mapped(sp.csr_matrix(X)).toarray()[:, 2]).max() < 1e-3
