@@ -39,7 +39,7 @@ from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
-from .held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
+from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -74,13 +74,15 @@ class MLGPFClassifier(MultiLabelEstimator):
         on every row and keeps the trained model. At least one row is held out when the fraction is
         positive.
     early_stopping : {"auto", True, False}, default="auto"
-        Score the held-out rows by their log predictive density after every epoch, stop after
-        ``n_iter_no_change`` epochs without a better one and keep the best epoch's parameters
+        Score the held-out rows by their log predictive density after every epoch up to the 19th,
+        then after about ten epochs per tenfold, stop after ``n_iter_no_change`` scored epochs without a
+        better one and at least 100 optimiser steps, and keep the best epoch's parameters
         (:class:`mlgp.recipes.held_out.HeldOutStopping`): the ELBO fits Φ and b as
         hyperparameters and, with few rows per label, keeps rising while the predictions get
         worse. ``"auto"``: on when rows are held out; ``True`` with ``validation_fraction=0`` is refused.
     n_iter_no_change : int, default=5
-        Epochs without a better held-out density before early stopping stops.
+        Scored epochs without a better held-out density before early stopping stops (and at least
+        100 optimiser steps since the best: a small data set has one step per epoch).
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
         How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
         :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
@@ -226,7 +228,7 @@ class MLGPFClassifier(MultiLabelEstimator):
             jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
         check_strategy(strategy, jit)
         stopping = None if held is None or self.early_stopping is False else HeldOutStopping(
-            X[held], Y[held], self.n_iter_no_change)
+            X[held], Y[held], self.n_iter_no_change, -(-Xtr.shape[0] // s.batch_size), MIN_PATIENCE_STEPS)
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
                                        progress=bool(self.progress), strategy=strategy, callback=stopping)
         if stopping is not None:

@@ -4,11 +4,12 @@
 
 MLGPF's ELBO treats Φ (K × P) and b as hyperparameters; with few training rows per label the
 bound keeps rising while the held-out predictions get worse (the loadings fit the training
-labels). :class:`HeldOutStopping` is the training callback that watches it: after every epoch it
-scores held-out rows (the estimator's ``validation_fraction``) by their log predictive density
-(nats per row, E_q[σ(f)] under the Bernoulli likelihood), keeps the parameters of the best epoch,
-stops when ``patience`` epochs in a row have not improved on it, and :meth:`restore` puts the best
-epoch's parameters back. Nothing here changes the bound or the step.
+labels). :class:`HeldOutStopping` is the training callback that watches it: after every epoch up to
+the 19th, then after about ten epochs per tenfold (:func:`is_scored`), it scores held-out rows (the
+estimator's ``validation_fraction``) by their log predictive density (nats per row, E_q[σ(f)]
+under the Bernoulli likelihood), keeps the parameters of the best epoch, stops when ``patience``
+scored epochs in a row have not improved on it and at least ``min_steps`` optimiser steps have
+passed since the best, and :meth:`restore` puts the best epoch's parameters back. Nothing here changes the bound or the step.
 
 :func:`bias_predicts_better` is the bias guard: a GP term fitted to uninformative features can only
 add noise to the bias's predictions, so the estimator keeps the bias alone (Φ = 0) when it predicts
@@ -20,9 +21,12 @@ one of the three.)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["HeldOutStopping", "bias_lpd", "bias_predicts_better", "held_out_lpd", "split_rows"]
+__all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "bias_lpd", "bias_predicts_better",
+           "held_out_lpd", "is_scored", "split_rows"]
 
 #: Rows scored per block (bounds the (rows, K) probability block's memory).
 _BLOCK_ROWS = 1000
@@ -73,15 +77,38 @@ def _blockwise_lpd(Y, proba_of) -> float:
     return total / N
 
 
+#: Epochs scored one after another; after them, the first epoch past each power of
+#: :data:`SCORE_RATIO` is scored.
+EVERY_EPOCH_UNTIL = 20
+#: Ratio between consecutive scored epochs after :data:`EVERY_EPOCH_UNTIL` (about 10 per tenfold).
+SCORE_RATIO = 1.25
+#: Fewest optimiser steps after the best epoch before the estimator's early stopping may stop.
+MIN_PATIENCE_STEPS = 100
+
+
+def is_scored(epoch: int) -> bool:
+    """Whether :class:`HeldOutStopping` scores ``epoch`` (1-based): every epoch before
+    :data:`EVERY_EPOCH_UNTIL`, then the first epoch at or past each power of :data:`SCORE_RATIO`
+    (23, 29, 36, 45, 56, …), so that scoring stays a small share of the epochs where a data set of
+    one optimiser step per epoch runs thousands of them."""
+    if epoch < EVERY_EPOCH_UNTIL:
+        return True
+    return math.floor(math.log(epoch, SCORE_RATIO)) > math.floor(math.log(epoch - 1, SCORE_RATIO))
+
+
 class HeldOutStopping:
-    """A callback of :func:`mlgp.training.fit`: held-out log predictive density after each epoch.
+    """A callback of :func:`mlgp.training.fit`: held-out log predictive density after the scored
+    epochs (:func:`is_scored`).
 
     Parameters
     ----------
     X, Y
         Held-out raw rows (N_h, D) (CSR or dense, checked) and their 0/1 labels (N_h, K) CSR.
     patience
-        Epochs without a better held-out density after which training stops.
+        Scored epochs without a better held-out density after which training may stop.
+    steps_per_epoch, min_steps
+        Training also runs at least ``min_steps`` optimiser steps (``steps_per_epoch`` per epoch)
+        past the best epoch before it stops: on a small data set an epoch is one step.
 
     Attributes
     ----------
@@ -92,23 +119,29 @@ class HeldOutStopping:
     stopped : bool
         Whether the callback stopped training.
 
-    Each call adds ``"held-out lpd"`` to the epoch's trace row.
+    Each scored epoch's trace row gets ``"held-out lpd"``.
     """
 
-    def __init__(self, X, Y, patience: int) -> None:
+    def __init__(self, X, Y, patience: int, steps_per_epoch: int = 1, min_steps: int = 0) -> None:
         self.X, self.Y, self.patience = X, Y, int(patience)
+        self.steps_per_epoch, self.min_steps = int(steps_per_epoch), int(min_steps)
         self.best, self.best_epoch, self.stopped = -np.inf, 0, False
-        self._values = None
+        self._values, self._since = None, 0
 
     def __call__(self, epoch: int, model, row: dict) -> bool:
         import gpflow
 
+        if not is_scored(epoch):
+            return False
         lpd = held_out_lpd(model, self.X, self.Y)
         row["held-out lpd"] = lpd
         if lpd > self.best:
-            self.best, self.best_epoch = lpd, epoch
+            self.best, self.best_epoch, self._since = lpd, epoch, 0
             self._values = {k: np.array(v, copy=True) for k, v in gpflow.utilities.read_values(model).items()}
-        self.stopped = epoch - self.best_epoch >= self.patience
+        else:
+            self._since += 1
+        self.stopped = self._since >= self.patience \
+            and (epoch - self.best_epoch) * self.steps_per_epoch >= self.min_steps
         return self.stopped
 
     def restore(self, model) -> None:

@@ -51,12 +51,12 @@ class _Holder(gpflow.base.Module):
         self.w = gpflow.Parameter(np.zeros(3))
 
 
-def _run(monkeypatch, densities, patience):
-    """Feed HeldOutStopping the held-out densities in turn, the model's w set to the epoch number;
-    returns (epochs run, stopper, model)."""
+def _run(monkeypatch, densities, patience, steps_per_epoch=1, min_steps=0):
+    """Feed HeldOutStopping the held-out densities in turn (epochs 1 to 19, all scored), the
+    model's w set to the epoch number; returns (epochs run, stopper, model)."""
     values = iter(densities)
     monkeypatch.setattr(held_out, "held_out_lpd", lambda model, X, Y: next(values))
-    stopper, model = HeldOutStopping(None, None, patience), _Holder()
+    stopper, model = HeldOutStopping(None, None, patience, steps_per_epoch, min_steps), _Holder()
     for epoch in range(1, len(densities) + 1):
         model.w.assign(np.full(3, float(epoch)))
         row = {}
@@ -81,6 +81,35 @@ def test_stops_after_patience_epochs_without_a_better_density_and_restores_the_b
     model.w.assign(np.full(3, 99.0))
     stopper.restore(model)
     np.testing.assert_array_equal(model.w.numpy(), np.full(3, float(best)))
+
+
+def test_stopping_also_waits_for_min_steps_past_the_best(monkeypatch) -> None:
+    """Best at epoch 2, then worse: patience 2 alone stops at epoch 4; with 3 steps per epoch and
+    at least 10 steps past the best it stops at epoch 6 (12 steps), not 5 (9 steps)."""
+    worse = [-5.0, -1.0] + [-2.0] * 10
+    assert _run(monkeypatch, worse, 2)[0] == 4
+    epochs, stopper, _ = _run(monkeypatch, worse, 2, steps_per_epoch=3, min_steps=10)
+    assert (epochs, stopper.best_epoch, stopper.stopped) == (6, 2, True)
+
+
+def test_epochs_are_scored_one_by_one_then_about_ten_per_tenfold(monkeypatch) -> None:
+    """Scored: epochs 1–19, then the first epoch at or past each power of 1.25 (⌈1.25^j⌉); an
+    unscored epoch gets no density in its row and does not count towards the patience (best at
+    23, the 20th scored, patience 3: the 3rd later scored epoch, 45, stops)."""
+    powers = {int(np.ceil(1.25 ** j)) for j in range(60)}
+    scored = [e for e in range(1, 10001) if held_out.is_scored(e)]
+    assert scored == list(range(1, 20)) + sorted(e for e in powers if 20 <= e <= 10000)
+    assert scored[19:24] == [23, 29, 36, 45, 56] and len(scored) < 60
+    calls = []
+    monkeypatch.setattr(held_out, "held_out_lpd",
+                        lambda model, X, Y: calls.append(1) or -abs(len(calls) - 20.0))  # best: the 20th
+    stopper, model = HeldOutStopping(None, None, 3), _Holder()
+    for epoch in range(1, 60):
+        row = {}
+        if stopper(epoch, model, row):
+            break
+        assert ("held-out lpd" in row) == held_out.is_scored(epoch)
+    assert (epoch, stopper.best_epoch, len(calls)) == (45, 23, 23)
 
 
 def test_the_held_out_density_is_the_mean_over_rows_in_blocks(monkeypatch) -> None:
@@ -122,16 +151,17 @@ def test_early_stopping_needs_held_out_rows() -> None:
 
 
 def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, tmp_path) -> None:
-    """Twenty epochs allowed on 450 training rows: training stops n_iter_no_change epochs after the
-    best held-out density, the kept parameters score the held-out rows at that density, and on
-    the test rows the stopped model predicts (log density) and ranks (P@5) better than the same
-    fit run through thirty epochs (measured: best epoch 13; −96.93 against −99.11 nats per row,
-    P@5 45.20 against 43.88)."""
+    """Twenty epochs allowed on 450 training rows (one step each: fewer than the 100 steps early
+    stopping waits past the best, so all twenty run): the best held-out density's parameters are
+    kept, they score the held-out rows at that density, and on the test rows the kept model
+    predicts (log density) and ranks (P@5) better than the same fit run through thirty epochs
+    (measured: best epoch 13; −96.93 against −99.11 nats per row, P@5 45.20 against 43.88)."""
     ds, clf = informative, default_fit
     lpd = clf.trace_["held-out lpd"].to_numpy()
-    assert clf.best_epoch_ == int(np.argmax(lpd)) + 1 and clf.n_iter_ == clf.best_epoch_ + 5 < 20
+    assert clf.best_epoch_ == int(np.nanargmax(lpd)) + 1 < 20 and clf.n_iter_ == 20
+    assert np.isnan(lpd[19])  # epoch 20 is not scored (the 19 epochs before are)
     train, held = split_rows(500, 0.1, 0)
-    assert held_out_lpd(clf.model_, ds.train.X[held], ds.train.Y[held]) == pytest.approx(lpd.max(), rel=1e-5)
+    assert held_out_lpd(clf.model_, ds.train.X[held], ds.train.Y[held]) == pytest.approx(np.nanmax(lpd), rel=1e-5)
     full = MLGPFClassifier(epochs=30, seed=0, early_stopping=False).fit(ds.train.X, ds.train.Y)
     assert full.n_iter_ == 30 and full.best_epoch_ is None and "held-out lpd" not in full.trace_
     test_lpd = [log_predictive_density(ds.test.Y, m.predict_proba(ds.test.X)) for m in (clf, full)]
