@@ -26,7 +26,8 @@ from ..estimator.training import MAX_SECONDS, Budget
 from .em import Priors
 from ..errors import ArgumentError
 from .features import FeatureMap
-from .fit_inputs import check_precision_prior, components, exposure_covariates, validation_callback
+from .fit_inputs import (check_precision_prior, checked_validation, components, exposure_covariates,
+                         validation_callback)
 from .inference import INFERENCES, FitRun
 from .relevance import check_relevance_prior, effective_rank
 
@@ -292,7 +293,7 @@ class GenEML(MultiLabelEstimator):
         self.n_components_ = components(int(self.n_components), N, K)
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
-        validation = self._checked_validation(validation, D, K)
+        validation = checked_validation(validation, D, K, self.feature_map_)
         run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
                      _progress_bar(f"GenEML {self.inference}") if self.progress else None,
@@ -320,16 +321,6 @@ class GenEML(MultiLabelEstimator):
             return np.eye(self.n_components_) / float(self.lambda_u)
         R = U - np.asarray(X @ self.W_)
         return (R.T @ R) / R.shape[0]
-
-    def _checked_validation(self, validation, D: int, K: int):
-        """``validation`` = (X_val, Y_val) checked against D and K (rows normalised like X), or None."""
-        if validation is None:
-            return None
-        from ..validation import check_features, check_labels
-
-        X_val, Y_val = validation
-        X_val = self._rows(check_features(X_val, "validation X", num_features=D))
-        return X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
 
     def _rows(self, X):
         """``X`` preprocessed as the training rows were (:class:`~mlgp.geneml.features.FeatureMap`)."""

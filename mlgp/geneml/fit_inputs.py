@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from .exposure import CovariateExposure, default_covariates
 
-__all__ = ["check_precision_prior", "components", "exposure_covariates", "validation_callback"]
+__all__ = ["check_precision_prior", "checked_validation", "components", "exposure_covariates",
+           "validation_callback"]
 
 
 def check_precision_prior(precision_prior, inference: str) -> tuple[float, float] | None:
@@ -57,6 +58,18 @@ def exposure_covariates(exposure: str | None, Y, label_features, init: float,
     coef = np.zeros(F.shape[1] + G.shape[1])
     coef[0] = np.log(init / (1.0 - init))  # the intercept: μ = exposure_init
     return CovariateExposure(F, G, coef, lambda_coef)
+
+
+def checked_validation(validation, D: int, K: int, preprocess):
+    """``validation`` = (X_val, Y_val) checked against D and K, X_val through ``preprocess`` (the
+    training rows' :class:`~mlgp.geneml.features.FeatureMap`), or None."""
+    if validation is None:
+        return None
+    from ..validation import check_features, check_labels
+
+    X_val, Y_val = validation
+    X_val = preprocess(check_features(X_val, "validation X", num_features=D))
+    return X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K)
 
 
 def validation_callback(validation):
