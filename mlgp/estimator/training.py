@@ -68,17 +68,24 @@ class Budget:
         self._start(_checked_seconds(seconds))
 
     @classmethod
-    def trusted(cls, seconds: float | None) -> "Budget":
+    def trusted(cls, seconds: float | None, started: float | None = None) -> "Budget":
         """A budget of ``seconds`` that its caller has checked, not checked again: an estimator's
         ``max_seconds``, which its parameter constraints checked when ``fit`` began (or which a
-        caller that checked them, like :func:`mlgp.families.make_estimator`, told it to trust)."""
+        caller that checked them, like :func:`mlgp.families.make_estimator`, told it to trust).
+        ``started``: the ``perf_counter()`` it counts from (default: now), for a ``fit`` whose
+        parameter checks ran before the budget could be made."""
         budget = cls.__new__(cls)
-        budget._start(seconds)
+        budget._start(seconds, started)
         return budget
 
-    def _start(self, seconds: float | None) -> None:
+    @staticmethod
+    def now() -> float:
+        """The budgets' clock (``time.perf_counter``): a ``started`` for :meth:`trusted`."""
+        return perf_counter()
+
+    def _start(self, seconds: float | None, started: float | None = None) -> None:
         self.seconds = math.inf if seconds is None else float(seconds)
-        self.started = perf_counter()
+        self.started = perf_counter() if started is None else float(started)
         self.elapsed = 0.0
 
     def spent(self) -> bool:

@@ -198,7 +198,6 @@ class MLGPFClassifier(MultiLabelEstimator):
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")
         self._settings()
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, validation=None, strategy=None) -> "MLGPFClassifier":
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
@@ -209,9 +208,14 @@ class MLGPFClassifier(MultiLabelEstimator):
         cannot be combined with ``jit_compile=True`` or ``"except-cholesky"`` (``"auto"`` turns
         XLA off with a strategy).
         """
+        return self._fit(Budget.now(), X, Y, validation, strategy)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit(self, started: float, X, Y, validation, strategy) -> "MLGPFClassifier":
+        """:meth:`fit` after its parameter checks (which import GPflow: counted in the budget)."""
         from ..validation import check_features, check_labels
 
-        budget = Budget.trusted(self.max_seconds)  # set-up, compilation and validation included
+        budget = Budget.trusted(self.max_seconds, started)  # set-up, compilation and validation included
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
         s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))

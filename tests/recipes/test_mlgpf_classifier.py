@@ -199,6 +199,18 @@ def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
 
 
+def test_max_seconds_counts_the_parameter_checks(monkeypatch) -> None:
+    """The parameter checks run before ``fit``'s body (they import GPflow: seconds in a fresh
+    process) and count: checks that take 100 s of a 50 s budget leave one step."""
+    clock = fake_clock(monkeypatch)
+    ds = default_problem()
+    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10, validation_fraction=0)
+    real = MLGPFClassifier._validate_params
+    monkeypatch.setattr(MLGPFClassifier, "_validate_params", lambda self: (clock.advance(100.0), real(self))[1])
+    clf.fit(ds.train.X, ds.train.Y)
+    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
+
+
 def _p1(est, ds) -> float:
     return float(evaluate(ds.test.Y, est.predict_topk(ds.test.X, 1), ks=[1]).loc["P", 1])
 
