@@ -206,9 +206,11 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
                                   scaled(lambda_v, relevance), rng, options.precision_prior)
         if options.precision_prior is not None:
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
+            _check(np.concatenate([[lambda_u, lambda_w], lambda_v]), "the precisions", sweep, chain, None, draws,
+                   W, U, V, mu, cov, positive=True)
         if relevance is not None:
             relevance = draw_relevance(V, lambda_v, priors.relevance, rng)
-            _check(relevance, "the relevances", sweep, chain, None, draws, W, U, V, mu, cov)
+            _check(relevance, "the relevances", sweep, chain, None, draws, W, U, V, mu, cov, positive=True)
         last = budget is not None and budget.spent()
         kept = sweep >= options.num_burnin_steps or (last and draws.kept == 0)
         if kept:
@@ -256,13 +258,16 @@ def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float]
     return at
 
 
-def _check(values: np.ndarray, name: str, sweep: int, chain: int, rows, draws: _Chain, *state) -> None:
-    """Raise :class:`GibbsDivergedError` (with the draws so far) if ``values`` are not all finite."""
-    if np.all(np.isfinite(values)):
+def _check(values: np.ndarray, name: str, sweep: int, chain: int, rows, draws: _Chain, *state,
+           positive: bool = False) -> None:
+    """Raise :class:`GibbsDivergedError` (with the draws so far) if ``values`` are not all finite
+    (and, with ``positive``, > 0: precisions whose Gamma draws overflowed or underflowed)."""
+    if np.all(np.isfinite(values)) and (not positive or np.all(np.asarray(values) > 0)):
         return
     where = f"rows {rows.start}–{rows.stop - 1}" if rows is not None else "the global draws"
     draws.coef = draws.coef / max(draws.kept, 1)
+    what = "not finite and positive" if positive else "not finite"
     raise GibbsDivergedError(
-        f"chain {chain}, sweep {sweep + 1}, {where}: a draw of {name} is not finite (likely cause: extreme feature "
-        "values or precisions too small for them; try normalize_rows=True or larger lambda_u / lambda_v)",
+        f"chain {chain}, sweep {sweep + 1}, {where}: a draw of {name} is {what} (likely cause: extreme feature "
+        "values or precisions too small for them; try preprocessing='columns' or larger lambda_u / lambda_v)",
         _stack([draws]) if draws.kept else {}, pd.DataFrame(draws.rows))

@@ -137,6 +137,31 @@ def test_a_non_finite_draw_stops_with_the_draws_so_far(small, monkeypatch):
     assert err.value.samples["V"].shape[0] == 2 and len(err.value.trace) == 2
 
 
+@pytest.mark.parametrize("which, prior", [("draw_precisions", dict(precision_prior=(1.0, 1.0))),
+                                          ("draw_relevance", None)])
+def test_precision_draws_that_overflow_stop_with_the_draws_so_far(small, monkeypatch, which, prior):
+    """A Gamma draw of the precisions (or the relevances) that overflows to inf, or underflows to
+    0, in sweep 3 stops the chain with an error naming the sweep; the 2 draws before are kept."""
+    X, Y, start = small
+    real, calls = getattr(gibbs_module, which), []
+
+    def overflowing(*args):
+        calls.append(1)
+        out = real(*args)
+        if len(calls) < 3:
+            return out
+        return (np.inf, out[1], out[2]) if which == "draw_precisions" else np.zeros_like(out)
+
+    monkeypatch.setattr(gibbs_module, which, overflowing)
+    options = GibbsOptions(5, 0, block_rows=10, **(prior or {}))
+    priors = Priors() if prior else Priors(relevance=(1.0, 1.0))
+    name = "the precisions" if which == "draw_precisions" else "the relevances"
+    with pytest.raises(GibbsDivergedError, match=f"chain 0, sweep 3, the global draws: a draw of {name} is not "
+                                                 "finite and positive") as err:
+        gibbs(X, Y, start, priors, options, seed=1)
+    assert err.value.samples["V"].shape[0] == 2 and len(err.value.trace) == 2
+
+
 def test_the_exposure_coefficients_conditional_is_the_dense_one():
     """β | ξ, ω' is N(Λ⁻¹ Σ (ξ − ½) c, Λ⁻¹) with Λ = Σ ω' c cᵀ + λ_β I: 4,000 draws of
     draw_coefficients against that Gaussian computed from the explicit (N, K, C) covariates
