@@ -82,7 +82,8 @@ class FeatureMap:
                    state.array("feature_scale_", (num_features,), low=np.finfo(np.float64).tiny))
 
     def __call__(self, X) -> sp.csr_matrix:
-        """CSR ``X`` (B, D) preprocessed (a new matrix; ``X`` as given when ``kind`` is None)."""
+        """``X`` (B, D), CSR or dense, preprocessed as a new CSR matrix (``X`` as given when
+        ``kind`` is None)."""
         if self.kind is None:
             return X
         if self.kind == "rows":
@@ -90,5 +91,6 @@ class FeatureMap:
 
             return normalise_rows(X)
         if not self.centre.any():  # sparse features: only scaled, the zeros stay zeros
-            return sp.csr_matrix(X @ sp.diags(1.0 / self.scale))
-        return sp.csr_matrix((X.toarray() - self.centre) / self.scale)
+            return sp.csr_matrix(sp.csr_matrix(X, dtype=np.float64) @ sp.diags(1.0 / self.scale))
+        values = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        return sp.csr_matrix((values - self.centre) / self.scale)

@@ -107,3 +107,22 @@ def test_a_column_constant_up_to_rounding_is_not_divided():
     mapped = FeatureMap.fit(sp.csr_matrix(X), "columns")
     assert mapped.scale[2] == 1.0 and mapped.scale[0] != 1.0
     assert np.abs(mapped(sp.csr_matrix(X)).toarray()[:, 2]).max() < 1e-3
+
+
+@pytest.mark.parametrize("kind", ["columns", "rows"])
+def test_dense_arrays_are_mapped_as_their_csr_form(kind):
+    """Scoring calls and validation pairs may hand the map dense arrays: the same result as CSR."""
+    X = _dense_signed() if kind == "columns" else _sparse_counts()
+    mapped = FeatureMap.fit(X, kind)
+    np.testing.assert_array_equal(mapped(X.toarray()).toarray(), mapped(X).toarray())
+    signed = _sparse_counts(4)
+    signed.data[::2] *= -1
+    scaled = FeatureMap.fit(signed, "columns")
+    np.testing.assert_array_equal(scaled(signed.toarray()).toarray(), scaled(signed).toarray())
+
+
+def test_a_dense_validation_pair_is_preprocessed_like_the_training_rows():
+    X, Y = _dense_signed(), sp.csr_matrix((np.random.default_rng(1).random((60, 5)) < 0.3).astype(float))
+    est = GenEML(n_components=2, max_iter=2).fit(X.toarray(), Y, validation=(X[:10].toarray(), Y[:10].toarray()))
+    assert est.feature_map_.kind == "columns" and "P@1" in est.trace_
+
