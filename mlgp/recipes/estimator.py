@@ -39,7 +39,7 @@ from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
-from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
+from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, keep_best_or_bias, split_rows
 from .settings import MLGPFSettings, setting_fields, sizes_for_data
 
 __all__ = ["MLGPFClassifier"]
@@ -235,16 +235,10 @@ class MLGPFClassifier(MultiLabelEstimator):
             X[held], Y[held], self.n_iter_no_change, -(-Xtr.shape[0] // s.batch_size), MIN_PATIENCE_STEPS)
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
                                        progress=bool(self.progress), strategy=strategy, callback=stopping)
-        if stopping is not None:
-            stopping.restore(model)
+        self.bias_only_ = keep_best_or_bias(model, stopping, None if held is None else (X[held], Y[held]))
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        scored = stopping is not None and stopping.best_epoch > 0
-        self.bias_only_ = held is not None and bias_predicts_better(
-            stopping.best if scored else held_out_lpd(model, X[held], Y[held]), model.likelihood.bias.numpy(), Y[held])
-        if self.bias_only_:
-            model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
         self.trace_ = self._trace(trace, Xtr.shape[0])
         self.n_iter_ = len(self.trace_)
         return self

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 __all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "bias_lpd", "bias_predicts_better",
-           "held_out_lpd", "is_scored", "split_rows"]
+           "held_out_lpd", "is_scored", "keep_best_or_bias", "split_rows"]
 
 #: Rows scored per block (bounds the (rows, K) probability block's memory).
 _BLOCK_ROWS = 1000
@@ -54,6 +54,23 @@ def bias_predicts_better(model_lpd: float, bias, Y_held) -> bool:
     better (higher log predictive density, :func:`bias_lpd`) than the model did (``model_lpd``,
     nats per row); a tie keeps the model."""
     return bias_lpd(bias, Y_held) > model_lpd
+
+
+def keep_best_or_bias(model, stopping: "HeldOutStopping | None", held) -> bool:
+    """After training: put the best epoch's parameters back (with ``stopping``), then apply the bias
+    guard on the ``held`` = (X, Y) rows (None: no rows held out, the model is kept), setting Φ to
+    0 when σ(b) alone predicts them better. Returns whether it did."""
+    if stopping is not None:
+        stopping.restore(model)
+    if held is None:
+        return False
+    X, Y = held
+    scored = stopping is not None and stopping.best_epoch > 0
+    bias_only = bias_predicts_better(stopping.best if scored else held_out_lpd(model, X, Y),
+                                     model.likelihood.bias.numpy(), Y)
+    if bias_only:
+        model.likelihood.loadings.assign(np.zeros(model.likelihood.loadings.shape))
+    return bias_only
 
 
 def held_out_lpd(model, X, Y) -> float:

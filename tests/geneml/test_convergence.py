@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from mlgp.geneml import GenEML
 from mlgp.geneml.em import converged
@@ -14,10 +13,9 @@ from mlgp.geneml.em import converged
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(1)
-    X = sp.random(300, 25, density=0.3, random_state=3, format="csr")
-    Y = sp.csr_matrix((rng.random((300, 15)) < 0.2).astype(np.float64))
-    return X, Y
+    from _clock import random_problem
+
+    return random_problem(300, 25, 15, seed=3)
 
 
 def _relative_changes(trace) -> np.ndarray:

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from mlgp.errors import ArgumentError
 from mlgp.geneml import GenEML
@@ -16,10 +15,9 @@ from mlgp.geneml.relevance import effective_rank
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(0)
-    X = sp.random(200, 20, density=0.3, random_state=2, format="csr")
-    Y = sp.csr_matrix((rng.random((200, 12)) < 0.25).astype(np.float64))
-    return X, Y
+    from _clock import random_problem
+
+    return random_problem(200, 20, 12, seed=2)
 
 
 @pytest.mark.parametrize("inference", ["em", "online-em", "gibbs"])
