@@ -159,7 +159,7 @@ def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRi
     """One batch-EM iteration streamed over minibatches of rows: every minibatch's local step at
     ``state``, the statistics summed (not blended), then V, μ, β, W and the relevances from the sums
     (as batch EM's)."""
-    N, k = X.shape[0], state.V.shape[1]
+    N = X.shape[0]
     stat_a = stat_b = exposed = stat_xu = 0.0
     blocks, gammas = [], []
     for rows, X_b in row_blocks(X, batch_size, dense=False):
