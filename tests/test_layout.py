@@ -132,6 +132,7 @@ def test_the_rule_checker_sees_a_forbidden_import(tmp_path, monkeypatch):
 @pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores", "mlgp.data", "mlgp.validation",
                                     "mlgp.estimator", "mlgp.floats", "mlgp.blocks", "mlgp.files", "mlgp.fingerprint", "mlgp.arguments",
                                     "mlgp.data.minibatches"])
+@pytest.mark.slow
 def test_light_parts_do_not_import_tensorflow(module):
     code = (f"import sys, {module}; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('tensorflow', 'gpflow', 'tensorflow_probability')))")

@@ -100,6 +100,7 @@ def test_outside_dask_nothing_is_scattered(scatters) -> None:
     assert scatters == []
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_fit_is_replaced_and_the_forest_is_the_same() -> None:
     """Two worker processes (with nannies); one is killed while the trees grow. Dask reruns its
     trees elsewhere and on the restarted worker, and the forest is the one-process forest."""

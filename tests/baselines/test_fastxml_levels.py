@@ -47,6 +47,7 @@ def _problem(rng, N=300, D=40, K=25, loss="ndcg", loss_k=None, weights=False):
 @pytest.mark.parametrize("opts", [SplitOptions(), SplitOptions(n_w_updates=3, c_pos=4.0, c_neg=4.0),
                                   SplitOptions(max_alternations=1, c_rank=3.0), SplitOptions(bias=0.0, tol=0.01)],
                          ids=["paper", "w-updates", "one-alternation", "no-bias"])
+@pytest.mark.slow
 def test_level_wise_tree_is_the_reference_tree(rng, loss, loss_k, weights, opts) -> None:
     X, Y, G, discount = _problem(rng, loss=loss, loss_k=loss_k, weights=weights)
     n_nodes = []

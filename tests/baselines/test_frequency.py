@@ -229,6 +229,7 @@ def test_bad_prediction_data(rng) -> None:
 # --------------------------------------------------------------------------- #
 # Import hygiene
 # --------------------------------------------------------------------------- #
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ["mlgp.baselines", "mlgp.metrics", "mlgp.scores"])
 def test_import_does_not_load_tensorflow_or_gpflow(module) -> None:
     code = (f"import sys, {module}; "

@@ -248,6 +248,7 @@ def _check_demo_output(out: str) -> None:
         assert len(values) == 3 and all(0.0 <= v <= 100.0 for v in values)
 
 
+@pytest.mark.slow
 def test_demo_quick_synthetic(no_data_home, capsys) -> None:
     assert main(["demo", "--quick"]) == 0
     out = capsys.readouterr().out
@@ -258,6 +259,7 @@ def test_demo_quick_synthetic(no_data_home, capsys) -> None:
     _check_demo_output(out)
 
 
+@pytest.mark.slow
 def test_demo_quick_bibtex(with_data_home: Path, tmp_path: Path, capsys) -> None:
     saved = tmp_path / "top5.npz"
     assert main(["demo", "--quick", "--save-scores", str(saved)]) == 0

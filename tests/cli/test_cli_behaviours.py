@@ -145,6 +145,7 @@ def test_cannot_cache_warning_is_silenced_and_only_it(monkeypatch, tmp_path, cap
         assert messages[len(expected):] == ["numba cannot cache: after main, the filter is gone"]
 
 
+@pytest.mark.slow
 def test_subprocess_error_is_one_line_where_numba_cannot_cache(tmp_path) -> None:
     """A fresh ``mlgp predict`` imports every family, FastXML's numba kernels among them."""
     env = _no_cache_locator_env(tmp_path)
@@ -159,6 +160,7 @@ def test_subprocess_error_is_one_line_where_numba_cannot_cache(tmp_path) -> None
 
 
 # ------------------------------------------------------------------- --set over the defaults --
+@pytest.mark.slow
 def test_set_wins_over_the_budget_and_the_seed(home, tmp_path, capsys) -> None:
     source = ["--dataset", "tiny", "--data-home", str(home)]
     small = ["--set", "num_inducing=5", "--set", "num_latent_gps=2"]
@@ -233,6 +235,7 @@ def test_output_is_checked_before_any_data_are_read(home, tmp_path, capsys) -> N
 
 
 # ------------------------------------------------- every family's model in a fresh process --
+@pytest.mark.slow
 def test_subprocess_predict_every_familys_model_in_a_fresh_process(tiny_file, tmp_path, capsys) -> None:
     """Fit each family here, then ``mlgp predict`` its file in a new process, whose registry of
     estimator classes starts empty: it gives this process's ranking. Each process starts as soon as

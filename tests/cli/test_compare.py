@@ -14,6 +14,7 @@ from mlgp.errors import ArgumentError
 SETS = ["--set", "geneml.n_components=3", "--set", "mlgpf.num_inducing=10", "--set", "mlgpf.num_latent_gps=3"]
 
 
+@pytest.mark.slow
 def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys) -> None:
     out = tmp_path / "cmp"
     argv = ["compare", "--dataset", "tiny", "--data-home", str(home), "--models", "frequency,geneml,mlgpf",
@@ -73,6 +74,7 @@ def test_compare_writes_tables_traces_figure_and_resumes(home, tmp_path, capsys)
     assert (out / "runs" / "geneml.json").stat().st_mtime_ns != stamps["geneml.json"]
 
 
+@pytest.mark.slow
 def test_a_failing_family_is_recorded_and_the_others_go_on(home, tmp_path) -> None:
     settings = {"mllspccv": {"cv": 1000}}  # more folds than training points: fails in fit
     result = mlgp.compare("mllspccv,frequency", dataset="tiny", data_home=home, settings=settings, out=tmp_path / "c")
@@ -153,6 +155,7 @@ RESULTS_COLUMNS = ["family", "estimator", "settings", "error", "fit_seconds", "p
                    "macroF1@0.5", "microF1_tuned", "macroF1_tuned", "resumed"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("models", ["frequency,lspc,mlknn", "mllspccv,frequency"], ids=["all ran", "first failed"])
 def test_results_csv_has_its_columns_in_order(home, tmp_path, models) -> None:
     """The same columns in the same order whichever family comes first (here one that fails in fit)."""

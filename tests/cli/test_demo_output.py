@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import mlgp.data
 from mlgp.cli import main
@@ -24,6 +25,7 @@ def _precision(Y: np.ndarray, ranking: np.ndarray, k: int) -> float:
     return 100.0 * np.mean([Y[i, ranking[i, :k]].sum() / k for i in range(Y.shape[0])])
 
 
+@pytest.mark.slow
 def test_synthetic_demo_against_oracle_and_frequency(monkeypatch, capsys) -> None:
     monkeypatch.delenv("MLGP_DATA", raising=False)
     # the demo's synthetic settings (P=10, M=50, batch 200), 40 of its 100 epochs
@@ -57,6 +59,7 @@ _TF_LINES = ("I0000", "W0000", "E0000", "absl::InitializeLog", "cuInit", "cuda",
              "cpu_feature_guard", "rebuild TensorFlow", "DT_DOUBLE", "retracing")
 
 
+@pytest.mark.slow
 def test_demo_process_prints_no_tensorflow_lines(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("MLGP_DATA", "TF_CPP_MIN_LOG_LEVEL")}
     out_file = tmp_path / "out.txt"

@@ -34,6 +34,7 @@ def test_every_family_is_tested() -> None:
     assert set(SMALL) == set(FAMILIES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_fit_predict_evaluate_equals_the_python_api(family, home, tmp_path, capsys) -> None:
     import mlgp.data

@@ -15,6 +15,7 @@ import mlgp
 from mlgp.comparison import run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_a_worker_killed_by_a_signal_is_recorded_with_its_number(tmp_path, monkeypatch, signum) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(FOLDER), os.environ.get("PYTHONPATH", "")]))

@@ -147,6 +147,7 @@ BROKEN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", list(BROKEN.values()), ids=list(BROKEN))
 def test_a_broken_run_file_is_fitted_again_and_said_so(tmp_path, good_file, change) -> None:
     saved = copy.deepcopy(good_file)

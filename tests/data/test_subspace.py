@@ -77,6 +77,7 @@ def test_bad_arguments_are_refused(call, error, message):
         call(_sparse())
 
 
+@pytest.mark.slow
 def test_an_mlgpf_on_the_projection_trains_saves_and_loads(tmp_path):
     from mlgp.models import MLGPF, mlgpf_from_data
     from mlgp.recipes import MLGPFClassifier

@@ -211,11 +211,13 @@ def _run_cells(name: str, cells: list[str], data_home: Path, tmp_path: Path, mon
         plt.close("all")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(notebook: Path, data_home: Path, tmp_path: Path, monkeypatch) -> None:
     _run_cells(notebook.name, code_cells(notebook.read_text(encoding="utf-8")), data_home, tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES_RUN, ids=[p.stem for p in PAGES_RUN])
 def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path, monkeypatch) -> None:
     blocks = python_blocks(page.read_text(encoding="utf-8"))
@@ -223,6 +225,7 @@ def test_page_examples_run(page: Path, data_home: Path, tmp_path: Path, monkeypa
     _run_cells(page.name, blocks, data_home, tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 def test_sphinx_build_has_no_warnings(tmp_path: Path) -> None:
     """The HTML build is clean: Sphinx with -W (warnings are errors), --keep-going to list them all.
 

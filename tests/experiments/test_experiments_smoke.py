@@ -222,6 +222,7 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         assert (tables["elbo_traces"]["elbo"] < 0).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_quick_mode_runs(script: Path, data_home: Path, tmp_path: Path, monkeypatch) -> None:
     """Each script's ``main(["--quick"])`` in this process (TensorFlow is imported once per test

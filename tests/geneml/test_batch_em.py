@@ -82,6 +82,7 @@ def test_the_labels_stay_sparse(data, monkeypatch, exposure):
     online_em(X, Y, _start(exposure), PRIORS, 1, 150)
 
 
+@pytest.mark.slow
 def test_n_jobs_and_a_dask_cluster_give_the_same_fit(data):
     """The same blocks, reduced in block order, whoever computes them: bit for bit. BLAS runs with
     one thread in this process and in joblib's workers alike, so that each block is the very same

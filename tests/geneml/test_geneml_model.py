@@ -162,6 +162,7 @@ def _xi_marginal(joint, values) -> float:
     return float(logsumexp(log_probs[~impossible]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exposure", ["global", "covariates"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_log_posterior_is_the_joint_with_the_exposures_summed_out(exposure, seed):

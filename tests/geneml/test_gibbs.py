@@ -22,6 +22,7 @@ def _draw_labels(state: EMState, rng: np.random.Generator) -> sp.csr_matrix:
     return sp.csr_matrix((exposed & (rng.random(exposed.shape) < expit(state.U @ state.V.T))).astype(float))
 
 
+@pytest.mark.slow
 def test_geweke_successive_conditionals_keep_the_prior():
     """θ ~ p(θ); repeat: Y ~ p(Y | θ), θ ← one sweep (the scale move included) given Y. If every
     conditional is right, θ's marginal stays p(θ): μ ~ Beta(2, 3), V ~ N(0, 1/λ_v), W ~ N(0, 1/λ_w),
@@ -46,6 +47,7 @@ def test_geweke_successive_conditionals_keep_the_prior():
     assert np.std(tau) > 0.05  # the move moves
 
 
+@pytest.mark.slow
 def test_geweke_with_the_precisions_hyperprior():
     """(λ, θ) ~ p(λ) p(θ | λ); repeat: Y ~ p(Y | θ), one sweep with ``precision_prior=(a, b)``
     continuing from the drawn λ. λ_u, λ_w and each λ_vj stay Gamma(a, b): mean a/b, variance a/b²."""

@@ -149,6 +149,7 @@ def test_online_em_final_passes_with_relevances_are_batch_em_iterations(rank_two
     np.testing.assert_allclose(online_trace["objective"], batch_trace["objective"], rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_geweke_the_relevances_and_their_columns_keep_their_prior():
     """(r, θ) ~ p(r) p(θ | r); repeat: Y ~ p(Y | θ), one Gibbs sweep (scale move included). If the
     conditionals are right, r stays Gamma(a, b) (mean a/b, variance a/b²), V scaled by √(λ_v r_j)

@@ -56,6 +56,7 @@ def assert_is_midpoint(t: float, values: np.ndarray) -> None:
 
 
 # --------------------------------------------------------------------------- brute force
+@pytest.mark.slow
 @pytest.mark.parametrize("average", ["micro", "macro"])
 @pytest.mark.parametrize("seed, kind", PROBLEMS)
 def test_global_threshold_attains_the_brute_force_maximum(seed, kind, average):
@@ -69,6 +70,7 @@ def test_global_threshold_attains_the_brute_force_maximum(seed, kind, average):
     assert_is_midpoint(t[0], P.ravel())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, kind", PROBLEMS)
 def test_per_label_macro_maximises_each_label(seed, kind):
     Y, P = make_problem(seed, kind)
@@ -95,6 +97,7 @@ def test_per_label_micro_never_below_the_global_start(seed, kind, max_sweeps):
         assert choice.thresholds[k] == start.thresholds[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, kind", PROBLEMS)
 def test_per_label_micro_is_a_coordinatewise_optimum(seed, kind):
     Y, P = make_problem(seed, kind)

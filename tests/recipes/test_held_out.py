@@ -150,6 +150,7 @@ def test_early_stopping_needs_held_out_rows() -> None:
         MLGPFClassifier(n_iter_no_change=0).fit(X, Y)
 
 
+@pytest.mark.slow
 def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, tmp_path) -> None:
     """Twenty epochs allowed on 450 training rows (one step each: fewer than the 100 steps early
     stopping waits past the best, so all twenty run): the best held-out density's parameters are
@@ -173,6 +174,7 @@ def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, 
     assert MultiLabelEstimator.load(full.save(tmp_path / "full")).best_epoch_ is None
 
 
+@pytest.mark.slow
 def test_the_default_recipe_reads_informative_one_hot_features(informative, default_fit) -> None:
     """Labels that depend on 2 of 8 one-hot groups, Zipf popularity on top (500 training rows, 400
     labels): the default MLGPFClassifier ranks well above LabelFrequency and near MLLSPC.
@@ -202,6 +204,7 @@ def test_informative_zipf_is_what_it_says() -> None:
             informative_zipf(**bad)
 
 
+@pytest.mark.slow
 def test_the_guard_keeps_an_informative_model_that_loses_the_held_out_p_at_1() -> None:
     """Data seed 1 of experiments/mlgpf_informative.py ("small"): the bias wins P@1 on the 50 held-out
     rows while the model predicts them better; the guard, comparing densities, keeps the model

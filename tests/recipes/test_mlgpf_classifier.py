@@ -41,6 +41,7 @@ EXPECTED_FAILED_CHECKS = {
 
 @parametrize_with_checks([MLGPFClassifier(**TINY)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
                          xfail_strict=True)
+@pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check) -> None:
     from check_shapes import disable_check_shapes
 
@@ -215,6 +216,7 @@ def _p1(est, ds) -> float:
     return float(evaluate(ds.test.Y, est.predict_topk(ds.test.X, 1), ks=[1]).loc["P", 1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0])
 def test_never_ranks_below_its_bias_on_uninformative_features(seed) -> None:
     """One-hot features that say nothing about Zipf-popular labels: the default recipe must rank at
@@ -239,6 +241,7 @@ def test_clone_and_settings_round_trip() -> None:
         MLGPFClassifier(num_inducing=-1)._settings()
 
 
+@pytest.mark.slow
 def test_a_given_num_inducing_above_the_training_rows_is_refused_and_a_chosen_one_capped() -> None:
     """One contract with train_mlgpf: a given M above the rows left after the hold-out is refused
     (200 rows, 10 % held out: 180 left); M chosen from the data is capped by those rows."""
@@ -329,6 +332,7 @@ def test_a_wrapped_model_saves_and_loads_as_it_is(bare_model, tmp_path, with_set
     np.testing.assert_array_equal(loaded.trace_.to_numpy(), est.trace_.to_numpy())
 
 
+@pytest.mark.slow
 def test_the_recipes_run_offers_its_estimator() -> None:
     from mlgp.data.synthetic import mlgpf_prior
     from mlgp.recipes import MLGPFRun, train_mlgpf

@@ -82,6 +82,7 @@ def test_training_options_parse_batch_growth_bias_and_validation(capsys):
         assert "--batch-growth" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_train_mlgpf_grows_the_batch_and_validates(problem):
     run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=5, batch_size=20,
                       batch_growth=(2, 15), validate=True, progress=False)
@@ -92,6 +93,7 @@ def test_train_mlgpf_grows_the_batch_and_validates(problem):
     assert run.settings["batch_growth"] == (2, 15) and run.settings["bias_init"] == "log-odds"
 
 
+@pytest.mark.slow
 def test_checkpointed_run_extends_to_the_uninterrupted_result(problem, tmp_path):
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, batch_size=20, batch_growth=(2, 15), validate=True, progress=False,
               jit_compile=False, dtype="float64")
@@ -127,6 +129,7 @@ def test_run_checkpoint_dir_names_each_run(tmp_path):
     assert run_checkpoint_dir(args, "a b", "x/y") == tmp_path / "a_b_x_y"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whiten", [False, True])
 def test_train_mlgpf_compiles_with_xla_only_for_whitened_models(problem, whiten, monkeypatch):
     """Whitened: XLA for all but chol(K_ZZ) by default; non-whitened: no XLA; an explicit choice is kept.
@@ -163,6 +166,7 @@ def test_batch_growth_accepts_what_the_cli_accepts():
             batch_growth(bad)
 
 
+@pytest.mark.slow
 def test_train_mlgpf_takes_the_named_schedule(problem):
     run = train_mlgpf(problem, kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20,
                       batch_growth="paper", progress=False)
@@ -254,6 +258,7 @@ def test_settings_object_and_keywords_build_the_same_model(problem, monkeypatch)
         assert built[name] == getattr(defaults, name), name
 
 
+@pytest.mark.slow
 def test_checkpoint_folder_refuses_another_q_family_or_precision(problem, tmp_path):
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, progress=False, checkpoint_dir=str(tmp_path))
     train_mlgpf(problem, q_family="preconditioned", **kw)
@@ -263,6 +268,7 @@ def test_checkpoint_folder_refuses_another_q_family_or_precision(problem, tmp_pa
         train_mlgpf(problem, q_family="preconditioned", dtype="float64", **kw)
 
 
+@pytest.mark.slow
 def test_the_default_recipe_trains_on_bibtex_without_nan(data_home):
     """The recipe's defaults (the benchmark's recommendation) at Bibtex's full P and M, on 450 points
     (scored on the first 300 test points)."""
@@ -295,6 +301,7 @@ def test_a_settings_json_from_before_the_newer_settings_still_resumes(problem, t
                     **dict(implied, q_family="whitened"))
 
 
+@pytest.mark.slow
 def test_max_seconds_of_the_recipe_counts_from_its_start_and_looks_after_every_step(monkeypatch) -> None:
     """On a clock moving 1 s per reading the recipe's budget of 3.5 s ends training after the 4th
     optimiser step, mid-epoch (5 steps an epoch), whatever the epochs asked."""

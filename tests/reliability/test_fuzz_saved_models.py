@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from _fuzz_mutations import KINDS
 
 WORKER = Path(__file__).with_name("_fuzz_saved_worker.py")
@@ -63,6 +65,7 @@ def _run_workers(tmp_path: Path) -> tuple[dict, list[str]]:
     return reports, problems
 
 
+@pytest.mark.slow
 def test_every_corrupted_save_is_refused_or_loads_and_scores_finitely(tmp_path):
     reports, problems = _run_workers(tmp_path)
     assert not problems, "\n".join(problems)

@@ -150,6 +150,7 @@ def _visible(folder: Path) -> set[str]:
     return {p.name for p in folder.iterdir() if not p.name.startswith(".")}
 
 
+@pytest.mark.slow
 def test_fastxml_killed_while_overwriting_loads_as_a_or_b(tmp_path):
     from _small import data
 
@@ -168,6 +169,7 @@ def test_fastxml_killed_while_overwriting_loads_as_a_or_b(tmp_path):
         assert _which(_scores(FastXML.load(target), X), a, b) == "B"
 
 
+@pytest.mark.slow
 def test_mlgpf_killed_while_overwriting_loads_as_a_or_b(tmp_path):
     from _save_loop_child import mlgpf_data
 
@@ -202,6 +204,7 @@ def mlgpf_pair():
     return (*mlgpf_pair(), mlgpf_data()[0][:7])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ["A then B", "B then A"])
 @pytest.mark.parametrize("fail_at", [1, 2, 3])
 def test_an_mlgpf_save_failing_at_any_file_leaves_the_earlier_model(tmp_path, monkeypatch, mlgpf_pair, order, fail_at):

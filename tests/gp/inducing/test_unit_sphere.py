@@ -94,6 +94,7 @@ def test_bound_and_gradient_match_plain_inducing_points_at_the_same_z():
     assert np.abs(g_p - tangent).max() > 1e-3  # the radial part is not trivially zero
 
 
+@pytest.mark.slow
 def test_from_data_keeps_z_on_the_sphere_through_training(problem):
     X, Y = problem.train.X, problem.train.Y
     model = mlgpf_from_data(X, Y, kernel="se", num_latent_gps=2, num_inducing=6, unit_sphere_inducing=True, seed=1)
@@ -113,6 +114,7 @@ def _scores(model, X):
     return MLGPFClassifier.from_model(model).decision_function(X)
 
 
+@pytest.mark.slow
 def test_save_load_round_trip_keeps_the_sphere(problem, tmp_path):
     X, Y = problem.train.X, problem.train.Y
     model = mlgpf_from_data(X, Y, kernel="se+linear", num_latent_gps=2, num_inducing=5, q_family="whitened",
@@ -132,6 +134,7 @@ def test_save_load_round_trip_keeps_the_sphere(problem, tmp_path):
     assert np.array_equal(_scores(old, problem.test.X), _scores(free, problem.test.X))
 
 
+@pytest.mark.slow
 def test_recipe_option_flag_and_checkpoints_from_before_the_option(problem, tmp_path):
     parser = add_training_args(argparse.ArgumentParser())
     parser.add_argument("--quick", action="store_true")

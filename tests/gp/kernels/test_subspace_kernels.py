@@ -115,6 +115,7 @@ def test_an_mlgpf_on_subspace_inputs_has_the_bound_of_the_stock_model(setup):
 @pytest.mark.parametrize("kernel", [lambda: SubspaceSE(R, lengthscales=np.linspace(0.5, 1.5, R + 1)),
                                     lambda: SubspaceLinear(R, variance=np.linspace(0.5, 1.5, R + 1)),
                                     lambda: SubspaceSE(R) + SubspaceLinear(R)], ids=["se", "linear", "se+linear"])
+@pytest.mark.slow
 def test_a_subspace_mlgpf_trains_saves_and_loads(setup, tmp_path, kernel):
     from mlgp.likelihoods import MultiLabelBernoulli
     from mlgp.models import MLGPF

@@ -170,6 +170,7 @@ def test_a_format_that_never_was_keeps_its_error(tmp_path, ds):
 
 
 # ----------------------------------------------------------------------------- (b) converting
+@pytest.mark.slow
 @pytest.mark.parametrize("n, kind", CASES, ids=[f"{n}-{kind}" for n, kind in CASES])
 def test_a_converted_folder_loads_to_the_saved_model(tmp_path, ds, capsys, n, kind):
     model = MODELS[kind](ds)
@@ -188,6 +189,7 @@ def test_a_converted_folder_loads_to_the_saved_model(tmp_path, ds, capsys, n, ki
     assert_same_model(model, twin, ds.test.X)
 
 
+@pytest.mark.slow
 def test_the_command_runs_as_a_module(tmp_path, ds):
     model = MODELS["from_data"](ds)
     old = as_old_format(model.save(tmp_path / "old"), 2)

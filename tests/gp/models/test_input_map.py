@@ -76,6 +76,7 @@ def no_wide_dense(forbid_dense_blocks):
     forbid_dense_blocks(D)
 
 
+@pytest.mark.slow
 def test_a_mapped_model_trains_and_scores_without_a_dense_block_of_the_raw_width(problem, no_wide_dense):
     X, Y, input_map = problem
     model = _model(input_map, np.random.default_rng(1))

@@ -120,6 +120,7 @@ def stock_svgp(prob, kernel, whiten, num_data, mean_function=None):
 
 
 # ----------------------------------------------------------------------------- 1. the bound vs GPflow SVGP
+@pytest.mark.slow
 @pytest.mark.parametrize("whiten", [False, True])
 @pytest.mark.parametrize("kname", KERNELS)
 def test_elbo_equals_stock_svgp_with_linear_coregionalization(rng, kname, whiten):
@@ -134,6 +135,7 @@ def test_elbo_equals_stock_svgp_with_linear_coregionalization(rng, kname, whiten
     np.testing.assert_allclose(model.prior_kl().numpy(), ref.prior_kl().numpy(), rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whiten", [False, True])
 def test_minibatch_elbo_with_bias_equals_stock_svgp(rng, whiten):
     """b ≠ 0 as GPflow's Constant mean function, and the N/|B| scaling on a minibatch of 10 of 30."""
@@ -312,6 +314,7 @@ def test_predict_rejects_wrong_feature_count(fitted_like):
 SAVE_CASES = [(k, w, False) for k in KERNELS for w in (False, True)] + [("se", False, True)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kname, whiten, fixed", SAVE_CASES)
 def test_save_load_round_trip(tmp_path, kname, whiten, fixed):
     rng = np.random.default_rng(11)

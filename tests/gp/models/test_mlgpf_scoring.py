@@ -58,6 +58,7 @@ def test_the_model_has_no_scoring_methods_of_its_own():
     assert callable(MLGPF.mean_utilities) and callable(MLGPF.label_probabilities)
 
 
+@pytest.mark.slow
 def test_no_retracing_warning_when_many_models_predict():
     """Six models, each scoring with two batch sizes and then CSR input for its top labels, then six
     more that score once each: a model's first trace is not retracing. Under the former

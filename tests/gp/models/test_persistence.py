@@ -85,6 +85,7 @@ def _round_trip_cases() -> list[tuple[str, str, bool]]:
     return sorted(cases)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kname, inducing, whiten", _round_trip_cases())
 def test_model_built_from_parts_round_trips(tmp_path, data, kname, inducing, whiten):
     model = build(KERNELS[kname](), inducing, whiten)

@@ -27,6 +27,7 @@ def build(problem, **kw):
     return mlgpf_from_data(problem.train.X, problem.train.Y, **kw)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_and_precision_trains_saves_and_loads(tmp_path, problem, family, dtype):
@@ -48,6 +49,7 @@ def test_every_family_and_precision_trains_saves_and_loads(tmp_path, problem, fa
 
 # the Cholesky families' split step is compared with the plain one, variables and all, in
 # tests/gp/training/test_steps.py (test_step_with_cholesky_outside_xla_matches_the_plain_step)
+@pytest.mark.slow
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f not in ("cholesky", "whitened")])
 def test_every_family_trains_with_the_split_xla_step(problem, family):
     data = (problem.train.X, problem.train.Y)
@@ -57,6 +59,7 @@ def test_every_family_trains_with_the_split_xla_step(problem, family):
     np.testing.assert_allclose(b["elbo"], a["elbo"], rtol=1e-7)
 
 
+@pytest.mark.slow
 def test_checkpoints_resume_a_preconditioned_run(tmp_path, problem):
     data = (problem.train.X, problem.train.Y)
     whole = build(problem, q_family="preconditioned")
@@ -69,6 +72,7 @@ def test_checkpoints_resume_a_preconditioned_run(tmp_path, problem):
     np.testing.assert_array_equal(resumed.q.q_sigma.numpy(), whole.q.q_sigma.numpy())
 
 
+@pytest.mark.slow
 def test_natgrad_trains_the_cholesky_families(problem):
     for family in ("cholesky", "whitened"):
         model = build(problem, q_family=family)
@@ -103,6 +107,7 @@ def test_max_seconds_stops_after_the_epoch_that_reaches_it(problem):
         fit(model, (problem.train.X, problem.train.Y), epochs=1, progress=False, max_seconds=0)
 
 
+@pytest.mark.slow
 def test_warm_start_ranks_better_before_training_than_the_constant_start():
     """Labels that are thresholds of linear functions of x: the linear warm start ranks them well
     before any training, and every family turns it into the same mean utilities."""

@@ -37,6 +37,7 @@ def no_wide_dense(forbid_dense_blocks):
 
 @pytest.mark.parametrize("kernel, parts", [("se", (SubspaceSE,)), ("linear", (SubspaceLinear,)),
                                            ("se+linear", (SubspaceSE, SubspaceLinear))])
+@pytest.mark.slow
 def test_the_subspace_model_trains_scores_and_saves_without_a_wide_dense_block(data, no_wide_dense, tmp_path,
                                                                             kernel, parts):
     X, Y = data

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import mlgp.scores._batches
 import importlib
@@ -26,6 +27,7 @@ def _count_calls(monkeypatch, module, name):
     return calls
 
 
+@pytest.mark.slow
 def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypatch):
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=0)
     train = _count_calls(monkeypatch, FIT_MODULE, "check_training_data")
@@ -43,6 +45,7 @@ def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypat
     assert estimator_checks == [(20, 3)] and scored == []
 
 
+@pytest.mark.slow
 def test_the_recipe_checks_the_training_data_once(monkeypatch):
     """train_mlgpf → from_data → fit: the training data are checked (and copied) once in all."""
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=1)

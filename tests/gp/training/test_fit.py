@@ -152,6 +152,7 @@ def _precision_at(model, X, Y, k):
     return 100.0 * np.mean(np.take_along_axis(Yd, top, axis=1).sum(axis=1) / k)
 
 
+@pytest.mark.slow
 def test_fit_trace_improves_and_reports_validation(problem):
     model = build(problem)
     before = full_elbo(model, problem)
@@ -180,6 +181,7 @@ def test_batch_growth_schedule(problem):
     assert trace["elbo_std"].tolist()[2:] == [0.0, 0.0] and trace["elbo_std"].iloc[0] > 0
 
 
+@pytest.mark.slow
 def test_seed_reproducibility_and_checkpoint_resume(problem, tmp_path):
     data = (problem.train.X, problem.train.Y)
     kw = dict(batch_size=16, negatives=3, learning_rate=0.02, seed=4, progress=False)

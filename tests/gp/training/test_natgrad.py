@@ -16,6 +16,7 @@ def problem():
     return mlgpf_prior(num_train=80, num_test=10, num_features=4, num_labels=6, num_latent=2, seed=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["cholesky", "whitened"])
 def test_natgrad_moves_the_kernel_z_loadings_and_bias(problem, family):
     """Adam's half of the step must run: after natgrad steps every non-q(u) variable has moved."""

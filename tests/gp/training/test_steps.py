@@ -80,6 +80,7 @@ print("RESULT " + json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_step_equals_single_device_step():
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MIRRORED)], capture_output=True, text=True,
@@ -100,6 +101,7 @@ def test_mirrored_strategy_step_equals_single_device_step():
     np.testing.assert_allclose(out["epoch_elbo"][0], out["epoch_elbo"][1], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_xla_compiled_step_matches_the_plain_step(problem):
     """jit_compile=True trains to the same values (XLA may reorder sums: equal to 1e-9)."""
     data = (problem.train.X, problem.train.Y)
@@ -115,6 +117,7 @@ def test_xla_compiled_step_matches_the_plain_step(problem):
 
 @pytest.mark.parametrize("whiten, negatives", [(True, None), (False, 3)],
                          ids=["whitened-exact labels", "cholesky-sampled labels"])
+@pytest.mark.slow
 def test_step_with_cholesky_outside_xla_matches_the_plain_step(problem, whiten, negatives):
     """jit_compile="except-cholesky": the chain-rule term through chol(K_ZZ), added outside XLA,
     makes the trajectory that of the plain step (kernel and Z trained); each q(u) form and each
@@ -167,6 +170,7 @@ def test_jit_compile_values_are_checked(problem):
         fit(NoCholesky(build(problem)), data, epochs=1, jit_compile="except-cholesky", progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jit_compile", [True, "except-cholesky"])
 def test_xla_step_stops_on_divergence(problem, jit_compile):
     """Under XLA a failed step gives a NaN bound instead of an error; fit still stops and restores."""
@@ -191,6 +195,7 @@ def test_xla_step_stops_on_divergence(problem, jit_compile):
             strategy=__import__("tensorflow").distribute.get_strategy(), progress=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("negatives", [None, 3], ids=["every label", "sampled labels"])
 def test_the_plain_step_is_traced_once_for_every_batch_size(problem, negatives) -> None:
     """An epoch's last minibatch is smaller (here 60 rows in batches of 25: 25, 25, 10): the step

@@ -79,6 +79,7 @@ def test_a_multi_worker_strategy_counts_its_tasks(monkeypatch, workers, multi) -
     assert is_multi_worker(cls.__new__(cls)) is multi
 
 
+@pytest.mark.slow
 def test_the_estimator_and_the_recipe_take_a_strategy() -> None:
     """MLGPFClassifier.fit(strategy=) builds the model in the strategy's scope and trains on it;
     a strategy with XLA, or an object that is not a strategy, is refused at the call."""
@@ -216,6 +217,7 @@ def test_only_the_chief_is_the_chief(cluster, task_type, task_id, chief) -> None
     assert is_chief(strategy) is chief
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task_id", [0, 1])
 def test_only_the_chief_writes_checkpoints_and_logs(monkeypatch, tmp_path, task_id) -> None:
     """fit, in the fake cluster's worker ``task_id`` (as is_chief sees it), writes checkpoints, the
