@@ -10,7 +10,9 @@ GenEML with global exposure, written ``inference:μ₀`` (the inference and ``ex
 exposures' start; default ``em:0.9,em:0.5,online-em:0.5,gibbs:0.5``) or, written
 ``inference:μ₀:covariates``, with covariate exposure (the label's log frequency and the point's
 number of labels, :mod:`mlgp.geneml.exposure`), GenEML without exposure
-(batch EM), and ``LabelFrequency``, all trained on what remains (features L2-normalised per row;
+(batch EM), and ``LabelFrequency``; with ``--relevance-prior A,B`` each GenEML method also runs with
+ARD (``relevance_prior=(A, B)``, a relevance per latent dimension: :mod:`mlgp.geneml.relevance`),
+named with `` + ARD``. All are trained on what remains (features L2-normalised per row;
 ``SETTINGS``, as in ``geneml_benchmarks.py``) and scored on the full test labels: P@1/3/5 and
 PSP@1/3/5 (propensities from the full training labels). Writes ``missing_labels`` (every fit; the
 same rows as the resumable log ``runs.csv``), ``summary``
@@ -20,6 +22,8 @@ finishes; a rerun with the same options resumes, ``--fresh`` starts over.
 
     python experiments/geneml_missing_labels.py
     python experiments/geneml_missing_labels.py --datasets enron --methods em:0.9,online-em:0.9
+    python experiments/geneml_missing_labels.py --datasets enron,bibtex --fractions 0,0.4 --seeds 0,1,2 \
+        --methods em:0.5 --relevance-prior 1,1 --out experiments/results/geneml_missing_labels_ard
     python experiments/geneml_missing_labels.py --quick
 """
 
@@ -70,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--schemes", default="uniform,propensity")
     parser.add_argument("--fractions", type=lambda t: tuple(float(v) for v in t.split(",")), default=None,
                         help="fractions of the training positives to hide (default 0,0.2,0.4,0.6)")
+    parser.add_argument("--relevance-prior", type=_pair, default=None, metavar="A,B",
+                        help="also run each GenEML method with ARD, relevance_prior=(A, B)")
     parser.add_argument("--fresh", action="store_true", help="discard the stored fits and start over")
     args = parser.parse_args(argv)
     args.datasets = args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")
@@ -80,6 +86,17 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as err:
         parser.error(f"--methods: {err}")
     run(args)
+
+
+def _pair(text: str) -> tuple[float, float]:
+    """``A,B`` as two floats (checked by GenEML when it fits)."""
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise argparse.ArgumentTypeError(f"give two numbers A,B; got {text!r}")
+    try:
+        return float(parts[0]), float(parts[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"give two numbers A,B; got {text!r}") from None
 
 
 def parse_method(text: str) -> tuple[str, float, str]:
@@ -120,11 +137,15 @@ def run(args: argparse.Namespace) -> None:
     methods = {method_name(inf, init, kind): dict(exposure=kind, inference=inf, exposure_init=init, **per_inference[inf])
                for inf, init, kind in args.exposure_methods}
     methods["GenEML no exposure (em)"] = dict(exposure=None, inference="em", **per_inference["em"])
+    if args.relevance_prior is not None:
+        methods.update({f"{m} + ARD": dict(p, relevance_prior=args.relevance_prior) for m, p in list(methods.items())})
     schemes = args.schemes.split(",")
-    with Experiment("geneml_missing_labels", quick=args.quick, settings=dict(s, features="rows L2-normalised"),
+    # the ARD prior joins the settings only when given, so that folders written without it resume
+    ard = {} if args.relevance_prior is None else {"relevance_prior": list(args.relevance_prior)}
+    with Experiment("geneml_missing_labels", quick=args.quick, settings=dict(s, features="rows L2-normalised", **ard),
                     seeds=seeds, out=args.out) as exp:
         log = RunLog(exp.folder, "runs", RUN_COLUMNS, ["dataset", "hiding", "fraction", "method", "seed"],
-                     dict(s, max_train=max_train), args.fresh)
+                     dict(s, max_train=max_train, **ard), args.fresh)
         for name in args.datasets.split(","):
             ds = mlgp.data.load(name)
             Xtr, Ytr = normalize(ds.train.X[:max_train], "l2"), ds.train.Y[:max_train]

@@ -55,3 +55,30 @@ def test_fractions_outside_zero_one_are_refused(script, fractions, capsys):
     with pytest.raises(SystemExit, match="2"):
         script.main(["--fractions", fractions])
     assert "--fractions must lie in [0, 1)" in capsys.readouterr().err
+
+
+def test_relevance_prior_adds_an_ard_twin_of_each_geneml_method(script, data_home, tmp_path, monkeypatch):
+    import mlgp.geneml
+
+    seen = []
+
+    class Recording(mlgp.geneml.GenEML):
+        def fit(self, X, Y, **kw):
+            seen.append(self.relevance_prior)
+            return super().fit(X, Y, **kw)
+
+    monkeypatch.setattr(mlgp.geneml, "GenEML", Recording)
+    script.main(["--quick", "--methods", "em:0.5", "--relevance-prior", "2,0.5", "--fractions", "0",
+                 "--out", str(tmp_path)])
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert sorted(runs["method"]) == sorted(["GenEML exposure μ₀=0.5 (em)", "GenEML no exposure (em)",
+                                             "GenEML exposure μ₀=0.5 (em) + ARD", "GenEML no exposure (em) + ARD",
+                                             "LabelFrequency"])
+    assert seen == [None, None, (2.0, 0.5), (2.0, 0.5)]
+
+
+@pytest.mark.parametrize("text", ["1", "1,2,3", "a,1"])
+def test_relevance_prior_is_two_numbers(script, text, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        script.main(["--quick", "--relevance-prior", text])
+    assert exit_info.value.code == 2 and "give two numbers A,B" in capsys.readouterr().err
