@@ -17,7 +17,7 @@ prior's pseudo-counts) added at every step, never decayed with them: W is the ex
 ``cg_iterations`` warm-started conjugate-gradient steps per minibatch on the whole data).
 One ``epoch`` is a shuffled pass over the rows in ⌈N / batch_size⌉ minibatches of equal size (± 1
 row; a small remainder would weigh, scaled by N/|B|, as much as a full minibatch), each minibatch's
-rows in increasing order, taken as CSR blocks through :func:`mlgp.blocks.take_rows`. The objective
+rows in increasing order, CSR blocks from :class:`mlgp.data.minibatches.RowMinibatches`. The objective
 (:func:`streamed_objective`) is the exact log posterior of :func:`mlgp.geneml.em.log_posterior`,
 streamed over the row blocks of :func:`mlgp.blocks.row_blocks`.
 """
@@ -32,7 +32,8 @@ import pandas as pd
 
 from .. import arguments
 from ..estimator.training import Budget
-from ..blocks import row_blocks, take_rows
+from ..blocks import row_blocks
+from ..data.minibatches import RowMinibatches
 from ..errors import ArgumentError
 from .em import EMState, Priors, _mu_mode, converged, global_log_prior, rows_log_density
 from .relevance import relevance_mode
@@ -85,7 +86,8 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     block_rows = batch_size if block_rows is None else block_rows
     kappa, tau = check_step_schedule(kappa, tau)
     N, k = X.shape[0], state.V.shape[1]
-    rng = np.random.default_rng(seed)
+    # equal sizes: a small remainder would weigh, scaled by N/|B|, as much as a full minibatch
+    batches = RowMinibatches(X, Y, batch_size, seed, dense=False, equal_sizes=True, sorted_rows=True)
     K = state.V.shape[0]
     stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
     W, V, mu, cov = state.W, state.V, state.mu, state.covariates
@@ -96,16 +98,13 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     loop = range(1, epochs + 1)
     for epoch in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
-        order = rng.permutation(N)
-        for part in np.array_split(order, -(-N // batch_size)):  # equal sizes (± 1), none a small remainder
+        for batch, X_b, Y_b in batches.epoch():
             t += 1
             rho = 1.0 if t == 1 else step_size(t, kappa, tau)
-            batch = np.sort(part)
             scale = N / len(batch)
             current = EMState(W, np.zeros((len(batch), k)), V, mu, cov, relevance)
-            X_b = take_rows(X, batch, dense=False)
             start_b = None if carried is None else carried[batch]
-            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y[batch], current, priors, batch, local_iterations, start_b)
+            U_b, a_b, b_b, e_b, gamma_b = _local_step(X_b, Y_b, current, priors, batch, local_iterations, start_b)
             if carried is not None:
                 carried[batch] = U_b
             stat_a = (1 - rho) * stat_a + rho * scale * a_b

@@ -46,3 +46,20 @@ def test_csr_blocks_or_mapped_blocks():
     A = np.arange(10.0).reshape(5, 2)
     mapped = next(RowMinibatches(X, Y, 4, input_map=LinearInputMap(A)).epoch())
     np.testing.assert_allclose(mapped.X, X[mapped.rows] @ A)
+
+
+def test_equal_sizes_and_sorted_rows_split_the_same_draw():
+    X, Y = _data()
+    plain = [b.rows for b in RowMinibatches(X, Y, 5, seed=3).epoch()]
+    equal = list(RowMinibatches(X, Y, 5, seed=3, dense=False, equal_sizes=True, sorted_rows=True).epoch())
+    assert [len(b.rows) for b in equal] == [5, 5, 5, 4, 4]  # 23 rows in ⌈23 / 5⌉ = 5 minibatches, ± 1 row
+    assert all((np.diff(b.rows) > 0).all() for b in equal)
+    # the same permutation, cut at other places and sorted within each minibatch
+    order = np.concatenate(plain)
+    np.testing.assert_array_equal(np.concatenate([b.rows for b in equal]),
+                                  np.concatenate([np.sort(order[i:j]) for i, j in [(0, 5), (5, 10), (10, 15), (15, 19),
+                                                                                   (19, 23)]]))
+    for b in equal:
+        assert sp.issparse(b.X) and (b.X != X[b.rows]).nnz == 0 and (b.Y != Y[b.rows]).nnz == 0
+    unsorted = [b.rows for b in RowMinibatches(X, Y, 5, seed=3, equal_sizes=True).epoch()]
+    np.testing.assert_array_equal(np.concatenate(unsorted), order)
