@@ -6,12 +6,12 @@ wrong?": Cosmic Ray (``pip install -e ".[dev]"``) makes small changes ("mutants"
 one at a time -- ``+`` for ``-``, ``<`` for ``<=``, ``True`` for ``False``, a number plus one, a
 decorator removed, ... -- and runs ::
 
-    python -m pytest -x -q -p no:cacheprovider -n 0 TEST_PATH [TEST_PATH ...]
+    python -m pytest -x -q -p no:cacheprovider -n 0 -m "" TEST_PATH [TEST_PATH ...]
 
-against each. A mutant is *killed* when the tests fail (or the module no longer imports), it
-*times out* past ``--timeout-factor`` times the unmutated run, and it *survives* when every test
-still passes: a survivor is either an equivalent change (behaviour cannot differ) or a gap in the
-tests. The script prints ::
+against each (``-m ""``: the slow tier's tests too). A mutant is *killed* when the tests fail
+(or the module no longer imports), it *times out* past ``--timeout-factor`` times the unmutated
+run, and it *survives* when every test still passes: a survivor is either an equivalent change
+(behaviour cannot differ) or a gap in the tests. The script prints ::
 
     MODULE: killed K of N mutants (P %), survived S, timeout T
 
@@ -252,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"error: MODULE_PATH must be one .py file, got {args.module}")
     tests = [_repo_relative(t, "tests") for t in args.tests]
     cosmic_ray = _cosmic_ray()
-    test_command = shlex.join([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0", *tests])
+    test_command = shlex.join([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0", "-m", "",
+                               *tests])
 
     def terminated(signum, frame):
         raise SystemExit(128 + signum)
