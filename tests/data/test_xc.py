@@ -117,6 +117,19 @@ def test_writer_format(tmp_path):
     assert p.read_text() == "3 3 2\n0 1:1.50\n \n0,1 0:2.00 2:3.00\n"
 
 
+def test_writer_leaves_the_callers_matrices_alone(tmp_path):
+    # unsorted indices, a duplicate (two stored 0.5 labels summing to 1) and an explicit zero
+    X = sp.csr_matrix((np.array([3.0, 0.0, 1.0]), np.array([2, 1, 0]), np.array([0, 3])), shape=(1, 3))
+    Y = sp.csr_matrix((np.array([0.5, 1.0, 0.5, 0.0]), np.array([1, 0, 1, 2]), np.array([0, 4])), shape=(1, 3))
+    before = [(m.data.copy(), m.indices.copy(), m.indptr.copy()) for m in (X, Y)]
+    write_xc(tmp_path / "w.txt", X, Y, decimals=1)
+    assert (tmp_path / "w.txt").read_text() == "1 3 3\n0,1 0:1.0 2:3.0\n"
+    for m, (data, indices, indptr) in zip((X, Y), before):
+        np.testing.assert_array_equal(m.data, data)
+        np.testing.assert_array_equal(m.indices, indices)
+        np.testing.assert_array_equal(m.indptr, indptr)
+
+
 def test_writer_rejects_bad_input(tmp_path):
     with pytest.raises(ShapeError, match=r"X has 2 rows but Y has 3"):
         write_xc(tmp_path / "a.txt", np.ones((2, 2)), np.ones((3, 2)))
@@ -160,6 +173,11 @@ BAD_CASES = [
     ("2 3 2\n0 1:1\n0 99999999999999999999999:1\n", 3, "feature index"),
     ("2 3 2\n0 1:1\n99999999999999999999999\n", 3, "label index"),
     ("2 3 2\n0 1:1\n0 1:\u00e9\n", 3, "non-ASCII"),
+    # a small label index written with more digits than any index may have
+    ("2 3 2\n0 1:1\n0000000000000000000001\n", 3, "label index"),
+    # files whose only two feature entries are a duplicate, or out of order
+    ("1 3 2\n1 1:1 1:2\n", 2, "duplicate feature"),
+    ("1 3 2\n1 2:1 1:2\n", 2, "out of order"),
 ]
 
 
