@@ -29,7 +29,8 @@ def compiled_mean_utilities(model) -> Callable[[tf.Tensor], tf.Tensor]:
     fn = _COMPILED.get(model)
     if fn is None:
         spec = tf.TensorSpec([None, model.input_dim], model.float_type)
-        fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(model)), input_signature=[spec])
+        fn = tf.function(functools.partial(_call_mean_utilities, weakref.ref(model)), input_signature=[spec],
+                         autograph=False)
         _COMPILED[model] = fn
     return fn
 

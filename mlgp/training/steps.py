@@ -4,6 +4,10 @@ A step takes one optimizer step on −(ELBO + log prior) for a minibatch and ret
 estimate and its KL term. Three forms: a plain ``tf.function``; the whole step under XLA; and a
 split step with the q(u) family's factorisation in plain TensorFlow and the rest under XLA. With a
 ``tf.distribute.Strategy`` each minibatch is split across the replicas.
+
+Every step is traced without AutoGraph (``autograph=False``): the traced code has no Python
+control flow on tensors, and converting GPflow's call tree costs several seconds at the first
+trace in a process.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
         raise ArgumentError("jit_compile=True cannot compile this optimizer's update; use 'except-cholesky' or False")
     if strategy is None:
 
-        @tf.function(reduce_retracing=True, jit_compile=jit_compile)
+        @tf.function(reduce_retracing=True, jit_compile=jit_compile, autograph=False)
         def step(xb, yb):
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(variables)
@@ -88,7 +92,7 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
         opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return elbo, kl / replicas
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def distributed_step(dist, global_batch):
         per_replica = strategy.run(replica_step, args=(dist, global_batch))
         return tuple(strategy.reduce(tf.distribute.ReduceOp.SUM, t, axis=None) for t in per_replica)
@@ -123,7 +127,7 @@ def _make_split_step(model, opt):
     variables = model.trainable_variables
     index = {v.ref(): i for i, v in enumerate(variables)}
 
-    @tf.function(jit_compile=True)
+    @tf.function(jit_compile=True, autograph=False)
     def bound_and_gradients(xb, yb, Kuu, factor):
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
@@ -136,9 +140,9 @@ def _make_split_step(model, opt):
     def apply_update(grads):
         opt.apply_gradients(zip(grads, variables))
 
-    apply = tf.function(apply_update, jit_compile=not _needs_plain_apply(opt))
+    apply = tf.function(apply_update, jit_compile=not _needs_plain_apply(opt), autograph=False)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def step(xb, yb):
         with tf.GradientTape() as tape:  # watches the trainable variables that K_ZZ and F read
             Kuu, factor = model.factorisation()
