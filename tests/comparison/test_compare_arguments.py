@@ -33,6 +33,10 @@ WRONG = {
     "seed a float": ({"seed": 1.5}, r"seed takes a whole number"),
     "seed a bool": ({"seed": True}, r"seed takes a whole number"),
     "seed None": ({"seed": None}, r"seed takes a whole number"),
+    "seed 2**32": ({"seed": 2**32}, r"seed takes a whole number in \[0, 2\*\*32 - 1\], got 4294967296"),
+    # a value is shown whole up to 60 characters, then cut to 57 and "..."
+    "a 60-character value": ({"seed": "s" * 58}, r"got '" + "s" * 58 + r"' \(str\)"),
+    "a 61-character value": ({"seed": "s" * 59}, r"got '" + "s" * 56 + r"\.\.\. \(str\)"),
     "progress a text": ({"progress": "yes"}, r"progress takes True or False, got 'yes'"),
     "isolate a text": ({"isolate": "no"}, r"isolate takes True or False"),
     "quiet_tensorflow an int": ({"quiet_tensorflow": 1}, r"quiet_tensorflow takes True or False"),
@@ -60,3 +64,22 @@ def test_the_arguments_taken_still_work(tmp_path) -> None:
     again = mlgp.compare("frequency, lspc", dataset=tiny(), out=str(tmp_path / "c"), seed=4,
                          settings={"lspc": None, "frequency": {"smoothing": 1.0}}, isolate=False)
     assert again.results["resumed"].all()  # the numpy seed was recorded as the int it is
+
+
+def test_the_largest_seed_is_taken(tmp_path) -> None:
+    result = mlgp.compare("frequency", dataset=tiny(), seed=2**32 - 1, isolate=False)
+    assert (result.results["error"] == "").all()
+
+
+def test_a_test_file_is_read_at_the_training_files_width(tmp_path) -> None:
+    """The test file is read with the training file's D and K: a test row's feature index that the
+    training rows' D allows is taken, whatever the number of training rows."""
+    from mlgp.data.io import write_labelled
+
+    ds = tiny()  # N_train = 40 rows, D = 5
+    X, Y = ds.train.X[:3], ds.train.Y[:3]  # 3 training rows, still 5 features wide
+    write_labelled(tmp_path / "train.txt", X, Y)
+    write_labelled(tmp_path / "test.txt", ds.test.X, ds.test.Y)
+    assert ds.test.X[:, 3:].nnz > 0  # the test rows use feature indices ≥ 3
+    result = mlgp.compare("frequency", train=tmp_path / "train.txt", test=tmp_path / "test.txt", isolate=False)
+    assert (result.results["error"] == "").all()
