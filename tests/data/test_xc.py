@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlgp.data import read_xc, write_xc
-from mlgp.data.io import xc
-from mlgp.errors import ArgumentError, DataFormatError, MLGPError, ShapeError
+from mlgp.errors import ArgumentError, DataFormatError, MLGPError
 
 VALID = """4 6 3
 0,2 0:1.000000 3:-2.500000
@@ -90,55 +89,6 @@ def test_crlf_and_trailing_space_tolerated(tmp_path):
 def test_no_final_newline(tmp_path):
     X, Y = read_xc(_write(tmp_path, VALID.rstrip("\n")))
     assert X.shape == (4, 6) and Y.nnz == 6
-
-
-@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
-def test_round_trip(tmp_path, rng, suffix):
-    X = sp.random(50, 30, density=0.2, random_state=1, format="csr")
-    X.data = np.round(X.data * 20 - 10, 6)
-    X.eliminate_zeros()
-    Y = sp.random(50, 7, density=0.3, random_state=2, format="csr")
-    Y.data[:] = 1
-    Y = Y.astype(np.int8)
-    p = tmp_path / f"rt{suffix}"
-    write_xc(p, X, Y)
-    if suffix.endswith(".gz"):
-        assert p.read_bytes()[:2] == b"\x1f\x8b"
-    X2, Y2 = read_xc(p)
-    _assert_same(X, X2)
-    _assert_same(Y, Y2)
-
-
-def test_writer_format(tmp_path):
-    X = sp.csr_matrix(np.array([[0, 1.5, 0], [0, 0, 0], [2, 0, 3]]))
-    Y = sp.csr_matrix(np.array([[1, 0], [0, 0], [1, 1]]))
-    p = tmp_path / "w.txt"
-    write_xc(p, X, Y, decimals=2)
-    assert p.read_text() == "3 3 2\n0 1:1.50\n \n0,1 0:2.00 2:3.00\n"
-
-
-def test_writer_leaves_the_callers_matrices_alone(tmp_path):
-    # unsorted indices, a duplicate (two stored 0.5 labels summing to 1) and an explicit zero
-    X = sp.csr_matrix((np.array([3.0, 0.0, 1.0]), np.array([2, 1, 0]), np.array([0, 3])), shape=(1, 3))
-    Y = sp.csr_matrix((np.array([0.5, 1.0, 0.5, 0.0]), np.array([1, 0, 1, 2]), np.array([0, 4])), shape=(1, 3))
-    before = [(m.data.copy(), m.indices.copy(), m.indptr.copy()) for m in (X, Y)]
-    write_xc(tmp_path / "w.txt", X, Y, decimals=1)
-    assert (tmp_path / "w.txt").read_text() == "1 3 3\n0,1 0:1.0 2:3.0\n"
-    for m, (data, indices, indptr) in zip((X, Y), before):
-        np.testing.assert_array_equal(m.data, data)
-        np.testing.assert_array_equal(m.indices, indices)
-        np.testing.assert_array_equal(m.indptr, indptr)
-
-
-def test_writer_rejects_bad_input(tmp_path):
-    with pytest.raises(ShapeError, match=r"X has 2 rows but Y has 3"):
-        write_xc(tmp_path / "a.txt", np.ones((2, 2)), np.ones((3, 2)))
-    with pytest.raises(ShapeError, match=r"Y must contain only 0 and 1"):
-        write_xc(tmp_path / "a.txt", np.ones((2, 2)), 2 * np.ones((2, 2)))
-    with pytest.raises(ShapeError, match=r"X has non-finite values"):
-        write_xc(tmp_path / "a.txt", np.array([[np.nan, 1.0]]), np.ones((1, 2)))
-    with pytest.raises(ArgumentError, match=r"decimals must be a non-negative integer, got -1"):
-        write_xc(tmp_path / "a.txt", np.ones((2, 2)), np.ones((2, 2)), decimals=-1)
 
 
 BAD_CASES = [
@@ -324,116 +274,6 @@ def test_fuzz_corruption(pos, char, op):
     assert ref is not None, f"accepted invalid text {bad!r}"
     np.testing.assert_array_equal(X.toarray(), ref[0])
     np.testing.assert_array_equal(Y.toarray(), ref[1])
-
-
-# ---------------------------------------------------------------- the pieces of read_xc
-
-_PATH = Path("pieces.txt")
-
-
-def _lines(*lines: str, d: int = 5, k: int = 3, dtype=np.float64) -> xc._DataLines:
-    return xc._DataLines(_PATH, list(lines), d, k, np.dtype(dtype))
-
-
-def _entries(lab_counts, lab_idx, feat_counts, feat_idx, vals, dtype=np.float64) -> xc._Entries:
-    lab_counts, feat_counts = np.array(lab_counts, np.int64), np.array(feat_counts, np.int64)
-    n = lab_counts.size
-    return xc._Entries(lab_counts, np.repeat(np.arange(n), lab_counts), np.array(lab_idx, np.int64),
-                       feat_counts, np.repeat(np.arange(n), feat_counts), np.array(feat_idx, np.int64),
-                       np.array(vals, dtype))
-
-
-def test_data_lines_splits_off_the_header_and_one_final_newline():
-    src = xc._data_lines("2 5 3\n0 1:1\n \n", _PATH, np.dtype(np.float32))
-    assert src == (_PATH, ["0 1:1", " "], 5, 3, np.dtype(np.float32))
-    assert xc._data_lines("2 5 3\n0 1:1\n ", _PATH, np.dtype(np.float64)).lines == ["0 1:1", " "]
-    assert xc._data_lines("1 5 3\n\n", _PATH, np.dtype(np.float64)).lines == [""]  # a point with nothing
-    assert xc._data_lines("0 5 3", _PATH, np.dtype(np.float64)).lines == []
-    with pytest.raises(DataFormatError, match=r"pieces.txt, line 4: header says N=2 points but the file has 3"):
-        xc._data_lines("2 5 3\n0 1:1\n \n\n", _PATH, np.dtype(np.float64))
-    with pytest.raises(DataFormatError, match=r"line 3: header says N=2 points but the file has 1"):
-        xc._data_lines("2 5 3\n0 1:1\n", _PATH, np.dtype(np.float64))
-    with pytest.raises(DataFormatError, match=r"line 1: empty file"):
-        xc._data_lines(" \n\t\n", _PATH, np.dtype(np.float64))
-
-
-def test_reject_names_the_data_line_and_its_first_problem():
-    src = _lines("0 1:1", "0 3:1 2:1", "7 9:1")
-    for row, fragment in ((1, "out of order"), (2, "label index 7")):
-        with pytest.raises(DataFormatError, match=fragment) as info:
-            src.reject(row)
-        assert info.value.line == row + 2 and info.value.path == str(_PATH)
-
-
-def test_check_syntax_rejects_the_first_line_off_the_grammar_only():
-    xc._check_syntax(_lines("0 1:1", "9 9:1", "1,1 4:1 2:1"))  # ranges, repeats, order: not syntax
-    with pytest.raises(DataFormatError, match=r"line 3: malformed label list") as info:
-        xc._check_syntax(_lines("0 1:1", "x 1:1", "0 1-1"))
-    assert info.value.line == 3
-
-
-def test_tokens_split_labels_and_pairs_in_file_order():
-    src = _lines("0,2 0:1.5 3:-2", " 1:0.125", "1", "", "4 2:1e-3  \r")
-    lab_counts, lab_toks, feat_counts, idx_toks, val_toks = xc._tokens(src)
-    assert lab_counts.tolist() == [2, 0, 1, 0, 1] and lab_counts.dtype == np.int64
-    assert lab_toks == ["0", "2", "1", "4"]
-    assert feat_counts.tolist() == [2, 1, 0, 0, 1] and feat_counts.dtype == np.int64
-    assert idx_toks == ["0", "3", "1", "2"] and val_toks == ["1.5", "-2", "0.125", "1e-3"]
-    empty = xc._tokens(_lines(" ", ""))
-    assert empty[0].tolist() == [0, 0] and empty[1] == [] and empty[3] == [] and empty[4] == []
-
-
-def test_reject_long_indices_names_the_point_of_the_first_long_index():
-    long = "9" * 19  # one digit over the limit
-    src = _lines("0 1:1 2:1", "", f"0 {long}:1 3:1", f"0 {long}:1")
-    xc._reject_long_indices(src, ["1", "2", "3"], np.array([2, 0, 1, 0]))  # none too long
-    with pytest.raises(DataFormatError, match=rf"line 4: feature index {long} outside") as info:
-        xc._reject_long_indices(src, ["1", "2", long, "3", long], np.array([2, 0, 2, 1]))
-    assert info.value.line == 4  # the empty point before it is counted, the later one not reported
-    with pytest.raises(DataFormatError, match=rf"line 3: label index {long} outside"):
-        xc._reject_long_indices(_lines("0", f"{long},1"), ["0", long, "1"], np.array([1, 2]))
-
-
-def test_entries_are_the_points_arrays():
-    e = xc._entries(_lines("0,2 0:1.5 3:-2", " 1:1e39", "1", d=4, dtype=np.float32))
-    assert e.lab_counts.tolist() == [2, 0, 1] and e.lab_row.tolist() == [0, 0, 2] and e.lab_idx.tolist() == [0, 2, 1]
-    assert e.feat_counts.tolist() == [2, 1, 0] and e.feat_row.tolist() == [0, 0, 1]
-    assert e.feat_idx.tolist() == [0, 3, 1]
-    assert e.vals.dtype == np.float32 and e.vals[:2].tolist() == [1.5, -2.0] and e.vals[2] == np.inf  # overflows
-    for arr in (e.lab_counts, e.lab_row, e.lab_idx, e.feat_counts, e.feat_row, e.feat_idx):
-        assert arr.dtype == np.int64
-    none = xc._entries(_lines("", " "))
-    assert none.lab_idx.size == 0 and none.feat_idx.size == 0 and none.vals.dtype == np.float64
-
-
-@pytest.mark.parametrize("entries, row", [
-    (([1, 1, 1], [0, 2, 1], [1, 1, 1], [0, 4, 1], [1.0, 2.0, 3.0]), None),
-    (([1, 1, 1], [0, 2, 3], [1, 1, 1], [0, 4, 1], [1.0, 2.0, 3.0]), 2),   # label 3 ≥ K
-    (([1, 1, 1], [0, 2, 1], [1, 1, 1], [0, 5, 1], [1.0, 2.0, 3.0]), 1),   # feature 5 ≥ D
-    (([1, 1, 1], [0, 2, 1], [1, 1, 1], [0, 4, 1], [1.0, np.inf, 3.0]), 1),
-    (([1, 1, 1], [0, 2, 1], [1, 2, 1], [0, 4, 4, 1], [1.0, 2.0, 3.0, 4.0]), 1),  # feature 4 twice
-    (([1, 1, 1], [0, 2, 1], [1, 2, 1], [0, 4, 3, 1], [1.0, 2.0, 3.0, 4.0]), 1),  # 3 after 4
-    (([0, 3, 1], [2, 0, 2, 1], [1, 1, 1], [0, 4, 1], [1.0, 2.0, 3.0]), 1),        # label 2 twice, apart
-    (([1, 1, 2], [0, 2, 1, 1], [1, 1, 1], [0, 4, 1], [1.0, 2.0, 3.0]), 2),
-    (([1, 1, 1], [0, 2, 9], [2, 0, 1], [3, 1, 9], [1.0, 2.0, 3.0]), 0),           # the earliest of three
-    (([0, 0], [], [0, 0], [], []), None),
-])
-def test_first_invalid_row_is_the_earliest_point_with_any_problem(entries, row):
-    e = _entries(*entries)
-    order = np.lexsort((e.lab_idx, e.lab_row))
-    assert xc._first_invalid_row(e, order, 5, 3) == row
-
-
-def test_matrices_are_canonical_csr():
-    e = _entries([2, 0, 3], [2, 0, 2, 0, 1], [2, 1, 0], [0, 3, 1], [1.5, 0.0, -2.0], dtype=np.float32)
-    X, Y = xc._matrices(e, np.lexsort((e.lab_idx, e.lab_row)), 5, 3, np.dtype(np.float32))
-    assert isinstance(X, sp.csr_matrix) and isinstance(Y, sp.csr_matrix)
-    assert X.shape == (3, 5) and X.dtype == np.float32 and Y.shape == (3, 3) and Y.dtype == np.int8
-    np.testing.assert_array_equal(X.toarray(), [[1.5, 0, 0, 0, 0], [0, -2, 0, 0, 0], [0, 0, 0, 0, 0]])
-    assert X.nnz == 2  # the stored 0.0 is dropped
-    assert Y.indices.tolist() == [0, 2, 0, 1, 2] and Y.indptr.tolist() == [0, 2, 2, 5]
-    assert np.all(Y.data == 1)
-    assert X.has_canonical_format and Y.has_canonical_format
 
 
 # ---------------------------------------------------------------- real data
