@@ -108,6 +108,30 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(home, tmp_path, capsys)
     write_labelled_npz(empty, sp.csr_matrix(X), sp.csr_matrix((4, 3)))
     _fails(["fit", "frequency", "--train", str(empty), "--out", str(out)], capsys, "label")
     assert not out.exists()
+    # a dataset of the data home whose training split has no labels
+    from mlgp.data.io import write_xc
+
+    (tmp_path / "home" / "bare").mkdir(parents=True)
+    for split in ("train", "test"):
+        write_xc(tmp_path / "home" / "bare" / f"{split}.txt", sp.csr_matrix(X), sp.csr_matrix((4, 3)))
+    _fails(["fit", "frequency", "--dataset", "bare", "--data-home", str(tmp_path / "home"), "--out", str(out)],
+           capsys, "bare (train): the training data have no labels")
+    assert not out.exists()
+    _fails(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home)], capsys, "--out")
+
+
+def test_fit_says_what_it_fitted_and_how_long_it_took(home, tmp_path, capsys) -> None:
+    import re
+    import time
+
+    out = tmp_path / "m.npz"
+    t0 = time.perf_counter()
+    assert main(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home), "--out", str(out)]) == 0
+    wall = time.perf_counter() - t0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "LabelFrequency fitted on " in line and "N=150, D=8, K=12 in " in line and line.endswith(f"saved to {out}")
+    seconds = float(re.search(r" in ([0-9.]+) s;", line).group(1))
+    assert 0 <= seconds <= wall + 0.05  # the fit's own seconds, at most the whole command's
 
 
 def test_predict_refuses_bad_k_other_models_and_other_widths(home, tmp_path, capsys) -> None:
