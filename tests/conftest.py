@@ -44,3 +44,10 @@ def data_home() -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261123)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say when the slow tier was left out (README: the suite and its slow tier)."""
+    if config.getoption("markexpr", "") == "not slow":
+        terminalreporter.write_line("the tests marked slow were left out (pyproject.toml's addopts): "
+                                    "`pytest -m slow` runs them, `pytest -m \"\"` runs every test")
