@@ -142,6 +142,7 @@ def test_predict_refuses_bad_k_other_models_and_other_widths(home, tmp_path, cap
     _fails([*pred, "--top-k", "0", "--out", str(out)], capsys, "0")
     _fails([*pred, "--top-k", "13", "--out", str(out)], capsys, "K=12")
     _fails([*pred, "--top-k", "3", "--out", str(tmp_path / "gone" / "t.npz")], capsys, "does not exist")
+    _fails([*pred, "--top-k", "3"], capsys, "--out")
     not_a_model = tmp_path / "x.npz"
     np.savez(not_a_model, a=np.zeros(3))
     _fails(["predict", str(not_a_model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "3",
@@ -158,3 +159,16 @@ def test_predict_refuses_bad_k_other_models_and_other_widths(home, tmp_path, cap
     write_labelled(wide, sp.csr_matrix(np.ones((3, 20))), sp.csr_matrix(np.eye(3, 12)))
     _fails(["predict", str(model), "--data", str(wide), "--top-k", "3", "--out", str(out)], capsys, "20")
     assert not out.exists()
+
+
+def test_predict_scores_the_split_asked_for(home, tmp_path, capsys) -> None:
+    from mlgp.scores import load_scores
+
+    model = tmp_path / "m.npz"
+    assert main(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home), "--out", str(model)]) == 0
+    pred = ["predict", str(model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "2"]
+    for split, rows in (("train", 150), ("test", 80), (None, 80)):
+        out = tmp_path / f"{split}.npz"
+        assert main([*pred, "--out", str(out), *(["--split", split] if split else [])]) == 0
+        assert f"top-2 labels of {rows} points by LabelFrequency written to {out}" in capsys.readouterr().out
+        assert load_scores(out).indices.shape == (rows, 2)
