@@ -102,6 +102,8 @@ def test_evaluate_dense_npy_matches_metrics(with_data_home, emotions, tmp_path: 
     out_csv = tmp_path / "table.csv"
     assert main(["evaluate", str(path), "--dataset", "emotions", "--csv", str(out_csv)]) == 0
     out = capsys.readouterr().out
+    n, k = S.shape
+    assert f"dense {n}×{k} scores (float64) from {path}" in out
     expected = _expected(emotions, S)
     _check_printed(out, expected)
     table = pd.read_csv(out_csv, index_col="metric")
@@ -161,6 +163,20 @@ def test_evaluate_bad_scores_file(with_data_home, emotions, tmp_path: Path, caps
     assert message in captured.err
     assert "Traceback" not in captured.err and "pickle" not in captured.err
     assert _metric_lines(captured.out) == {}
+
+
+def test_evaluate_names_the_shapes_that_disagree(with_data_home, emotions, tmp_path: Path, capsys) -> None:
+    n, k = emotions.test.Y.shape
+    np.save(tmp_path / "s.npy", np.zeros((n + 1, k)))
+    assert main(["evaluate", str(tmp_path / "s.npy"), "--dataset", "emotions"]) == 2
+    assert f"scores have shape {n + 1}×{k} but emotions's test split has N×K = {n}×{k}" in capsys.readouterr().err
+    t = topk(np.zeros((n - 1, k)), 3)  # a ranking of fewer rows than the split has
+    np.savez(tmp_path / "top.npz", indices=t.indices, scores=t.scores)
+    assert main(["evaluate", str(tmp_path / "top.npz"), "--dataset", "emotions"]) == 2
+    assert f"the ranking has {n - 1} rows but emotions's test split has N={n} points" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["evaluate", str(tmp_path / "top.npz")])
+    assert exit_info.value.code == 2 and "--dataset" in capsys.readouterr().err
 
 
 def test_evaluate_a_narrow_ranking_at_the_cut_offs_it_holds(with_data_home, emotions, tmp_path: Path,
