@@ -3,9 +3,9 @@
 The iterator every family's stochastic training shares (MLGPF's doubly stochastic sampler adds
 label subsampling on top, in :mod:`mlgp.training.sampler`; GenEML's online EM takes it with
 minibatches of equal sizes and sorted rows). Each epoch is one pass over a fresh permutation drawn
-from the iterator's own generator; the
-features of a minibatch go through the model's input map (:mod:`mlgp.blocks`) before any
-densifying. The data are trusted: checked once at the public boundary.
+from the iterator's own generator; the features of a minibatch go through the model's input map
+(:mod:`mlgp.blocks`) before any densifying. The data are trusted: checked once at the public
+boundary.
 """
 
 from __future__ import annotations
