@@ -203,8 +203,17 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
     """The estimator of family ``name`` with the command line's defaults, ``budget`` seconds (where
     the family has a budget), ``seed`` (where it takes one) and ``changes`` over them, its
     parameters checked (an unknown name or a value outside the constraints raises
-    :class:`~mlgp.errors.ArgumentError` naming it)."""
+    :class:`~mlgp.errors.ArgumentError` naming it).
+
+    This is the one check of ``budget`` on the way from ``mlgp compare`` / ``mlgp fit`` /
+    :func:`mlgp.compare` to a family's ``fit`` (the command line only turns its text into a
+    number): a finite number of seconds > 0, or ``None``. The ``max_seconds`` it becomes is then
+    trusted by the estimator's parameter check, and by ``fit`` (:meth:`~mlgp.estimator.Budget.trusted`).
+    """
+    from .arguments import positive_real
+
     f = family(name)
+    budget = positive_real(budget, "budget", optional=True)
     changes = dict(changes or {})
     known = f.parameters()
     unknown = sorted(set(changes) - set(known))
@@ -218,9 +227,10 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
     if seed is not None and f.seed is not None:
         params[f.seed] = seed
     params.update(changes)
+    trusted = ("max_seconds",) if budget is not None and f.budget and "max_seconds" not in changes else ()
     try:
         estimator = f.estimator_class(**params)
-        estimator._validate_params()
+        estimator._validate_params(trusted=trusted)
     except (ArgumentError, TypeError, ValueError) as err:
         raise ArgumentError(f"{name}: {err}") from None
     return estimator

@@ -84,6 +84,7 @@ def _run(argv: list[str]) -> int:
 
             quiet_tensorflow()
         args = parser.parse_args(join_negative_values(argv))
+        args.argv = tuple(argv)  # the words as given, for a report that records its command
         return int(args.func(args) or 0)
     except MLGPError as exc:
         sys.stdout.flush()

@@ -22,7 +22,7 @@ __all__ = [
     "join_negative_values",
     "positive_int",
     "non_negative_int",
-    "positive_seconds",
+    "seconds",
     "int_list",
     "propensity_pair",
     "resolve_home",
@@ -38,8 +38,16 @@ PROG = "mlgp"
 positive_int = argparse_type(arguments.positive_int, int, "a positive integer", "option")
 #: argparse type: a seed, a whole number in [0, 2³¹ − 1] (:func:`mlgp.arguments.seed`).
 non_negative_int = argparse_type(arguments.seed, int, f"an integer from 0 to {MAX_SEED}", "seed")
-#: argparse type: a budget, a finite number of seconds > 0 (:func:`mlgp.arguments.positive_real`).
-positive_seconds = argparse_type(arguments.positive_real, float, "a number of seconds > 0", "budget")
+
+
+def _as_converted(value: float, name: str) -> float:
+    """The option's number as ``float`` made it: a budget's range is checked once, by
+    :func:`mlgp.families.make_estimator`, which every subcommand with ``--budget`` calls."""
+    return value
+
+
+#: argparse type: a budget's text as a float (``make_estimator`` checks that it is finite and > 0).
+seconds = argparse_type(_as_converted, float, "a number of seconds", "budget")
 
 
 #: the options (of every parser built from :class:`Parser`) that take a value

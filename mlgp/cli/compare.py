@@ -19,7 +19,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import non_negative_int, positive_seconds
+from .common import non_negative_int, seconds
 from .inputs import add_format_option
 
 __all__ = ["add_parser", "run"]
@@ -40,7 +40,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     p.add_argument("--test", type=Path, metavar="FILE", help="a labelled test file (with --train)")
     add_format_option(p)
     p.add_argument("--models", required=True, metavar="a,b,c", help="comma-separated family names")
-    p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help=f"wall seconds of each fit from its start, for the families that have a budget "
                         f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "
                         "step (optimiser step, EM iteration, minibatch, sweep or tree) that reaches it")
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
                      seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
                      echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
                      isolate=not args.in_process)
-    command = "mlgp " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["compare"] else None
+    command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
     title = f"mlgp compare: {args.dataset or args.train.name}"
     paths = write_report(result, args.out, title=title, command=command)
     print(table_text(result.results))

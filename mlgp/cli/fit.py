@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..errors import DataFormatError
-from .common import non_negative_int, positive_seconds
+from .common import non_negative_int, seconds
 from ..families import fit_arguments
 from ..files import check_output_file
 from .inputs import add_format_option, add_zero_based_option, load_dataset, read_file, sets
@@ -48,7 +48,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                         "--seed and --budget, and --set overrides them")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a constructor parameter (repeatable)")
     p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed of the family's randomness")
-    p.add_argument("--budget", type=positive_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help=f"wall seconds of the fit from its start, for the families that have a budget "
                         f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "
                         "step (optimiser step, EM iteration, minibatch, sweep or tree) that reaches it")

@@ -107,17 +107,6 @@ def _check_models(models) -> list[str]:
     return models
 
 
-def _check_budget(budget) -> float | None:
-    """``budget`` as float seconds > 0, or ``None``."""
-    import math
-
-    if budget is None:
-        return None
-    if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not (math.isfinite(budget) and budget > 0):
-        raise ArgumentError(f"budget must be a number of seconds > 0, got {budget!r}")
-    return float(budget)
-
-
 def _check_settings(settings, models: list[str]) -> dict:
     """``{family: {parameter: value}}`` for families among ``models``."""
     if settings is None:
@@ -163,7 +152,7 @@ def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
     """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
             "params": {k: repr(v) for k, v in sorted(estimator.get_params(deep=False).items())},
-            "budget": budget, "seed": seed, "data": fingerprint}
+            "budget": None if budget is None else float(budget), "seed": seed, "data": fingerprint}
 
 
 def _dataset(dataset, train, test, data_format, data_home):
@@ -232,7 +221,6 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     from ..fingerprint import data_fingerprint
 
     models = _check_models(models)
-    budget = _check_budget(budget)
     settings = _check_settings(settings, models)
     seed = _check_types(dataset, train, test, data_format, seed, out, data_home, echo,
                         {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})

@@ -37,7 +37,7 @@ from typing import Callable
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin
 from sklearn.utils import metadata_routing
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_parameter_constraints
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
@@ -122,11 +122,17 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     # ----------------------------------------------------------------------------------- fit --
-    def _validate_params(self) -> None:
+    def _validate_params(self, trusted: tuple[str, ...] = ()) -> None:
         """scikit-learn's check of the parameters against ``_parameter_constraints``, raising
-        :class:`ParameterError` (an :class:`~mlgp.errors.MLGPError`)."""
+        :class:`ParameterError` (an :class:`~mlgp.errors.MLGPError`); the parameters named in
+        ``trusted`` were checked by the caller and are not checked again."""
         try:
-            super()._validate_params()
+            if trusted:
+                constraints = {k: v for k, v in self._parameter_constraints.items() if k not in trusted}
+                params = self.get_params(deep=False)
+                validate_parameter_constraints(constraints, params, caller_name=type(self).__name__)
+            else:
+                super()._validate_params()
         except InvalidParameterError as err:
             if isinstance(err, ParameterError):
                 raise

@@ -191,8 +191,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         except ArgumentError as err:
             raise ParameterError(f"{type(self).__name__}: {err}") from None
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
+    def _validate_params(self, trusted: tuple[str, ...] = ()) -> None:
+        super()._validate_params(trusted)
         if self.early_stopping is True and self.validation_fraction == 0:
             raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")

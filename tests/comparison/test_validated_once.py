@@ -18,9 +18,9 @@ def checks(monkeypatch) -> list[str]:
     seen: list[str] = []
     original = MultiLabelEstimator._validate_params
 
-    def counted(self) -> None:
+    def counted(self, trusted=()) -> None:
         seen.append(type(self).__name__)
-        original(self)
+        original(self, trusted)
 
     monkeypatch.setattr(MultiLabelEstimator, "_validate_params", counted)
     return seen
@@ -50,3 +50,63 @@ def test_mlgp_fit_checks_once(checks, tmp_path) -> None:
     write_labelled(train, ds.train.X, ds.train.Y)
     assert main(["fit", "lspc", "--train", str(train), "--out", str(tmp_path / "m.npz")]) == 0
     assert checks == ["LSPC"]
+
+
+@pytest.fixture
+def budget_checks(monkeypatch) -> dict:
+    """Counts the checks of a budget: :func:`mlgp.arguments.positive_real` named ``budget`` and the
+    ``max_seconds`` constraint of the estimators."""
+    import mlgp.arguments
+    from mlgp.estimator import training
+
+    seen = {"budget": 0, "max_seconds": 0}
+    positive_real, satisfied = mlgp.arguments.positive_real, training._Seconds.is_satisfied_by
+
+    def counted_real(value, name, **kwargs):
+        seen["budget"] += name == "budget"
+        return positive_real(value, name, **kwargs)
+
+    def counted_constraint(self, val):
+        seen["max_seconds"] += 1
+        return satisfied(self, val)
+
+    monkeypatch.setattr(mlgp.arguments, "positive_real", counted_real)
+    monkeypatch.setattr(training._Seconds, "is_satisfied_by", counted_constraint)
+    return seen
+
+
+def test_compare_checks_the_budget_once_per_family(budget_checks) -> None:
+    """``compare(budget=…)``: checked once on each family's way to its ``fit`` (by make_estimator),
+    not again by the ``max_seconds`` constraint it becomes, with or without a budget of its own."""
+    result = mlgp.compare(["frequency", "fastxml"], dataset=tiny(), budget=5, isolate=False,
+                          settings={"fastxml": {"n_estimators": 2}})
+    assert (result.results["error"] == "").all()
+    assert "max_seconds=5" in result.results.set_index("family").loc["fastxml", "settings"]
+    assert budget_checks == {"budget": 2, "max_seconds": 0}
+
+
+def test_a_max_seconds_given_as_a_setting_is_checked_by_its_constraint(budget_checks) -> None:
+    from mlgp.families import make_estimator
+
+    make_estimator("fastxml", {"max_seconds": 3.0}, budget=5)
+    assert budget_checks == {"budget": 1, "max_seconds": 1}
+    with pytest.raises(mlgp.errors.ArgumentError, match="max_seconds"):
+        make_estimator("fastxml", {"max_seconds": -1.0}, budget=5)
+
+
+@pytest.mark.parametrize("command", ["compare", "fit"])
+def test_the_command_line_converts_the_budget_and_make_estimator_checks_it(budget_checks, tmp_path, command) -> None:
+    from mlgp.cli import main
+    from mlgp.data.io import write_labelled
+
+    ds = tiny()
+    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
+    write_labelled(train, ds.train.X, ds.train.Y)
+    write_labelled(test, ds.test.X, ds.test.Y)
+    args = {"compare": ["compare", "--train", str(train), "--test", str(test), "--models", "fastxml", "--in-process",
+                        "--out", str(tmp_path / "c")],
+            "fit": ["fit", "fastxml", "--train", str(train), "--out", str(tmp_path / "m.npz")]}[command]
+    assert main([*args, "--budget", "5", "--set", f"{'fastxml.' if command == 'compare' else ''}n_estimators=2"]) == 0
+    assert budget_checks == {"budget": 1, "max_seconds": 0}
+    for bad in ("0", "nan", "-1", "inf"):
+        assert main([*args, "--budget", bad]) == 2
