@@ -92,3 +92,10 @@ def test_the_exit_status_is_1_when_a_family_failed(calls, tmp_path) -> None:
     base = ["compare", "--dataset", "tiny", "--out", str(tmp_path / "c")]
     assert main([*base, "--models", "frequency,broken"]) == 1
     assert main([*base, "--models", "frequency"]) == 0
+
+
+def test_out_is_required(calls, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["compare", "--dataset", "tiny", "--models", "frequency"])
+    assert exc.value.code == 2 and "--out" in capsys.readouterr().err
+    assert "compare" not in calls
