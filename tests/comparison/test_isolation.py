@@ -45,3 +45,31 @@ def test_geneml_traces_its_log_posterior_per_training_point(monkeypatch) -> None
     traced = traces[traces["quantity"] == "objective"]
     np.testing.assert_array_equal(traced["step"], np.arange(1, 4))
     np.testing.assert_allclose(traced["value"], fitted["log_posterior"] / 40, rtol=1e-12)
+
+
+def test_how_a_process_ended_is_worded() -> None:
+    from mlgp.comparison.isolation import _ending
+
+    assert _ending(0) == "exit status 0" and _ending(3) == "exit status 3"
+    assert _ending(-9) == "killed by signal 9 (SIGKILL)"
+    assert _ending(-200) == "killed by signal 200"  # no such signal: the number alone
+
+
+@pytest.mark.parametrize("K, cut_offs", [(4, [1, 3]), (5, [1, 3, 5])])
+def test_the_cut_offs_are_those_up_to_k(K, cut_offs) -> None:
+    """P@k, nDCG@k and PSP@k for every k ≤ K among 1, 3, 5 (k = K included), measured in this
+    process; ``predict_seconds`` is the seconds of the prediction (less than the whole call's)."""
+    import time
+
+    from mlgp.baselines import LabelFrequency
+    from mlgp.comparison.isolation import _run_one
+    from mlgp.data.synthetic import mlgpf_prior
+
+    ds = mlgpf_prior(num_train=30, num_test=12, num_features=3, num_labels=K, num_latent=2, seed=1)
+    t0 = time.perf_counter()
+    row, _ = _run_one("frequency", LabelFrequency(), ds, ds.inverse_propensity(), False)
+    seconds = time.perf_counter() - t0
+    assert row["error"] == ""
+    for metric in ("P", "nDCG", "PSP"):
+        assert sorted(int(c.split("@")[1]) for c in row if c.startswith(f"{metric}@")) == cut_offs
+    assert 0 <= row["predict_seconds"] <= seconds and 0 <= row["fit_seconds"] <= seconds
