@@ -73,6 +73,8 @@ def test_the_traces_figure(tmp_path) -> None:
 def test_the_traces_figure_without_traces_has_the_p1_panel_only() -> None:
     fig = report._traces_figure(RESULTS, TRACES.iloc[:0])
     assert len(fig.axes) == 1 and len(fig.axes[0].collections) == 3
+    fig = report._traces_figure(RESULTS, TRACES[TRACES["quantity"] == "P@1"])  # no objective traced
+    assert len(fig.axes) == 1 and len(fig.axes[0].get_lines()) == 2
 
 
 @pytest.mark.parametrize("entries", ["all", "top5"])
