@@ -73,3 +73,30 @@ def test_the_cut_offs_are_those_up_to_k(K, cut_offs) -> None:
     for metric in ("P", "nDCG", "PSP"):
         assert sorted(int(c.split("@")[1]) for c in row if c.startswith(f"{metric}@")) == cut_offs
     assert 0 <= row["predict_seconds"] <= seconds and 0 <= row["fit_seconds"] <= seconds
+
+
+@pytest.mark.parametrize("quiet, calls", [("1", 1), ("0", 0), (None, 0)])
+def test_the_worker_in_this_process(tmp_path, monkeypatch, quiet, calls) -> None:
+    """``worker.main``: TensorFlow quietened only when the parent says "1"; ``trace.csv`` holds the
+    trace's own columns (no index) and ``row.json`` the row."""
+    import pickle
+
+    import pandas as pd
+
+    import mlgp.quiet
+    from mlgp.comparison import isolation, worker
+
+    quietened = []
+    monkeypatch.setattr(mlgp.quiet, "quiet_tensorflow", lambda: quietened.append(1))
+    if quiet is None:
+        monkeypatch.delenv(isolation.QUIET, raising=False)
+    else:
+        monkeypatch.setenv(isolation.QUIET, quiet)
+    trace = pd.DataFrame({"family": ["x", "x"], "step": [1, 2], "seconds": [0.5, 1.0], "quantity": ["P@1"] * 2,
+                          "value": [10.0, 20.0]})
+    monkeypatch.setattr(isolation, "_run_one", lambda *job: ({"family": job[0], "P@1": np.float64(20.0)}, trace))
+    (tmp_path / "job.pickle").write_bytes(pickle.dumps(("x", None, None, None, False)))
+    assert worker.main(str(tmp_path)) == 0
+    assert len(quietened) == calls
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "trace.csv"), trace)
+    assert json.loads((tmp_path / "row.json").read_text()) == {"family": "x", "P@1": 20.0}
