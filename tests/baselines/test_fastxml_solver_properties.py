@@ -197,3 +197,21 @@ def test_solve_node_counts_its_newton_iterations() -> None:
     w = np.zeros(7)
     assert L.solve_node(tiny, L.SolverSettings(0.1, 0.1, 1e-12, 50, 5), w) == 0
     assert not w.any()
+
+
+@pytest.mark.parametrize("tol", [1e-1, 1e-2, 1e-3])
+def test_fit_levels_stopping_rule_scales_tol_by_the_smaller_class(tol) -> None:
+    """fit_level stops a node at ε = tol · max(min(n₊, n − n₊), 1) / n (liblinear's rule):
+    :func:`solve_node` called with that ε gives its separator and iteration count, on a node with
+    more positive than negative rows (150 rows, about 100 positive), at tolerances loose enough
+    for the rule to bind."""
+    A, side = _problem(4)
+    n, n_pos = A.shape[0], int(np.sum(side > 0))
+    assert n_pos > n / 2
+    ref_w, ref_b, ref_iters, _ = _fit_level(A, side, 1.0, tol=tol)
+    w = np.zeros(A.shape[1] + 1)
+    eps = tol * max(min(n_pos, n - n_pos), 1) / n
+    iters = L.solve_node(_node(A, side, 1.0), L.SolverSettings(_C_POS, _C_NEG, eps, 1000, 3), w)
+    assert iters == ref_iters
+    np.testing.assert_array_equal(w[:-1], ref_w)
+    assert w[-1] == ref_b
