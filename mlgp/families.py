@@ -213,7 +213,8 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
     from .arguments import positive_real
 
     f = family(name)
-    budget = positive_real(budget, "budget", optional=True)
+    if budget is not None:
+        budget = positive_real(budget, "budget")
     changes = dict(changes or {})
     known = f.parameters()
     unknown = sorted(set(changes) - set(known))
