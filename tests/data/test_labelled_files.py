@@ -221,7 +221,10 @@ def test_npz_layout_read_without_the_writer(tmp_path):
     ({"X_indptr": _problem()[0].indptr[::-1].copy()}, "do not form a CSR matrix: indptr"),
     ({"X_indices": np.zeros(_problem()[0].nnz, np.int64)}, "do not form a CSR matrix"),
     ({"X_indices": _problem()[0].indices.astype(float)}, "do not form a CSR matrix: integer indices"),
-    ({"X_data": np.full(_problem()[0].nnz, np.inf)}, "X_data: a value that is not finite"),
+    ({"X_data": np.full(_problem()[0].nnz, np.inf)}, r"X_data: a value that is not finite in float64 \(row 0\)"),
+    ({"X_data": np.where(np.arange(_problem()[0].nnz) == _problem()[0].indptr[3], np.nan, 1.0)},
+     r"X_data: a value that is not finite in float64 \(row 3\)"),
+    ({"Y_data": -np.ones(_problem()[1].nnz)}, r"Y_data: labels must be 0 or 1, found \[-1\.\]"),
     ({"Y_data": np.zeros(_problem()[1].nnz)}, "no labels"),
 ])
 def test_npz_bad(tmp_path, changes, message):
