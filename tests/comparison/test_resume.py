@@ -217,3 +217,13 @@ def test_a_trace_quantity_must_be_a_name(quantity) -> None:
     _trace_frame(dict(_TRACE), "frequency")
     with pytest.raises(_Bad, match="a trace 'quantity' is"):
         _trace_frame({**_TRACE, "quantity": [quantity]}, "frequency")
+
+
+@pytest.mark.parametrize("kept", ["ECE_low", "ECE_high"])
+def test_an_ece_interval_needs_both_ends(kept) -> None:
+    """A row with one end of ECE's interval lacks the other (the interval is expected once either is there)."""
+    from mlgp.comparison.resume import _expected_fields
+
+    assert {"ECE_low", "ECE_high"} <= set(_expected_fields({kept: 0.1}, 6))
+    assert not {"ECE_low", "ECE_high"} & set(_expected_fields({}, 6))
+    assert not {"ECE_low", "ECE_high"} & set(_expected_fields({kept: 0.1, "proba_note": "none"}, 6))
