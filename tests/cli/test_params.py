@@ -308,3 +308,14 @@ def test_compare_refuses_two_files_for_one_family(tmp_path, capsys) -> None:
     assert main(["compare", "--dataset", "tiny", "--models", "fastxml", "--params", f"fastxml={path}",
                  "--params", f"fastxml={path}", "--out", str(tmp_path / "cmp")]) == 2
     assert _one_error_line(capsys) == f"mlgp: error: --params fastxml={path}: a file for fastxml is given twice"
+
+
+def test_the_seed_and_the_budget_are_keyword_only(tmp_path) -> None:
+    """``seed`` and ``budget`` cannot be passed by position (a swapped pair would go unnoticed)."""
+    from mlgp.cli.params import file_changes, params_document
+
+    with pytest.raises(TypeError):
+        params_document("lspc", 3)
+    with pytest.raises(TypeError):
+        file_changes("lspc", None, {}, 3)
+    assert params_document("lspc", seed=3)["family"] == "lspc" and file_changes("lspc", None, {}, seed=3) == {}
