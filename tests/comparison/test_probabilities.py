@@ -84,3 +84,19 @@ def test_f1_at_one_half_counts_a_probability_of_exactly_one_half_as_present(fitt
     row, _ = probability_row(Half().fit(X, Y), X, Y)
     y = Y.toarray()
     assert row["microF1@0.5"] == pytest.approx(100 * f1_score(y, np.ones_like(y), average="micro"))
+
+
+@pytest.mark.parametrize("limit, interval", [(600, True), (599, False)])
+def test_the_ece_interval_up_to_its_number_of_entries(fitted, monkeypatch, limit, interval) -> None:
+    """ECE's bootstrap interval is computed for test sets of at most MAX_BOOTSTRAP_ENTRIES
+    (point, label) entries (here 100 × 6 = 600); ``proba_seconds`` is the seconds of ``predict_proba``."""
+    import time
+
+    from mlgp.comparison import probabilities
+
+    model, X, Y = fitted
+    monkeypatch.setattr(probabilities, "MAX_BOOTSTRAP_ENTRIES", limit)
+    t0 = time.perf_counter()
+    row, _ = probability_row(model, X, Y)
+    assert ("ECE_low" in row and "ECE_high" in row) == interval
+    assert 0 <= row["proba_seconds"] <= time.perf_counter() - t0
