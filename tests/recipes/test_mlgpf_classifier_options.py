@@ -1,0 +1,71 @@
+"""MLGPFClassifier's options as they reach training (``build_and_train`` stubbed: nothing is
+trained), and a save of more than 256 features."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mlgp.recipes.estimator as estimator_module
+from mlgp.errors import DataFormatError
+from mlgp.estimator import MultiLabelEstimator
+from mlgp.recipes import MLGPFClassifier
+from mlgp.recipes.held_out import HeldOutStopping
+
+
+@pytest.fixture
+def seen(monkeypatch) -> dict:
+    """``build_and_train``'s arguments, recorded; it raises instead of training."""
+    recorded: dict = {}
+
+    def stop(Xtr, Ytr, s, *, jit_compile, callback=None, **kwargs):
+        recorded.update(rows=Xtr.shape[0], batch=s.batch_size, jit=jit_compile, callback=callback)
+        raise RuntimeError("stop before training")
+
+    monkeypatch.setattr(estimator_module, "build_and_train", stop)
+    return recorded
+
+
+def _fit(seen: dict, rows: int = 200, **params) -> dict:
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
+    with pytest.raises(RuntimeError, match="stop before training"):
+        MLGPFClassifier(num_inducing=5, epochs=1, **params).fit(X, Y)
+    return seen
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_given_jit_compile_is_passed_as_given(seen, jit) -> None:
+    assert _fit(seen, jit_compile=jit, q_family="whitened")["jit"] is jit
+
+
+@pytest.mark.parametrize("early_stopping, stops", [(True, True), ("auto", True), (False, False)])
+def test_early_stopping_makes_the_held_out_stopping(seen, early_stopping, stops) -> None:
+    callback = _fit(seen, early_stopping=early_stopping)["callback"]
+    assert isinstance(callback, HeldOutStopping) is stops
+
+
+@pytest.mark.parametrize("rows, batch, epoch_steps", [(200, 30, 6), (200, 60, 3), (200, 180, 1), (200, 20, 9)])
+def test_the_stopping_counts_steps_per_epoch_and_patience(seen, rows, batch, epoch_steps) -> None:
+    """Patience 5 epochs by default (``n_iter_no_change``); an epoch of ⌈training rows / batch⌉ steps
+    (180 training rows: 10 % held out)."""
+    got = _fit(seen, rows=rows, batch_size=batch)
+    assert got["rows"] == 180 and got["batch"] == batch
+    callback = got["callback"]
+    assert callback.patience == 5 and callback.steps_per_epoch == epoch_steps
+    assert MLGPFClassifier().get_params()["n_iter_no_change"] == 5
+
+
+def test_more_than_256_features_save_and_load(tmp_path) -> None:
+    """D = 300 (ints above CPython's small-int cache); and the saved best epoch is checked on load."""
+    rng = np.random.default_rng(1)
+    X, Y = rng.random((40, 300)), (rng.random((40, 5)) < 0.4).astype(np.int8)
+    clf = MLGPFClassifier(num_inducing=4, num_latent_gps=2, epochs=2, validation_fraction=0.2).fit(X, Y)
+    loaded = MultiLabelEstimator.load(clf.save(tmp_path / "wide"))
+    assert loaded.n_features_in_ == 300 and loaded.best_epoch_ == clf.best_epoch_
+    np.testing.assert_array_equal(loaded.decision_function(X[:5]), clf.decision_function(X[:5]))
+    clf.best_epoch_ = 0
+    assert MultiLabelEstimator.load(clf.save(tmp_path / "zero")).best_epoch_ == 0
+    clf.best_epoch_ = -1
+    with pytest.raises(DataFormatError, match="best_epoch_"):
+        MultiLabelEstimator.load(clf.save(tmp_path / "negative"))
