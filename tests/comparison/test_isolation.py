@@ -100,3 +100,30 @@ def test_the_worker_in_this_process(tmp_path, monkeypatch, quiet, calls) -> None
     assert len(quietened) == calls
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "trace.csv"), trace)
     assert json.loads((tmp_path / "row.json").read_text()) == {"family": "x", "P@1": 20.0}
+
+
+def test_a_trace_of_at_most_500_steps_is_kept_as_it_is() -> None:
+    import pandas as pd
+
+    from mlgp.comparison import traces
+
+    def trace(steps: int) -> pd.DataFrame:
+        return pd.DataFrame({"family": "f", "step": np.arange(1, steps + 1), "seconds": np.arange(steps) * 0.1,
+                             "quantity": "P@1", "value": np.arange(steps, dtype=float)})
+
+    full = trace(traces.MAX_TRACE_STEPS)
+    assert traces._thinned(full) is full
+    thin = traces._thinned(trace(traces.MAX_TRACE_STEPS + 1))
+    assert tuple(thin.columns) == traces.TRACE_COLUMNS and list(thin.index) == list(range(traces.MAX_TRACE_STEPS))
+
+
+def test_an_empty_trace_gives_an_empty_trace_frame() -> None:
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from mlgp.comparison import traces
+
+    for trace_ in (None, pd.DataFrame()):
+        frame = traces._trace_of("f", SimpleNamespace(trace_=trace_))
+        assert len(frame) == 0 and tuple(frame.columns) == traces.TRACE_COLUMNS
