@@ -99,3 +99,11 @@ def test_out_is_required(calls, capsys) -> None:
         main(["compare", "--dataset", "tiny", "--models", "frequency"])
     assert exc.value.code == 2 and "--out" in capsys.readouterr().err
     assert "compare" not in calls
+
+
+@pytest.mark.parametrize("setting", ["frequency.=2", "smoothing=2"])
+def test_a_setting_names_its_family_and_parameter(calls, tmp_path, capsys, setting) -> None:
+    argv = ["compare", "--dataset", "tiny", "--models", "frequency", "--set", setting, "--out", str(tmp_path / "c")]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"mlgp: error: --set takes FAMILY.NAME=VALUE here, got {setting!r}"
+    assert "compare" not in calls
