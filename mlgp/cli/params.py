@@ -242,6 +242,7 @@ def file_changes(name: str, path: Path | None, changes: dict | None = None, *, s
     try:
         make_estimator(name, params, seed=seed, budget=budget)
     except ArgumentError as err:
+        make_estimator(name, seed=seed, budget=budget)  # a bad --budget or --seed is not the file's fault
         raise ArgumentError(f"{path}: " + " ".join(str(err).split("\n"))) from None
     return {**params, **changes}
 

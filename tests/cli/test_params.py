@@ -319,3 +319,13 @@ def test_the_seed_and_the_budget_are_keyword_only(tmp_path) -> None:
     with pytest.raises(TypeError):
         file_changes("lspc", None, {}, 3)
     assert params_document("lspc", seed=3)["family"] == "lspc" and file_changes("lspc", None, {}, seed=3) == {}
+
+
+@pytest.mark.parametrize("option, says", [(["--budget", "0"], "budget must be a positive finite number, got 0.0"),
+                                          (["--budget", "nan"], "budget must be a positive finite number, got nan")])
+def test_a_bad_budget_with_a_good_params_file_is_not_blamed_on_the_file(option, says, tmp_path, capsys,
+                                                                          no_data) -> None:
+    path = _write(tmp_path, {"family": "fastxml", "class": "FastXML", "params": {"n_estimators": 2}})
+    assert main(["fit", "fastxml", "--train", str(tmp_path / "train.svm"), "--params", str(path), *option,
+                 "--out", str(tmp_path / "model.npz")]) == 2
+    assert _one_error_line(capsys) == f"mlgp: error: {says}"
