@@ -314,9 +314,9 @@ def test_the_seed_and_the_budget_are_keyword_only(tmp_path) -> None:
     """``seed`` and ``budget`` cannot be passed by position (a swapped pair would go unnoticed)."""
     from mlgp.cli.params import file_changes, params_document
 
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"params_document\(\) takes 1 positional argument but 2 were given"):
         params_document("lspc", 3)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"file_changes\(\) takes from 2 to 3 positional arguments but 4 were given"):
         file_changes("lspc", None, {}, 3)
     assert params_document("lspc", seed=3)["family"] == "lspc" and file_changes("lspc", None, {}, seed=3) == {}
 
