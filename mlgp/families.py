@@ -205,16 +205,21 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
     parameters checked (an unknown name or a value outside the constraints raises
     :class:`~mlgp.errors.ArgumentError` naming it).
 
-    This is the one check of ``budget`` on the way from ``mlgp compare`` / ``mlgp fit`` /
-    :func:`mlgp.compare` to a family's ``fit`` (the command line only turns its text into a
-    number): a finite number of seconds > 0, or ``None``. The ``max_seconds`` it becomes is then
-    trusted by the estimator's parameter check, and by ``fit`` (:meth:`~mlgp.estimator.Budget.trusted`).
+    This is the one check of ``budget`` and ``seed`` on the way from ``mlgp compare`` / ``mlgp fit``
+    / :func:`mlgp.compare` to a family's ``fit`` (the command line only turns their text into
+    numbers): a budget is a finite number of seconds > 0 or ``None``; a seed a whole number from 0
+    to :data:`~mlgp.arguments.MAX_SEED` or ``None``, checked whether or not the family takes one.
+    The ``max_seconds`` and the seed parameter they become are then trusted by the estimator's
+    parameter check, and the budget by ``fit`` (:meth:`~mlgp.estimator.Budget.trusted`).
     """
     from .arguments import positive_real
+    from .arguments import seed as check_seed
 
     f = family(name)
     if budget is not None:
         budget = positive_real(budget, "budget")
+    if seed is not None:
+        seed = check_seed(seed)
     changes = dict(changes or {})
     known = f.parameters()
     unknown = sorted(set(changes) - set(known))
@@ -228,7 +233,9 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
     if seed is not None and f.seed is not None:
         params[f.seed] = seed
     params.update(changes)
-    trusted = ("max_seconds",) if budget is not None and f.budget and "max_seconds" not in changes else ()
+    checked = (["max_seconds"] if budget is not None and f.budget else []) + \
+        ([f.seed] if seed is not None and f.seed is not None else [])
+    trusted = tuple(name for name in checked if name not in changes)
     try:
         estimator = f.estimator_class(**params)
         estimator._validate_params(trusted=trusted)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from .. import arguments
-from ..arguments import MAX_SEED, argparse_type
+from ..arguments import argparse_type
 from ..errors import MLGPError
 from ..files import atomic_write
 
@@ -21,8 +21,8 @@ __all__ = [
     "VALUE_OPTIONS",
     "join_negative_values",
     "positive_int",
-    "non_negative_int",
     "seconds",
+    "seed_number",
     "int_list",
     "propensity_pair",
     "resolve_home",
@@ -36,18 +36,20 @@ PROG = "mlgp"
 
 #: argparse type: a whole number ≥ 1 (:func:`mlgp.arguments.positive_int`).
 positive_int = argparse_type(arguments.positive_int, int, "a positive integer", "option")
-#: argparse type: a seed, a whole number in [0, 2³¹ − 1] (:func:`mlgp.arguments.seed`).
-non_negative_int = argparse_type(arguments.seed, int, f"an integer from 0 to {MAX_SEED}", "seed")
 
 
-def _as_converted(value: float, name: str) -> float:
-    """The option's number as ``float`` made it: a budget's range is checked once, by
-    :func:`mlgp.families.make_estimator`, which every subcommand with ``--budget`` calls."""
+def _as_converted(value: float | int, name: str) -> float | int:
+    """The option's number as ``float`` or ``int`` made it: a budget's and a seed's ranges are
+    checked once, by :func:`mlgp.families.make_estimator`, which every subcommand with ``--budget``
+    or ``--seed`` calls."""
     return value
 
 
 #: argparse type: a budget's text as a float (``make_estimator`` checks that it is finite and > 0).
 seconds = argparse_type(_as_converted, float, "a number of seconds", "budget")
+#: argparse type: a seed's text as an int (``make_estimator`` checks that it is from 0 to
+#: :data:`~mlgp.arguments.MAX_SEED`).
+seed_number = argparse_type(_as_converted, int, "a whole number", "seed")
 
 
 #: the options (of every parser built from :class:`Parser`) that take a value

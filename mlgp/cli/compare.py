@@ -19,7 +19,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from .common import non_negative_int, seconds
+from .common import seconds, seed_number
 from .inputs import add_format_option
 
 __all__ = ["add_parser", "run"]
@@ -48,7 +48,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                    help="one family's parameters from a JSON file (as 'mlgp params FAMILY' writes; repeatable); "
                         "they override --seed and --budget, and --set overrides them")
     p.add_argument("--set", action="append", metavar="FAMILY.NAME=VALUE", help="a parameter of one family (repeatable)")
-    p.add_argument("--seed", type=non_negative_int, default=0, metavar="N", help="seed of every family (default 0)")
+    p.add_argument("--seed", type=seed_number, default=0, metavar="N", help="seed of every family (default 0)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="output folder")
     p.add_argument("--in-process", action="store_true",
                    help="fit every family in this process (default: each in a fresh one, so that its peak memory "

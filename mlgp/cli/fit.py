@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from ..errors import DataFormatError
-from .common import non_negative_int, seconds
+from .common import seconds, seed_number
 from ..families import fit_arguments
 from ..files import check_output_file
 from .inputs import add_format_option, add_zero_based_option, load_dataset, read_file, sets
@@ -47,7 +47,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                    help="constructor parameters from a JSON file (as 'mlgp params FAMILY' writes); they override "
                         "--seed and --budget, and --set overrides them")
     p.add_argument("--set", action="append", metavar="NAME=VALUE", help="a constructor parameter (repeatable)")
-    p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed of the family's randomness")
+    p.add_argument("--seed", type=seed_number, default=None, metavar="N", help="seed of the family's randomness")
     p.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help=f"wall seconds of the fit from its start, for the families that have a budget "
                         f"({', '.join(n for n, f in FAMILIES.items() if f.budget)}): training stops after the "

@@ -37,7 +37,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ArgumentError
-from .common import non_negative_int, seconds
+from .common import seconds, seed_number
 
 __all__ = ["add_parser", "run", "family_parameters", "params_document", "to_json", "from_json", "read_params",
            "file_changes", "param_files", "compare_settings"]
@@ -57,7 +57,7 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                                    "Precedence there: class defaults < the command line's defaults < --budget and "
                                    "--seed < the file < --set.")
     p.add_argument("family", choices=list(FAMILIES), metavar="FAMILY", help=f"one of: {' '.join(FAMILIES)}")
-    p.add_argument("--seed", type=non_negative_int, default=None, metavar="N", help="seed, as 'mlgp fit --seed'")
+    p.add_argument("--seed", type=seed_number, default=None, metavar="N", help="seed, as 'mlgp fit --seed'")
     p.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help="wall seconds of the fit, as 'mlgp fit --budget'")
     p.add_argument("--out", type=Path, default=None, metavar="FILE", help="JSON file (default: standard output)")

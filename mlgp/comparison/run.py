@@ -23,7 +23,6 @@ instead of refitting it when all of these match, the family did not fail and the
 
 from __future__ import annotations
 
-import numbers
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,8 +123,9 @@ def _check_settings(settings, models: list[str]) -> dict:
     return dict(settings)
 
 
-def _check_types(dataset, train, test, data_format, seed, out, data_home, echo, flags: dict) -> int:
-    """Check the types of :func:`compare`'s other arguments; returns ``seed`` as an int."""
+def _check_types(dataset, train, test, data_format, out, data_home, echo, flags: dict) -> None:
+    """Check the types of :func:`compare`'s other arguments (the seed and the budget are checked by
+    :func:`mlgp.families.make_estimator`, once for each family)."""
     from ..data.registry import Dataset
 
     path = (str, os.PathLike)
@@ -138,21 +138,18 @@ def _check_types(dataset, train, test, data_format, seed, out, data_home, echo, 
             raise _takes(name, "a path (str or os.PathLike)", value)
     if data_format is not None and not isinstance(data_format, str):
         raise _takes("data_format", "a format name (str) or None", data_format)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
-        raise _takes("seed", "a whole number in [0, 2**32 - 1]", seed)
     for name, value in flags.items():
         if not isinstance(value, (bool, np.bool_)):
             raise _takes(name, "True or False", value)
     if echo is not None and not callable(echo):
         raise _takes("echo", "a function of one line of text, or None", echo)
-    return int(seed)
 
 
 def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
     """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
             "params": {k: repr(v) for k, v in sorted(estimator.get_params(deep=False).items())},
-            "budget": None if budget is None else float(budget), "seed": seed, "data": fingerprint}
+            "budget": None if budget is None else float(budget), "seed": None if seed is None else int(seed), "data": fingerprint}
 
 
 def _dataset(dataset, train, test, data_format, data_home):
@@ -196,8 +193,9 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         Wall seconds of the fit for each family that has a budget (MLGPF, GenEML).
     settings : dict, optional
         ``{family: {parameter: value}}`` over the command line's defaults.
-    seed : int
-        Seeds every family that takes a seed (0 to 2**32 - 1).
+    seed : int or None
+        Seeds every family that takes a seed (0 to 2**31 - 1, :data:`mlgp.arguments.MAX_SEED`;
+        checked by :func:`mlgp.families.make_estimator`); ``None`` leaves each its own default.
     out : str or Path, optional
         Folder for ``runs/`` (one file per finished family; what a resumed call reads) and, through
         :func:`mlgp.comparison.report.write_report`, the tables and the figure.
@@ -222,8 +220,8 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
 
     models = _check_models(models)
     settings = _check_settings(settings, models)
-    seed = _check_types(dataset, train, test, data_format, seed, out, data_home, echo,
-                        {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
+    _check_types(dataset, train, test, data_format, out, data_home, echo,
+                 {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
     estimators = {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
     if out is not None:
         from ..files import check_output_folder

@@ -181,22 +181,28 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.threshold = threshold
 
     # ----------------------------------------------------------------------------------- fit --
-    def _settings(self) -> MLGPFSettings:
-        """The parameters as checked settings (sizes still None where not given); a bad value
-        raises :class:`~mlgp.estimator.ParameterError` naming it."""
+    def _settings(self, trusted: tuple[str, ...] = ()) -> MLGPFSettings:
+        """The parameters as checked settings (sizes still None where not given), those named in
+        ``trusted`` not checked again; a bad value raises :class:`~mlgp.estimator.ParameterError`
+        naming it. Kept until a parameter changes: ``fit`` reuses the settings its parameter check made."""
         values = {name: getattr(self, name) for name in _DEFAULTS if name not in _NOT_PARAMETERS}
         values["batch_size"] = _DEFAULTS["batch_size"] if self.batch_size is None else self.batch_size
+        kept = getattr(self, "_checked_settings", None)
+        if kept is not None and kept[0] == values:
+            return kept[1]
         try:
-            return MLGPFSettings(**values)
+            settings = MLGPFSettings.trusting(values, trusted)
         except ArgumentError as err:
             raise ParameterError(f"{type(self).__name__}: {err}") from None
+        self._checked_settings = (values, settings)
+        return settings
 
     def _validate_params(self, trusted: tuple[str, ...] = ()) -> None:
         super()._validate_params(trusted)
         if self.early_stopping is True and self.validation_fraction == 0:
             raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")
-        self._settings()
+        self._settings(trusted)
 
     def fit(self, X, Y, validation=None, strategy=None) -> "MLGPFClassifier":
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.

@@ -201,6 +201,22 @@ class MLGPFSettings:
             object.__setattr__(self, name, value)
         _check_together(self)
 
+    @classmethod
+    def trusting(cls, values: dict[str, Any], trusted: tuple[str, ...] = ()) -> "MLGPFSettings":
+        """Settings of ``values`` in which the fields named in ``trusted`` are taken as they are
+        (their caller checked them: :func:`mlgp.families.make_estimator` checks a seed and a
+        budget once) and the rest are checked; the checks between fields are made on the result."""
+        unknown = sorted(set(values) - set(cls.names()))
+        if unknown:
+            raise ArgumentError(f"unknown MLGPF setting(s) {', '.join(map(repr, unknown))}")
+        new = object.__new__(cls)
+        for f in dataclasses.fields(cls):
+            object.__setattr__(new, f.name, values.get(f.name, f.default))
+        for name, value in _checked({k: v for k, v in new.as_dict().items() if k not in trusted}).items():
+            object.__setattr__(new, name, value)
+        _check_together(new)
+        return new
+
     def replace(self, **changes) -> "MLGPFSettings":
         """A copy with ``changes``, only those checked (the rest were when this was made) and the
         checks between fields made again; an unknown name raises :class:`ArgumentError`."""

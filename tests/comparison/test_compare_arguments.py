@@ -3,6 +3,7 @@ naming the argument and what it takes, before any data are read or anything is w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -28,15 +29,14 @@ WRONG = {
     "settings pairs": ({"settings": [("frequency", {})]}, r"settings takes a dict"),
     "a family's settings an int": ({"settings": {"frequency": 3}}, r"settings\['frequency'\] takes a dict"),
     "a settings key an int": ({"settings": {1: {}}}, r"settings takes family names \(texts\) as keys, got 1"),
-    "seed a text": ({"seed": "x"}, r"seed takes a whole number in \[0, 2\*\*32 - 1\], got 'x'"),
-    "seed negative": ({"seed": -1}, r"seed takes a whole number"),
-    "seed a float": ({"seed": 1.5}, r"seed takes a whole number"),
-    "seed a bool": ({"seed": True}, r"seed takes a whole number"),
-    "seed None": ({"seed": None}, r"seed takes a whole number"),
-    "seed 2**32": ({"seed": 2**32}, r"seed takes a whole number in \[0, 2\*\*32 - 1\], got 4294967296"),
+    "seed a text": ({"seed": "x"}, r"^seed must be an integer from 0 to 2147483647, got 'x'$"),
+    "seed negative": ({"seed": -1}, r"^seed must be an integer from 0 to 2147483647, got -1$"),
+    "seed a float": ({"seed": 1.5}, r"seed must be an integer"),
+    "seed a bool": ({"seed": True}, r"seed must be an integer"),
+    "seed 2**31": ({"seed": 2**31}, r"seed must be an integer from 0 to 2147483647, got 2147483648"),
     # a value is shown whole up to 60 characters, then cut to 57 and "..."
-    "a 60-character value": ({"seed": "s" * 58}, r"got '" + "s" * 58 + r"' \(str\)"),
-    "a 61-character value": ({"seed": "s" * 59}, r"got '" + "s" * 56 + r"\.\.\. \(str\)"),
+    "a 60-character value": ({"echo": "s" * 58}, r"got '" + "s" * 58 + r"' \(str\)"),
+    "a 61-character value": ({"echo": "s" * 59}, r"got '" + "s" * 56 + r"\.\.\. \(str\)"),
     "progress a text": ({"progress": "yes"}, r"progress takes True or False, got 'yes'"),
     "isolate a text": ({"isolate": "no"}, r"isolate takes True or False"),
     "quiet_tensorflow an int": ({"quiet_tensorflow": 1}, r"quiet_tensorflow takes True or False"),
@@ -66,9 +66,15 @@ def test_the_arguments_taken_still_work(tmp_path) -> None:
     assert again.results["resumed"].all()  # the numpy seed was recorded as the int it is
 
 
-def test_the_largest_seed_is_taken(tmp_path) -> None:
-    result = mlgp.compare("frequency", dataset=tiny(), seed=2**32 - 1, isolate=False)
+def test_the_largest_seed_is_taken_and_none_leaves_the_defaults(tmp_path) -> None:
+    """The one range of a seed (:data:`mlgp.arguments.MAX_SEED`), checked for a family that takes
+    none too; ``None`` leaves each family's own seed, and is recorded as such."""
+    result = mlgp.compare("frequency, lspc", dataset=tiny(), seed=2**31 - 1, isolate=False, out=tmp_path / "a")
     assert (result.results["error"] == "").all()
+    assert json.loads((tmp_path / "a" / "runs" / "lspc.json").read_text())["config"]["seed"] == 2**31 - 1
+    result = mlgp.compare("lspc", dataset=tiny(), seed=None, isolate=False, out=tmp_path / "b")
+    assert (result.results["error"] == "").all()
+    assert json.loads((tmp_path / "b" / "runs" / "lspc.json").read_text())["config"]["seed"] is None
 
 
 def test_a_test_file_is_read_at_the_training_files_width(tmp_path) -> None:

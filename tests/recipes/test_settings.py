@@ -190,3 +190,19 @@ def test_replace_checks_only_what_changed_and_the_relations_again(monkeypatch) -
     with pytest.raises(ArgumentError, match="subspace_sample chooses the rows"):
         s.replace(subspace_sample=100)
     assert s.replace() == s and s.replace(seed=3) == MLGPFSettings(seed=3)
+
+
+def test_trusting_checks_all_but_the_trusted_fields() -> None:
+    """``trusting`` gives the settings the constructor gives, but takes the trusted fields as they
+    are (their caller checked them); every other field and the checks between fields still run."""
+    values = {"seed": 3, "epochs": 2, "batch_growth": "paper", "kernel": "SE+linear"}
+    assert MLGPFSettings.trusting(values, ("seed",)) == MLGPFSettings(**values)
+    assert MLGPFSettings.trusting({"seed": -5}, ("seed",)).seed == -5  # not checked again
+    with pytest.raises(ArgumentError, match=r"seed must be an integer from 0 to 2147483647, got -5"):
+        MLGPFSettings.trusting({"seed": -5}, ("epochs",))
+    with pytest.raises(ArgumentError, match=r"epochs must be a positive integer"):
+        MLGPFSettings.trusting({"seed": 3, "epochs": 0}, ("seed",))
+    with pytest.raises(ArgumentError, match=r"subspace_sample chooses the rows of the subspace's basis"):
+        MLGPFSettings.trusting({"subspace_sample": 10}, ("seed",))
+    with pytest.raises(ArgumentError, match=r"unknown MLGPF setting\(s\) 'sed'"):
+        MLGPFSettings.trusting({"sed": 3}, ("seed",))
