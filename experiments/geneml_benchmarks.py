@@ -52,7 +52,7 @@ TRACE_COLUMNS = ["dataset", "method", "seed", "iteration", "seconds", "P@1"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import add_argparse_args, choice_list
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
@@ -61,9 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fresh", action="store_true", help="discard the stored fits and start over")
     args = parser.parse_args(argv)
     args.datasets = args.datasets or ("enron" if args.quick else "bibtex,delicious,enron")
-    unknown = set(args.methods.split(",")) - set(METHODS)
-    if unknown:
-        parser.error(f"unknown methods {sorted(unknown)}; choose from {list(METHODS)}")
+    choice_list(parser, args.methods, METHODS, "method")
     run(args)
 
 

@@ -46,7 +46,7 @@ MODE_COLUMNS = ["variant", "em_P@1", "em_log_posterior", "draws_log_posterior_me
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import add_argparse_args, choice_list
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
@@ -60,9 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--n-jobs", type=int, default=None,
                         help="GenEML's n_jobs: chains run at once (the draws are the same for any; default: one at a time)")
     args = parser.parse_args(argv)
-    unknown = set(args.variants.split(",")) - set(VARIANTS)
-    if unknown:
-        parser.error(f"unknown variants {sorted(unknown)}; choose from {list(VARIANTS)}")
+    choice_list(parser, args.variants, VARIANTS, "variant")
     run(args)
 
 

@@ -27,8 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 
+from mlgp.experiment.lspc import LSPC_METHODS, params_text
+
 NAME = "mllspc_xc_metrics"
-METHODS = ("LSPC", "ML-LSPC", "ML-kNN")
+METHODS = LSPC_METHODS
 METRICS = ("P", "nDCG", "PSP", "PSnDCG")
 KS = (1, 3, 5)
 METRIC_COLUMNS = [f"{m}@{k}" for m in METRICS for k in KS]
@@ -37,9 +39,6 @@ RUN_COLUMNS = ["dataset", "method", "params", "cv P@1", "select_seconds", "fit_s
 FULL_GRID = dict(alphas=[0.01, 0.1, 1.0], couplings=[0.01, 0.03, 0.1], knn=[5, 10, 20], cv=3)
 QUICK_GRID = dict(alphas=[0.1], couplings=[0.1], knn=[5, 10], cv=3)
 
-
-def params_text(params: dict) -> str:
-    return "; ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def fit_method(method: str, Xtr, Ytr, seed: int, grid: dict, n_basis: int):
@@ -75,27 +74,20 @@ def wide_table(long: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
 
 def main(argv: list[str] | None = None) -> None:
     from mlgp.experiment import add_argparse_args
+    from mlgp.cli.common import positive_int
+    from mlgp.experiment.lspc import add_run_options, method_list
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="--seeds: the first seed draws the basis centres (default 0).")
     add_argparse_args(parser)
     parser.add_argument("--datasets", default=None, help="comma-separated (default bibtex,delicious,enron; --quick: enron)")
-    parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset of " + ",".join(METHODS))
-    parser.add_argument("--n-basis", type=int, default=None,
+    parser.add_argument("--n-basis", type=positive_int, default=None,
                         help="Gaussian basis functions B of LSPC and ML-LSPC (default 1000; --quick: 100)")
     parser.add_argument("--inputs", choices=("l2", "raw"), default="l2",
                         help="L2-normalise the feature rows (default, as the MLGPF scripts) or keep them as given")
-    parser.add_argument("--fresh", action="store_true", help="discard the runs already in the results folder's xc_runs.csv")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="BLAS/OpenMP threads (threadpoolctl; default: the libraries' own); timings depend on it")
+    add_run_options(parser, "xc_runs.csv")
     args = parser.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        parser.error(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
-    if args.n_basis is not None and args.n_basis < 1:
-        parser.error("--n-basis must be >= 1")
-    run_all(args, methods)
+    run_all(args, method_list(parser, args.methods))
 
 
 def run_all(args: argparse.Namespace, methods: list[str]) -> None:

@@ -45,16 +45,9 @@ def summary(runs: pd.DataFrame, columns: list[str], datasets: list[str], methods
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
-    from mlgp.experiment.fastxml import add_ensemble_args, ensemble_options
+    from mlgp.experiment.fastxml import parse_table_args
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_argparse_args(parser)
-    add_ensemble_args(parser, "bibtex,delicious,enron")
-    parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
-    args = parser.parse_args(argv)
-    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
-    run(args)
+    run(parse_table_args(argv, __doc__.splitlines()[0], "bibtex,delicious,enron"))
 
 
 def run(args: argparse.Namespace) -> None:

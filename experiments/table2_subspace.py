@@ -150,7 +150,7 @@ def write_results(exp, runs: pd.DataFrame, traces: pd.DataFrame) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args, add_training_args
+    from mlgp.experiment import add_argparse_args, add_training_args, choice_list
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
@@ -178,9 +178,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--dataset-epochs: each E must be at least 1")
     args.datasets = args.datasets or ("bibtex" if args.quick else "bibtex,delicious,enron")
     args.variants = args.variants or ",".join(QUICK_VARIANTS if args.quick else VARIANTS)
-    unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant(s) {unknown}; choose from {', '.join(VARIANTS)}")
+    choice_list(parser, args.variants, VARIANTS, "variant")
     train_all(args)
 
 

@@ -23,16 +23,9 @@ LOSSES = {"nDCG@L": ("ndcg", None), "P@5": ("precision", 5), "nDCG@5": ("ndcg", 
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
-    from mlgp.experiment.fastxml import add_ensemble_args, ensemble_options
+    from mlgp.experiment.fastxml import parse_table_args
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_argparse_args(parser)
-    add_ensemble_args(parser, "bibtex,delicious")
-    parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
-    args = parser.parse_args(argv)
-    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
-    run(args)
+    run(parse_table_args(argv, __doc__.splitlines()[0], "bibtex,delicious"))
 
 
 def run(args: argparse.Namespace) -> None:

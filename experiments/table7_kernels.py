@@ -96,7 +96,7 @@ def collect(folders: list[Path], out: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args, add_training_args
+    from mlgp.experiment import add_argparse_args, add_training_args, choice_list
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_argparse_args(parser)
@@ -109,9 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.collect:
         collect(args.collect, args.out)
         return
-    unknown = [v for v in args.variants.split(",") if v not in VARIANTS]
-    if unknown:
-        parser.error(f"unknown variant(s) {unknown}; choose from {sorted(VARIANTS)}")
+    choice_list(parser, args.variants, sorted(VARIANTS), "variant")
     train_all(args)
 
 

@@ -30,8 +30,10 @@ import argparse
 import numpy as np
 import pandas as pd
 
+from mlgp.experiment.lspc import LSPC_METHODS, params_text
+
 NAME = "table_enron_mllspc"
-METHODS = ("LSPC", "ML-LSPC", "ML-kNN")
+METHODS = LSPC_METHODS
 #: Paper section 6.2: mean F-measure over 150 runs and computation seconds.
 PAPER = {"LSPC": (0.556, 3.3), "ML-LSPC": (0.561, 5.5), "ML-kNN": (0.372, 9.6)}
 METRICS = ["f1_example", "f1_micro", "f1_macro", "hamming", "P@1", "P@3", "P@5"]
@@ -48,9 +50,6 @@ def threadpool_info_text() -> str:
 
     return "; ".join(f"{i.get('internal_api')} {i.get('version')}: {i.get('num_threads')} threads" for i in threadpool_info())
 
-
-def params_text(params: dict) -> str:
-    return "; ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def fit_method(method: str, Xtr, Ytr, seed: int, grid: dict, n_basis: int | None):
@@ -128,24 +127,19 @@ def main(argv: list[str] | None = None) -> None:
         epilog="--seeds S: random split i (0-based) uses seed S+i for the split, the CV folds' centres "
                "and the fits (default S = 0); several seeds: one random split per seed, --splits ignored.")
     from mlgp.experiment import add_argparse_args
+    from mlgp.experiment.lspc import add_run_options, method_list
 
     add_argparse_args(parser)
     parser.add_argument("--splits", type=int, default=None, help="random 1000/702 splits (default 150, the paper's; --quick: 2)")
-    parser.add_argument("--methods", default=",".join(METHODS), help="comma-separated subset of " + ",".join(METHODS))
     parser.add_argument("--n-basis", type=int, default=None,
                         help="Gaussian basis functions of LSPC and ML-LSPC (default 1000 = every training point, the paper's B = N; --quick: 200)")
     parser.add_argument("--inputs", choices=("raw", "l2"), default="raw",
                         help="features as Mulan gives them (default: binary bag of words, as the paper) or rows L2-normalised")
     parser.add_argument("--mulan", action=argparse.BooleanOptionalAction, default=True,
                         help="also run Mulan's own 1123/579 split (default: yes)")
-    parser.add_argument("--fresh", action="store_true", help="discard the runs already in the results folder's enron_runs.csv")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="BLAS/OpenMP threads (threadpoolctl; default: the libraries' own); timings depend on it")
+    add_run_options(parser, "enron_runs.csv")
     args = parser.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown or not methods:
-        parser.error(f"unknown method(s) {unknown}; choose from {list(METHODS)}")
+    methods = method_list(parser, args.methods)
     if args.splits is not None and args.splits < 0:
         parser.error("--splits must be >= 0")
     run_all(args, methods)

@@ -191,15 +191,12 @@ def main(argv: list[str] | None = None) -> int:
         run_one(args.one[0], args.one[1], budget, args.folder, args.seed, args.quick)
         return 0
 
-    from mlgp.experiment import Experiment
+    from mlgp.experiment import Experiment, choice_list
 
     datasets = [d.strip() for d in args.datasets.split(",") if d.strip()]
-    combos = [c.strip() for c in args.combos.split(",") if c.strip()]
+    combos = choice_list(parser, args.combos, COMBOS, "combination")
     if args.quick and args.combos == parser.get_default("combos"):
         combos = ["whitened-b500-f32-warm-lr0.005"]
-    bad = [c for c in combos if c not in COMBOS]
-    if bad:
-        parser.error(f"unknown combination(s) {bad}; choose from {', '.join(COMBOS)}")
     settings = dict(datasets=datasets, combos={c: COMBOS[c] for c in combos}, budget=budget, seed=args.seed)
     with Experiment("time_to_accuracy", quick=args.quick, settings=settings, seeds=[args.seed], out=args.out) as exp:
         folder = exp.folder

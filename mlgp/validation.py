@@ -32,6 +32,7 @@ __all__ = [
     "check_num_inducing",
     "check_thresholds",
     "check_training_data",
+    "float_matrix",
 ]
 
 
@@ -39,6 +40,19 @@ __all__ = [
 #: would overflow float64 (1.8e308) once summed over the columns (a float32 model accepts less:
 #: :attr:`mlgp.floats.FloatPolicy.max_feature_magnitude`)
 MAX_FEATURE_MAGNITUDE = FLOAT_POLICIES["float64"].max_feature_magnitude
+
+
+def float_matrix(value, name: str, what: str, shape: str = "(N, K)", copy: bool = False) -> np.ndarray:
+    """``value`` as a 2-D float64 array (always a copy with ``copy``); :class:`~mlgp.errors.ShapeError`
+    ``"NAME must be a numeric SHAPE WHAT: …"`` when it does not convert and ``"NAME must be 2-D
+    SHAPE, got shape …"`` when it is not 2-D."""
+    try:
+        out = np.array(value, dtype=np.float64) if copy else np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ShapeError(f"{name} must be a numeric {shape} {what}: {err}") from None
+    if out.ndim != 2:
+        raise ShapeError(f"{name} must be 2-D {shape}, got shape {out.shape}")
+    return out
 
 
 def check_features(X, name: str = "X", num_features: int | None = None,
@@ -54,13 +68,7 @@ def check_features(X, name: str = "X", num_features: int | None = None,
         X.sum_duplicates()  # also sorts the indices; a copy, so the caller's matrix is untouched
         data = X.data
     else:
-        try:
-            X = np.array(X, dtype=np.float64)  # always a copy
-        except (TypeError, ValueError) as err:
-            raise ShapeError(f"{name} must be a numeric (N, D) array or sparse matrix: {err}") from None
-        if X.ndim != 2:
-            raise ShapeError(f"{name} must be 2-D (N, D), got shape {X.shape}")
-        data = X
+        X = data = float_matrix(X, name, "array or sparse matrix", "(N, D)", copy=True)
     if X.shape[0] == 0:
         raise ShapeError(f"{name} has no rows (empty data)")
     if X.shape[1] == 0:
@@ -89,12 +97,7 @@ def check_labels(Y, name: str = "Y", num_points: int | None = None, num_labels: 
     """Return ``Y`` as a canonical CSR 0/1 float64 matrix (N, K), a copy of the caller's, after
     checking shape and values (duplicate entries are summed first, so a repeated 1 is a 2)."""
     if not sp.issparse(Y):
-        try:
-            Y = np.asarray(Y, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise ShapeError(f"{name} must be a numeric (N, K) 0/1 array or sparse matrix: {err}") from None
-        if Y.ndim != 2:
-            raise ShapeError(f"{name} must be 2-D (N, K), got shape {Y.shape}")
+        Y = float_matrix(Y, name, "0/1 array or sparse matrix")
     Y = sp.csr_matrix(Y, dtype=np.float64, copy=True)  # eliminate_zeros below must not touch the caller's
     if Y.ndim != 2 or Y.shape[1] == 0:
         raise ShapeError(f"{name} must be (N, K) with K ≥ 1, got shape {Y.shape}")

@@ -52,14 +52,8 @@ class LabelFrequency(MultiLabelEstimator):
         Number of training points carrying each label (``Y.sum(axis=0)``).
     scores_ : np.ndarray of shape (K,), float64
         The smoothed frequencies, each point's decision scores.
-    n_features_in_ : int
-        Number of features D seen in ``fit``; ``X`` passed later must have D columns.
-    n_labels_ : int
-        Number of labels K.
-    classes_ : np.ndarray of shape (K,), int
-        ``arange(K)``, scikit-learn's label names for multi-label indicator targets.
-    n_samples_ : int
-        Number of training points N.
+    n_features_in_, n_labels_, classes_, n_samples_
+        D, K, ``arange(K)`` and N, as every :class:`~mlgp.estimator.MultiLabelEstimator`.
 
     Examples
     --------

@@ -76,14 +76,8 @@ class MLkNN(MultiLabelEstimator):
         The training features (the points of ``nn_``).
     labels_ : scipy.sparse.csr_matrix of shape (N, K), float64
         The training labels.
-    n_features_in_ : int
-        Number of features D seen in ``fit``; ``X`` passed later must have D columns.
-    n_labels_ : int
-        Number of labels K.
-    classes_ : np.ndarray of shape (K,), int
-        ``arange(K)``, scikit-learn's label names for multi-label indicator targets.
-    n_samples_ : int
-        Number of training points N.
+    n_features_in_, n_labels_, classes_, n_samples_
+        D, K, ``arange(K)`` and N, as every :class:`~mlgp.estimator.MultiLabelEstimator`.
 
     Examples
     --------

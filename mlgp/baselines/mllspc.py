@@ -56,11 +56,10 @@ class MLLSPC(MultiLabelEstimator):
 
     Parameters
     ----------
-    kernel_width : float or None, default=None
-        Gaussian kernel width σ; None takes the median distance between training points.
-    n_basis : int or None, default=1000
-        Number B of basis functions, centred on B training points drawn with ``random_state``
-        (all N when ``n_basis >= N``); None uses every training point (the paper's B = N).
+    kernel_width, n_basis : float or None (default None), int or None (default 1000)
+        The Gaussian basis, as :class:`LSPC`'s: its width σ (None: the median distance between
+        training points) and its B centres, training points drawn with ``random_state`` (all N when
+        ``n_basis >= N`` or None, the paper's B = N).
     alpha : float, default=0.1
         Ridge regularisation λ > 0 of every label's parameters.
     coupling : float, default=0.1
@@ -159,14 +158,8 @@ class MLLSPC(MultiLabelEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "MLLSPC":
-        """Fit the coupled least-squares classifiers; returns ``self``.
-
-        Parameters
-        ----------
-        X : np.ndarray or scipy sparse matrix of shape (N, D)
-        Y : np.ndarray or scipy sparse matrix of shape (N, K)
-            0/1 labels.
-        """
+        """Fit the coupled least-squares classifiers on features ``X`` (N, D) and 0/1 labels ``Y``
+        (N, K), arrays or scipy sparse matrices; returns ``self``."""
         X, Y = self._validate_fit_data(X, Y)
         return self._fit(X, Y)
 

@@ -77,6 +77,17 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     _predict_from : {"decision", "proba"}
         Which scores ``predict`` thresholds.
 
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features D seen in ``fit``; ``X`` passed later must have D columns.
+    n_labels_ : int
+        Number of labels K.
+    classes_ : np.ndarray of shape (K,), int
+        ``arange(K)``, scikit-learn's label names for multi-label indicator targets.
+    n_samples_ : int
+        Number of training points N.
+
     Examples
     --------
     >>> import numpy as np

@@ -45,6 +45,7 @@ __all__ = [
     "RunLog",
     "add_argparse_args",
     "add_count_options",
+    "choice_list",
     "count_options",
     "add_training_args",
     "elbo_axis_limits",
@@ -108,6 +109,17 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
     return parser
+
+
+def choice_list(parser: argparse.ArgumentParser, text: str, choices, what: str) -> list[str]:
+    """A comma-separated option's names, each one of ``choices`` (blank names dropped);
+    ``parser.error`` names the unknown ones (``what``: e.g. "method") and the choices, or says that
+    none was given."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in choices]
+    if unknown or not names:
+        parser.error(f"unknown {what}(s) {unknown}; choose from {', '.join(choices)}" if unknown else f"no {what} given")
+    return names
 
 
 def add_count_options(parser: argparse.ArgumentParser, full: dict[str, int], quick: dict[str, int]) -> None:

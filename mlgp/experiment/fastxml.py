@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 
-__all__ = ["add_ensemble_args", "ensemble_options", "FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
+__all__ = ["add_ensemble_args", "ensemble_options", "parse_table_args", "FASTXML_METHODS", "KS", "METRICS", "METRIC_COLUMNS", "PAPER_TABLE2", "PAPER_TABLE6", "PAPER_TABLE7",
            "XC_REPOSITORY_BIBTEX", "make_estimator", "fit_and_score", "score"]
 
 FASTXML_METHODS = ("FastXML", "PfastXML", "PfastreXML")
@@ -58,6 +58,21 @@ def add_ensemble_args(parser: argparse.ArgumentParser, datasets: str, quick_tree
     parser.add_argument("--solver", choices=("newglmnet", "liblinear"), default="newglmnet",
                         help="the separators' solver (default newglmnet, compiled; liblinear: the reference)")
     parser.set_defaults(default_datasets=datasets, quick_trees=quick_trees)
+
+
+def parse_table_args(argv: list[str] | None, description: str, datasets: str) -> argparse.Namespace:
+    """A FastXML table script's command line: the experiment options
+    (:func:`mlgp.experiment.add_argparse_args`), :func:`add_ensemble_args` and ``--fresh``, with
+    ``datasets``, ``trees`` and ``n_jobs`` resolved by :func:`ensemble_options`."""
+    from . import add_argparse_args
+
+    parser = argparse.ArgumentParser(description=description)
+    add_argparse_args(parser)
+    add_ensemble_args(parser, datasets)
+    parser.add_argument("--fresh", action="store_true", help="discard the runs already stored")
+    args = parser.parse_args(argv)
+    args.datasets, args.trees, args.n_jobs = ensemble_options(args, parser)
+    return args
 
 
 def ensemble_options(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[list[str], int, int]:

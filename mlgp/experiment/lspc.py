@@ -9,15 +9,38 @@ model on the whole training set, timing the two stages apart.
 
 from __future__ import annotations
 
+import argparse
 import time
 from typing import Any
 
 from ..errors import ArgumentError
 
-__all__ = ["LSPC_METHODS", "select_and_fit"]
+__all__ = ["LSPC_METHODS", "add_run_options", "method_list", "params_text", "select_and_fit"]
 
 #: The methods :func:`select_and_fit` knows.
 LSPC_METHODS = ("LSPC", "ML-LSPC", "ML-kNN")
+
+
+def add_run_options(parser: argparse.ArgumentParser, runs_file: str) -> None:
+    """``--methods`` (a comma-separated subset of :data:`LSPC_METHODS`), ``--fresh`` (discard the
+    runs in the results folder's ``runs_file``) and ``--threads`` (BLAS/OpenMP threads)."""
+    parser.add_argument("--methods", default=",".join(LSPC_METHODS),
+                        help="comma-separated subset of " + ",".join(LSPC_METHODS))
+    parser.add_argument("--fresh", action="store_true", help=f"discard the runs already in the results folder's {runs_file}")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="BLAS/OpenMP threads (threadpoolctl; default: the libraries' own); timings depend on it")
+
+
+def method_list(parser: argparse.ArgumentParser, text: str) -> list[str]:
+    """``--methods``'s text as a list of :data:`LSPC_METHODS` (:func:`mlgp.experiment.choice_list`)."""
+    from . import choice_list
+
+    return choice_list(parser, text, LSPC_METHODS, "method")
+
+
+def params_text(params: dict) -> str:
+    """``"name=value; ..."``, sorted by name, floats to 4 significant digits."""
+    return "; ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def _knn_scorer(scoring: str):

@@ -24,6 +24,7 @@ from ..arguments import flag, positive_int
 from ..errors import ArgumentError, ShapeError
 from ._classification import f1_scores
 from ._labels import as_binary_csr, safe_div
+from ..validation import float_matrix
 
 __all__ = ["ThresholdChoice", "select_thresholds"]
 
@@ -134,12 +135,7 @@ def _check_inputs(Y_true: Any, proba: Any, average: Any, per_label: Any,
     T = as_binary_csr(Y_true, "Y_true")
     if sp.issparse(proba):
         raise ShapeError("proba must be a dense (N, K) array of probabilities, got a sparse matrix")
-    try:
-        P = np.asarray(proba, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ShapeError(f"proba must be a numeric (N, K) array: {err}") from None
-    if P.ndim != 2:
-        raise ShapeError(f"proba must be 2-D (N, K), got shape {P.shape}")
+    P = float_matrix(proba, "proba", "array")
     N, K = T.shape
     if P.shape[0] != N:
         raise ShapeError(f"proba has {P.shape[0]} rows but Y_true has {N}: shape {P.shape} != {T.shape}")

@@ -12,7 +12,7 @@ from mlgp.baselines import LabelFrequency
 from mlgp.data.registry import Dataset
 from mlgp.data.synthetic import mlgpf_prior
 
-__all__ = ["FOLDER", "DiesInFit", "tiny"]
+__all__ = ["FOLDER", "DiesInFit", "command_line", "tiny"]
 
 #: This folder: the ``PYTHONPATH`` a worker needs to unpickle :class:`DiesInFit`.
 FOLDER = Path(__file__).resolve().parent
@@ -21,6 +21,21 @@ FOLDER = Path(__file__).resolve().parent
 def tiny(seed: int = 3) -> Dataset:
     """40 training and 20 test points, D = 5, K = 6: every cheap family fits it in milliseconds."""
     return mlgpf_prior(num_train=40, num_test=20, num_features=5, num_labels=6, num_latent=2, seed=seed)
+
+
+def command_line(command: str, family: str, folder: Path) -> list[str]:
+    """``mlgp compare`` (in this process) or ``mlgp fit`` of ``family`` on :func:`tiny`'s split,
+    written as labelled files into ``folder``, writing into ``folder`` (or ``mlgp params family``)."""
+    from mlgp.data.io import write_labelled
+
+    ds = tiny()
+    train, test = folder / "train.txt", folder / "test.txt"
+    write_labelled(train, ds.train.X, ds.train.Y)
+    write_labelled(test, ds.test.X, ds.test.Y)
+    return {"compare": ["compare", "--train", str(train), "--test", str(test), "--models", family, "--in-process",
+                        "--out", str(folder / "c")],
+            "fit": ["fit", family, "--train", str(train), "--out", str(folder / "m.npz")],
+            "params": ["params", family]}[command]
 
 
 class DiesInFit(LabelFrequency):

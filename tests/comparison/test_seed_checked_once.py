@@ -6,7 +6,7 @@ the settings its parameter check made."""
 from __future__ import annotations
 
 import pytest
-from _compare_stubs import tiny
+from _compare_stubs import command_line, tiny
 
 import mlgp
 from mlgp.arguments import MAX_SEED
@@ -87,16 +87,8 @@ def test_mlgpf_classifier_fit_checks_its_settings_once(seed_checks) -> None:
 def test_the_command_line_converts_the_seed_and_make_estimator_checks_it(seed_checks, tmp_path, capsys,
                                                                          command) -> None:
     from mlgp.cli import main
-    from mlgp.data.io import write_labelled
 
-    ds = tiny()
-    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
-    write_labelled(train, ds.train.X, ds.train.Y)
-    write_labelled(test, ds.test.X, ds.test.Y)
-    args = {"compare": ["compare", "--train", str(train), "--test", str(test), "--models", "lspc", "--in-process",
-                        "--out", str(tmp_path / "c")],
-            "fit": ["fit", "lspc", "--train", str(train), "--out", str(tmp_path / "m.npz")],
-            "params": ["params", "lspc"]}[command]
+    args = command_line(command, "lspc", tmp_path)
     assert main([*args, "--seed", "5"]) == 0
     assert seed_checks["seed"] == 1
     capsys.readouterr()

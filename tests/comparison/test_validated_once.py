@@ -5,7 +5,7 @@ trusts that check (scikit-learn's ``skip_parameter_validation``) instead of repe
 from __future__ import annotations
 
 import pytest
-from _compare_stubs import tiny
+from _compare_stubs import command_line, tiny
 
 import mlgp
 from mlgp.baselines import LSPC
@@ -97,15 +97,8 @@ def test_a_max_seconds_given_as_a_setting_is_checked_by_its_constraint(budget_ch
 @pytest.mark.parametrize("command", ["compare", "fit"])
 def test_the_command_line_converts_the_budget_and_make_estimator_checks_it(budget_checks, tmp_path, command) -> None:
     from mlgp.cli import main
-    from mlgp.data.io import write_labelled
 
-    ds = tiny()
-    train, test = tmp_path / "train.txt", tmp_path / "test.txt"
-    write_labelled(train, ds.train.X, ds.train.Y)
-    write_labelled(test, ds.test.X, ds.test.Y)
-    args = {"compare": ["compare", "--train", str(train), "--test", str(test), "--models", "fastxml", "--in-process",
-                        "--out", str(tmp_path / "c")],
-            "fit": ["fit", "fastxml", "--train", str(train), "--out", str(tmp_path / "m.npz")]}[command]
+    args = command_line(command, "fastxml", tmp_path)
     assert main([*args, "--budget", "5", "--set", f"{'fastxml.' if command == 'compare' else ''}n_estimators=2"]) == 0
     assert budget_checks == {"budget": 1, "max_seconds": 0}
     for bad in ("0", "nan", "-1", "inf"):
