@@ -13,6 +13,7 @@ from pathlib import Path
 __all__ = [
     "MLGPError",
     "ArgumentError",
+    "BudgetWarning",
     "CheckpointMismatchError",
     "DataFormatError",
     "DatasetNotFoundError",
@@ -30,6 +31,11 @@ class MLGPError(Exception):
 class ArgumentError(MLGPError, ValueError):
     """An argument or option has a value the function does not accept (an unknown choice, a
     negative scale, options that cannot be combined)."""
+
+
+class BudgetWarning(UserWarning):
+    """A fit's time budget (``max_seconds``) was spent by the end of its first training step, so
+    the fitted model is little more than its starting point."""
 
 
 class CheckpointMismatchError(MLGPError, ValueError):

@@ -18,6 +18,7 @@ without knowing the family.
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Real
 from time import perf_counter
 
@@ -26,7 +27,7 @@ import pandas as pd
 
 from sklearn.utils._param_validation import Interval
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BudgetWarning
 
 __all__ = ["Budget", "MAX_SECONDS", "TRACE_COLUMNS", "common_trace"]
 
@@ -92,6 +93,13 @@ class Budget:
         """Look at the clock (once): whether the bound is reached. Updates :attr:`elapsed`."""
         self.elapsed = perf_counter() - self.started
         return self.elapsed >= self.seconds
+
+    def warn_if_first_step_spent(self, steps: int, fitted: str, kept: str) -> None:
+        """A :class:`~mlgp.errors.BudgetWarning` naming ``fitted`` (the estimator) and what it kept
+        (``kept``) when training took at most one step and the bound was reached at the last look."""
+        if steps <= 1 and self.elapsed >= self.seconds:
+            warnings.warn(f"{fitted}: max_seconds={self.seconds:g} was spent by the end of the first training step "
+                          f"({self.elapsed:.3g} s, set-up included): {kept}", BudgetWarning, stacklevel=3)
 
     @classmethod
     def of(cls, value: "Budget | float | None") -> "Budget":

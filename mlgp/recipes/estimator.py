@@ -39,8 +39,8 @@ from ..estimator import MultiLabelEstimator, ParameterError, SavedState
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
-from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, keep_best_or_bias, split_rows
-from .settings import MLGPFSettings, setting_fields, sizes_for_data
+from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, held_out_rows, keep_best_or_bias
+from .settings import MLGPFSettings, setting_fields
 
 __all__ = ["MLGPFClassifier"]
 
@@ -224,13 +224,13 @@ class MLGPFClassifier(MultiLabelEstimator):
         budget = Budget.trusted(self.max_seconds, started)  # set-up, compilation and validation included
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
-        s = self._sized_settings(N, D, K, self._settings()).replace(batch_size=self._batch(N))
+        s = self._settings().sized_for_data(N, D, K, batch_given=self.batch_size is not None)
         check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
         if validation is not None:
             X_val, Y_val = validation
             X_val = check_features(X_val, "validation X", num_features=D)
             validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
-        train, held = split_rows(N, self.validation_fraction, self.seed)
+        train, held = held_out_rows(N, self.validation_fraction, self.early_stopping, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
         s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
@@ -247,6 +247,8 @@ class MLGPFClassifier(MultiLabelEstimator):
         self._set_fitted_shape(N, D, K)
         self.trace_ = self._trace(trace, Xtr.shape[0])
         self.n_iter_ = len(self.trace_)
+        budget.warn_if_first_step_spent(int(self.trace_["step"].max()) if len(self.trace_) else 0, type(self).__name__,
+                                        "the bias alone is kept" if self.bias_only_ else "the model is its start after one step")
         return self
 
     @classmethod
@@ -290,12 +292,6 @@ class MLGPFClassifier(MultiLabelEstimator):
         est._set_fitted_shape(N, model.num_features, model.num_labels)
         return est
 
-    @staticmethod
-    def _sized_settings(N: int, D: int, K: int, s: MLGPFSettings) -> MLGPFSettings:
-        sizes = sizes_for_data(N, D, K)
-        chosen = {name: sizes[name] for name in ("num_latent_gps", "num_inducing") if getattr(s, name) is None}
-        return s.replace(**chosen)
-
     def _inducing(self, M: int, num_train: int, N: int) -> int:
         """M for ``num_train`` training rows: a chosen M capped by them, a given one checked."""
         if self.num_inducing is None:
@@ -303,9 +299,6 @@ class MLGPFClassifier(MultiLabelEstimator):
         held = "" if num_train == N else " after the hold-out"
         check_num_inducing(M, num_train, f": {N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
         return M
-
-    def _batch(self, N: int) -> int:
-        return sizes_for_data(N, 1, 1)["batch_size"] if self.batch_size is None else int(self.batch_size)
 
     @staticmethod
     def _trace(trace: pd.DataFrame | None, num_train: int) -> pd.DataFrame:

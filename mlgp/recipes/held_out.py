@@ -22,11 +22,14 @@ one of the three.)
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from ..errors import ShapeError
+
 __all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "bias_lpd", "bias_predicts_better",
-           "held_out_lpd", "is_scored", "keep_best_or_bias", "split_rows"]
+           "held_out_lpd", "held_out_rows", "is_scored", "keep_best_or_bias", "split_rows"]
 
 #: Rows scored per block (bounds the (rows, K) probability block's memory).
 _BLOCK_ROWS = 1000
@@ -40,6 +43,19 @@ def split_rows(N: int, fraction: float, seed: int):
     held = min(N - 1, max(1, int(round(fraction * N))))
     order = np.random.default_rng(seed).permutation(N)
     return np.sort(order[held:]), np.sort(order[:held])
+
+
+def held_out_rows(N: int, fraction: float, early_stopping, seed: int):
+    """:func:`split_rows`, saying when rows were asked for and none can be held out (N = 1):
+    :class:`~mlgp.errors.ShapeError` with ``early_stopping=True``, else a ``UserWarning`` that
+    early stopping and the bias guard are off."""
+    train, held = split_rows(N, fraction, seed)
+    if held is None and fraction > 0:
+        if early_stopping is True:
+            raise ShapeError(f"early_stopping=True holds out training rows: it needs at least 2, got {N}")
+        warnings.warn(f"{N} training row: none can be held out (validation_fraction={fraction:g}), so early "
+                      "stopping and the bias guard are off", UserWarning, stacklevel=3)
+    return train, held
 
 
 def bias_lpd(bias, Y) -> float:

@@ -252,6 +252,14 @@ class MLGPFSettings:
         sizes = PAPER_SETTINGS.get(dataset, {**OTHER_SIZES, "num_latent_gps": min(num_labels, OTHER_SIZES["num_latent_gps"])})
         return self.replace(**{k: v for k, v in sizes.items() if getattr(self, k) is None})
 
+    def sized_for_data(self, N: int, D: int, K: int, batch_given: bool) -> "MLGPFSettings":
+        """P and M filled in where they are ``None``, and the batch unless ``batch_given``, by
+        :func:`sizes_for_data` for data of N points, D features and K labels (what
+        :class:`mlgp.recipes.MLGPFClassifier` trains with)."""
+        sizes = sizes_for_data(N, D, K)
+        names = ("num_latent_gps", "num_inducing") + (() if batch_given else ("batch_size",))
+        return self.replace(**{n: sizes[n] for n in names if n == "batch_size" or getattr(self, n) is None})
+
     @classmethod
     def names(cls) -> tuple[str, ...]:
         """The field names, in order."""

@@ -217,3 +217,23 @@ def test_fit_does_not_check_max_seconds_a_second_time(family, monkeypatch) -> No
              "mlgpf": {"epochs": 1, "num_inducing": 4, "num_latent_gps": 2, "validation_fraction": 0}}[family]
     X, Y = random_problem(30, 6, 4, seed=0)
     make_estimator(family, small, budget=50.0).fit(X, Y)
+
+
+@pytest.mark.parametrize("steps, advance, warned", [(0, 10.0, True), (1, 10.0, True), (1, 5.0, True), (2, 10.0, False),
+                                                     (1, 3.0, False)])
+def test_a_budget_spent_by_the_first_step_is_said(monkeypatch, steps, advance, warned) -> None:
+    """Warned only when at most one step was taken and the bound was reached at the last look."""
+    import warnings
+
+    from mlgp.errors import BudgetWarning
+
+    clock = fake_clock(monkeypatch, tick=0.0)
+    budget = Budget(5.0)
+    clock.advance(advance)
+    budget.spent()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        budget.warn_if_first_step_spent(steps, "Est", "what it kept")
+    messages = [str(w.message) for w in caught if issubclass(w.category, BudgetWarning)]
+    expected = f"Est: max_seconds=5 was spent by the end of the first training step ({advance:g} s, set-up included): what it kept"
+    assert messages == ([expected] if warned else [])

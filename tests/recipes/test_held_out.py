@@ -12,11 +12,11 @@ import scipy.sparse as sp
 import mlgp.recipes.held_out as held_out
 from mlgp.baselines import LabelFrequency, MLLSPC
 from mlgp.data.synthetic import informative_zipf
-from mlgp.errors import ArgumentError
+from mlgp.errors import ArgumentError, ShapeError
 from mlgp.estimator import MultiLabelEstimator, ParameterError
 from mlgp.metrics import evaluate, log_predictive_density
 from mlgp.recipes import MLGPFClassifier
-from mlgp.recipes.held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, split_rows
+from mlgp.recipes.held_out import HeldOutStopping, bias_predicts_better, held_out_lpd, held_out_rows, split_rows
 
 
 def _p1(est, ds) -> float:
@@ -43,6 +43,23 @@ def test_the_hold_out_split() -> None:
     train, held = split_rows(30, 0.1, 0)
     assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
     assert split_rows(30, 0.0, 0) == (None, None)
+
+
+def test_one_training_row_is_said_or_refused() -> None:
+    """One row cannot be split: said when rows were asked for, refused when early stopping was
+    asked for by name, silent at fraction 0 or from two rows on."""
+    import warnings
+
+    with pytest.warns(UserWarning, match=r"^1 training row: none can be held out \(validation_fraction=0.1\), so "
+                                         r"early stopping and the bias guard are off$"):
+        assert held_out_rows(1, 0.1, "auto", 0) == (None, None)
+    with pytest.raises(ShapeError, match=r"early_stopping=True holds out training rows: it needs at least 2, got 1"):
+        held_out_rows(1, 0.1, True, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert held_out_rows(1, 0.0, True, 0) == (None, None)
+        train, held = held_out_rows(2, 0.1, True, 0)
+        assert len(train) == len(held) == 1
 
 
 # ------------------------------------------------------------------------------------- stopping --

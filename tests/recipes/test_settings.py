@@ -206,3 +206,15 @@ def test_trusting_checks_all_but_the_trusted_fields() -> None:
         MLGPFSettings.trusting({"subspace_sample": 10}, ("seed",))
     with pytest.raises(ArgumentError, match=r"unknown MLGPF setting\(s\) 'sed'"):
         MLGPFSettings.trusting({"sed": 3}, ("seed",))
+
+
+def test_sized_for_data_fills_what_is_none() -> None:
+    """P, M (and the batch unless given) from :func:`sizes_for_data`; given sizes are kept."""
+    from mlgp.recipes.settings import sizes_for_data
+
+    sizes = sizes_for_data(700, 30, 90)
+    s = MLGPFSettings().sized_for_data(700, 30, 90, batch_given=False)
+    assert (s.num_latent_gps, s.num_inducing, s.batch_size) == (sizes["num_latent_gps"], sizes["num_inducing"], 500)
+    s = MLGPFSettings(num_latent_gps=3, batch_size=64).sized_for_data(300, 30, 90, batch_given=True)
+    assert (s.num_latent_gps, s.num_inducing, s.batch_size) == (3, sizes_for_data(300, 30, 90)["num_inducing"], 64)
+    assert MLGPFSettings(batch_size=64).sized_for_data(300, 30, 90, batch_given=False).batch_size == 300
