@@ -8,24 +8,24 @@ dense as given) goes through the model's input map (:class:`mlgp.blocks.RowNorma
 recipe's models) and is ranked by f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`);
 ``predict_proba`` is E_q[σ(f)]; float64 whatever the model's float type. The parameters are the fields of
 :class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
-``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``jit_compile``,
+``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``refit``, ``jit_compile``,
 ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
 D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
-``load`` write the model's parameters and structure (:func:`mlgp.models.persistence.describe_mlgpf`)
-in the floor's single-file format. A file saved before the model carried its normalisation (its
-classifier normalised the rows itself; such files lack ``model_takes_raw_rows``) loads with the
-model's map wrapped in ``RowNormalised``: it scores as it did.
+``load`` write the model's parameters and structure in the floor's single-file format
+(:mod:`mlgp.recipes.estimator_state`).
 
 On its held-out rows (``validation_fraction``, :mod:`mlgp.recipes.held_out`) ``fit`` stops
 training early by their log predictive density and keeps the best epoch, then keeps the bias-only
 model (Φ = 0, ``bias_only_``) when the bias alone predicts them better (the same density): the
-fitted estimator never predicts the held-out rows worse than its own bias does.
+fitted estimator never predicts the held-out rows worse than its own bias does. With ``refit``, a
+model the guard kept is then trained again from the start on every row for the best epoch's
+number of epochs (:func:`mlgp.recipes.held_out.refit_epochs`: small data sets, where the held-out
+tenth is worth a second fit, and only when the budget has room for it).
 """
 
 from __future__ import annotations
 
 from numbers import Integral, Real
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -35,11 +35,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
 from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
-from ..estimator import MultiLabelEstimator, ParameterError, SavedState
+from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
-from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, held_out_rows, keep_best_or_bias
+from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, held_out_rows, keep_best_or_bias, refit_epochs
+from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, setting_fields
 
 __all__ = ["MLGPFClassifier"]
@@ -52,7 +53,7 @@ _NOT_PARAMETERS = ("max_train",)
 _TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
 
 
-class MLGPFClassifier(MultiLabelEstimator):
+class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     """MLGPF (Panos, Dellaportas & Titsias, 2021): P latent GPs mixed by Φ, b into K label utilities.
 
     Parameters
@@ -80,6 +81,12 @@ class MLGPFClassifier(MultiLabelEstimator):
         (:class:`mlgp.recipes.held_out.HeldOutStopping`): the ELBO fits Φ and b as
         hyperparameters and, with few rows per label, keeps rising while the predictions get
         worse. ``"auto"``: on when rows are held out; ``True`` with ``validation_fraction=0`` is refused.
+    refit : {"auto", True, False}, default="auto"
+        After early stopping chose the epochs on the held-out rows (and the guard kept the model),
+        train again from the start on every row for that many epochs, when ``max_seconds`` leaves
+        room for it at the first fit's pace (else the first model is kept, as it is when a refit is
+        cut short by the budget). ``"auto"``: up to 2,000 training rows
+        (:data:`mlgp.recipes.held_out.REFIT_MAX_ROWS`), where the held-out rows are worth it.
     n_iter_no_change : int, default=5
         Scored epochs without a better held-out density before early stopping stops (and at least
         100 optimiser steps since the best: a small data set has one step per epoch).
@@ -113,6 +120,9 @@ class MLGPFClassifier(MultiLabelEstimator):
     best_epoch_ : int or None
         With early stopping, the epoch whose parameters were kept (``trace_`` then has
         ``held-out lpd``, nats per held-out row); ``None`` without it.
+    refitted_ : bool
+        Whether ``model_`` was trained again on every row (``refit``); ``trace_``, ``best_epoch_``
+        and ``n_iter_`` are the first fit's.
     n_iter_ : int
         Epochs run.
     n_features_in_, n_labels_, n_samples_, classes_
@@ -133,6 +143,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "refit": [StrOptions({"auto"}), "boolean"],
         "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
         "threshold": [Interval(Real, 0, 1, closed="both")],
@@ -151,7 +162,7 @@ class MLGPFClassifier(MultiLabelEstimator):
                  subspace_rank: int | None = _DEFAULTS["subspace_rank"],
                  subspace_sample: int | None = _DEFAULTS["subspace_sample"], seed: int = _DEFAULTS["seed"],
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
-                 n_iter_no_change: int = 5, jit_compile="auto", progress: bool = False,
+                 n_iter_no_change: int = 5, refit="auto", jit_compile="auto", progress: bool = False,
                  threshold: float = 0.5) -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
@@ -176,6 +187,7 @@ class MLGPFClassifier(MultiLabelEstimator):
         self.validation_fraction = validation_fraction
         self.early_stopping = early_stopping
         self.n_iter_no_change = n_iter_no_change
+        self.refit = refit
         self.jit_compile = jit_compile
         self.progress = progress
         self.threshold = threshold
@@ -243,6 +255,13 @@ class MLGPFClassifier(MultiLabelEstimator):
                                        progress=bool(self.progress), strategy=strategy, callback=stopping)
         self.bias_only_ = keep_best_or_bias(model, stopping, None if held is None else (X[held], Y[held]))
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
+        self.refitted_ = False
+        epochs = refit_epochs(self.refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0])
+        if epochs:
+            again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
+                                                 progress=bool(self.progress), strategy=strategy)
+            if len(again_trace) == epochs and budget.elapsed < budget.seconds:  # not cut short by the budget
+                model, self.refitted_ = again, True
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
         self.trace_ = self._trace(trace, Xtr.shape[0])
@@ -286,7 +305,7 @@ class MLGPFClassifier(MultiLabelEstimator):
             est.set_params(validation_fraction=0, **{name: value for name, value in settings.as_dict().items()
                                                      if name not in _NOT_PARAMETERS})
         N = int(model.num_data)
-        est.model_, est.settings_, est.bias_only_, est.best_epoch_ = model, settings, False, None
+        est.model_, est.settings_, est.bias_only_, est.best_epoch_, est.refitted_ = model, settings, False, None, False
         est.trace_ = cls._trace(trace, N)
         est.n_iter_ = len(est.trace_)
         est._set_fitted_shape(N, model.num_features, model.num_labels)
@@ -330,66 +349,3 @@ class MLGPFClassifier(MultiLabelEstimator):
     def _proba_block(self, xb) -> np.ndarray:
         """E_q[σ(f)] for a block (B, D) of raw rows, CSR or dense: (B, K) float64."""
         return self.model_.label_probabilities(self._inputs(xb))
-
-    # --------------------------------------------------------------------------- persistence --
-    def _described_model(self):
-        """The model as a save describes it (:func:`mlgp.models.persistence.describe_mlgpf`)."""
-        from ..models.persistence import describe_mlgpf
-
-        return describe_mlgpf(self.model_, Path(f"{type(self).__name__}.model_"))
-
-    def _fitted_scalars(self) -> dict:
-        meta, _, constants = self._described_model()
-        settings = {} if self.settings_ is None else self.settings_.as_json()
-        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "bias_only_": bool(self.bias_only_),
-                "settings_": settings, "model_takes_raw_rows": True, "model_": meta,
-                "model_constants": sorted(constants or {}), "trace_columns": list(self.trace_.columns),
-                **({} if self.best_epoch_ is None else {"best_epoch_": int(self.best_epoch_)})}
-
-    def _fitted_arrays(self) -> dict:
-        _, values, constants = self._described_model()
-        arrays = {f"model_.param:{name}": v for name, v in values.items()}
-        arrays.update({f"model_.const:{name}": v for name, v in (constants or {}).items()})
-        arrays.update({f"trace_:{c}": self.trace_[c].to_numpy(dtype=np.float64) for c in self.trace_.columns})
-        return arrays
-
-    def _restore_fitted(self, state: SavedState) -> None:
-        from ..models import MLGPF
-        from ..models.persistence import rebuild_mlgpf
-        from ..models.save_folder import Saved
-
-        super()._restore_fitted(state)
-        self.n_iter_ = state.scalar("n_iter_", int, low=0)
-        self.bias_only_ = state.scalar("bias_only_", bool)
-        self.best_epoch_ = state.scalar("best_epoch_", int, low=0) if state.has_scalar("best_epoch_") else None
-        meta = state.scalar("model_", dict)
-        names = meta.get("parameters")
-        if not isinstance(names, dict):
-            raise state.error("the model's header lacks its parameters")
-        values = {name: state.array(f"model_.param:{name}") for name in names}
-        constant_names = state.scalar("model_constants", list)
-        constants = {str(n): state.array(f"model_.const:{n}", kinds="biuf", finite=False) for n in constant_names}
-        self.model_ = rebuild_mlgpf(Saved(meta, values, constants or None), state.path, MLGPF)
-        if not (state.has_scalar("model_takes_raw_rows") and state.scalar("model_takes_raw_rows", bool)):
-            self.model_ = _normalising(self.model_)  # a file from before the model normalised its rows
-        if self.model_.num_labels != self.n_labels_ or self.model_.num_features != self.n_features_in_:
-            raise state.error(f"the model scores {self.model_.num_labels} labels from {self.model_.num_features} "
-                              f"features, the header says {self.n_labels_} and {self.n_features_in_}")
-        columns = state.scalar("trace_columns", list)
-        self.trace_ = pd.DataFrame({str(c): state.array(f"trace_:{c}", (None,), finite=False) for c in columns})
-        settings = state.scalar("settings_", dict)
-        try:
-            self.settings_ = MLGPFSettings(**settings) if settings else None  # {}: a wrapped model's none
-        except (ArgumentError, TypeError) as err:
-            raise state.error(f"the saved settings do not hold: {err}") from None
-
-
-def _normalising(model):
-    """``model`` with :class:`~mlgp.blocks.RowNormalised` as the outside of its input map: a model
-    saved before it carried its row normalisation (the classifier normalised each block) gets it."""
-    from ..blocks import RowNormalised
-
-    if not isinstance(model.input_map, RowNormalised):
-        model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
-    return model
-

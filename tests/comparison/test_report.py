@@ -33,6 +33,16 @@ def test_table_digits() -> None:
     assert row[:2] == ["mlgpf", "60.00"] and "3.0" in row and "101" in row
 
 
+def test_probability_table_digits() -> None:
+    """LPD to 3 decimals, NLL, Brier and the ECEs to 4, the F1 columns (percent) to 2."""
+    columns = ["LPD", "NLL", "Brier", "ECE", "ECE@1", "ECE@5", "microF1@0.5", "macroF1@0.5", "microF1_tuned",
+               "macroF1_tuned"]
+    results = pd.DataFrame({"family": ["mlgpf"], **{c: [1.0 / 3.0] for c in columns}})
+    header, row = report.probability_table_text(results).splitlines()
+    assert header.split() == ["family", *columns]
+    assert row.split() == ["mlgpf", "0.333", *["0.3333"] * 5, *["0.33"] * 4]
+
+
 def test_best_lines_without_the_frequency_family() -> None:
     """The label-prior line needs the frequency family; without it there is none (and no error)."""
     assert report.best_lines(RESULTS) == ["- Best test log predictive density: **mlgpf** (-1.000 nats per test point).",

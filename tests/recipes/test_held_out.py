@@ -30,8 +30,15 @@ def informative():
 
 @pytest.fixture(scope="module")
 def default_fit(informative):
-    """The default MLGPFClassifier (20 epochs at most, early stopping) fitted on ``informative``."""
+    """The default MLGPFClassifier (20 epochs at most, early stopping, the refit on every row)
+    fitted on ``informative``."""
     return MLGPFClassifier().fit(informative.train.X, informative.train.Y)
+
+
+@pytest.fixture(scope="module")
+def stopped_fit(informative):
+    """The default MLGPFClassifier without the refit: the early-stopped model itself."""
+    return MLGPFClassifier(refit=False).fit(informative.train.X, informative.train.Y)
 
 
 def test_the_hold_out_split() -> None:
@@ -168,13 +175,13 @@ def test_early_stopping_needs_held_out_rows() -> None:
 
 
 @pytest.mark.slow
-def test_the_best_epoch_is_kept_and_beats_training_on(informative, default_fit, tmp_path) -> None:
+def test_the_best_epoch_is_kept_and_beats_training_on(informative, stopped_fit, tmp_path) -> None:
     """Twenty epochs allowed on 450 training rows (one step each: fewer than the 100 steps early
     stopping waits past the best, so all twenty run): the best held-out density's parameters are
     kept, they score the held-out rows at that density, and on the test rows the kept model
     predicts (log density) and ranks (P@5) better than the same fit run through thirty epochs
     (measured: best epoch 13; −96.93 against −99.11 nats per row, P@5 45.20 against 43.88)."""
-    ds, clf = informative, default_fit
+    ds, clf = informative, stopped_fit
     lpd = clf.trace_["held-out lpd"].to_numpy()
     assert clf.best_epoch_ == int(np.nanargmax(lpd)) + 1 < 20 and clf.n_iter_ == 20
     assert np.isnan(lpd[19])  # epoch 20 is not scored (the 19 epochs before are)
@@ -230,3 +237,17 @@ def test_the_guard_keeps_an_informative_model_that_loses_the_held_out_p_at_1() -
     clf = MLGPFClassifier(seed=1).fit(ds.train.X, ds.train.Y)
     assert not clf.bias_only_
     assert _p1(clf, ds) >= _p1(LabelFrequency().fit(ds.train.X, ds.train.Y), ds) + 1.0
+
+
+@pytest.mark.slow
+def test_the_refit_on_every_row_predicts_at_least_as_well(informative, default_fit, stopped_fit) -> None:
+    """The refit trains on the held-out tenth too, for the epochs the early-stopped fit chose.
+    Measured at the time of writing (seed 0, 500 test rows): test LPD −96.64 against −96.93 nats per
+    row, P@5 45.24 against 45.20, P@1 61.40 against 61.80 (MLLSPC 60.00, LabelFrequency 56.80); on
+    the experiment's three seeds of two sizes the refit gained 1.3–1.7 P@1. The bounds leave room
+    for other CPUs; a refit on the wrong rows or for the wrong epochs falls far below them."""
+    ds = informative
+    assert default_fit.refitted_ and not stopped_fit.refitted_ and default_fit.best_epoch_ == stopped_fit.best_epoch_
+    lpd = [log_predictive_density(ds.test.Y, m.predict_proba(ds.test.X)) for m in (default_fit, stopped_fit)]
+    assert lpd[0] > lpd[1] - 0.5
+    assert _p1(default_fit, ds) >= _p1(stopped_fit, ds) - 2.0
