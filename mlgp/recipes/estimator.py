@@ -39,7 +39,8 @@ from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
-from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, held_out_rows, keep_best_or_bias, refit_epochs
+from .held_out import (MIN_PATIENCE_STEPS, HeldOutStopping, auto_or_flag, held_out_rows, keep_best_or_bias,
+                       refit_epochs)
 from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, setting_fields
 
@@ -211,7 +212,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
 
     def _validate_params(self, trusted: tuple[str, ...] = ()) -> None:
         super()._validate_params(trusted)
-        if self.early_stopping is True and self.validation_fraction == 0:
+        if auto_or_flag(self.early_stopping) is True and self.validation_fraction == 0:
             raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")
         self._settings(trusted)
@@ -242,21 +243,22 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
             X_val, Y_val = validation
             X_val = check_features(X_val, "validation X", num_features=D)
             validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
-        train, held = held_out_rows(N, self.validation_fraction, self.early_stopping, self.seed)
+        early, refit = auto_or_flag(self.early_stopping), auto_or_flag(self.refit)
+        train, held = held_out_rows(N, self.validation_fraction, early, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
         s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
         if jit == "auto":
             jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
         check_strategy(strategy, jit)
-        stopping = None if held is None or self.early_stopping is False else HeldOutStopping(
+        stopping = None if held is None or early is False else HeldOutStopping(
             X[held], Y[held], self.n_iter_no_change, -(-Xtr.shape[0] // s.batch_size), MIN_PATIENCE_STEPS)
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
                                        progress=bool(self.progress), strategy=strategy, callback=stopping)
         self.bias_only_ = keep_best_or_bias(model, stopping, None if held is None else (X[held], Y[held]))
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.refitted_ = False
-        epochs = refit_epochs(self.refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0])
+        epochs = refit_epochs(refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0])
         if epochs:
             again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
                                                  progress=bool(self.progress), strategy=strategy)

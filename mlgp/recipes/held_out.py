@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import ShapeError
 
-__all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "bias_lpd", "bias_predicts_better",
+__all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "auto_or_flag", "bias_lpd", "bias_predicts_better",
            "held_out_lpd", "held_out_rows", "is_scored", "keep_best_or_bias", "refit_epochs", "split_rows",
            "REFIT_MAX_ROWS"]
 
@@ -55,6 +55,12 @@ def split_rows(N: int, fraction: float, seed: int):
     held = min(N - 1, max(1, int(round(fraction * N))))
     order = np.random.default_rng(seed).permutation(N)
     return np.sort(order[held:]), np.sort(order[:held])
+
+
+def auto_or_flag(value) -> str | bool:
+    """An ``"auto"``-or-boolean parameter (``early_stopping``, ``refit``) as ``"auto"``, ``True`` or
+    ``False``: NumPy's booleans, which the parameter check accepts, as Python's."""
+    return value if isinstance(value, str) else bool(value)
 
 
 def held_out_rows(N: int, fraction: float, early_stopping, seed: int):

@@ -101,3 +101,16 @@ def test_refit_is_a_checked_parameter() -> None:
     ds = default_problem()
     with pytest.raises(ParameterError, match="refit"):
         MLGPFClassifier(refit="always").fit(ds.train.X, ds.train.Y)
+
+
+def test_numpys_booleans_mean_what_pythons_do(calls) -> None:
+    """``np.False_`` passes the parameter check as a boolean: it must turn early stopping (and with
+    it the refit) off, and ``np.True_`` must ask for them, as ``False`` and ``True`` do."""
+    ds = default_problem()
+    off = MLGPFClassifier(seed=1, early_stopping=np.False_, **SMALL).fit(ds.train.X, ds.train.Y)
+    assert off.best_epoch_ is None and not off.refitted_
+    no_refit = MLGPFClassifier(seed=1, refit=np.False_, **SMALL).fit(ds.train.X, ds.train.Y)
+    assert no_refit.best_epoch_ is not None and not no_refit.refitted_
+    with pytest.raises(ParameterError, match="early_stopping=True needs held-out rows"):
+        MLGPFClassifier(early_stopping=np.True_, validation_fraction=0).fit(ds.train.X, ds.train.Y)
+    assert calls == [(540, 4, False, False), (540, 4, False, True)]  # no stopping; no refit; nothing refused trains
