@@ -202,13 +202,13 @@ def test_the_best_epoch_is_kept_and_beats_training_on(informative, stopped_fit, 
 def test_the_default_recipe_reads_informative_one_hot_features(informative, default_fit) -> None:
     """Labels that depend on 2 of 8 one-hot groups, Zipf popularity on top (500 training rows, 400
     labels): the default MLGPFClassifier ranks well above LabelFrequency and near MLLSPC.
-    Measured at the time of writing: frequency 59.83, MLLSPC 65.67, MLGPF 65.00 (seed 0; 64.17 and
-    63.83 with seeds 1 and 2). The bounds leave 2 P@1 points (12 test rows) for other CPUs."""
+    Measured at the time of writing (seed 0, 500 test rows, with the refit): frequency 56.80, MLLSPC
+    60.00, MLGPF 61.40. The bounds leave 1.4–2.4 P@1 points (7–12 test rows) for other CPUs."""
     ds = informative
     frequency = _p1(LabelFrequency().fit(ds.train.X, ds.train.Y), ds)
     lspc = _p1(MLLSPC(random_state=0).fit(ds.train.X, ds.train.Y), ds)
     mlgpf = _p1(default_fit, ds)
-    assert mlgpf >= frequency + 3.0 and mlgpf >= lspc - 2.0, (frequency, lspc, mlgpf)
+    assert mlgpf >= frequency + 3.0 and mlgpf >= lspc - 1.0, (frequency, lspc, mlgpf)
 
 
 def test_informative_zipf_is_what_it_says() -> None:
