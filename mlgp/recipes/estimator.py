@@ -201,7 +201,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         values = {name: getattr(self, name) for name in _DEFAULTS if name not in _NOT_PARAMETERS}
         values["batch_size"] = _DEFAULTS["batch_size"] if self.batch_size is None else self.batch_size
         kept = getattr(self, "_checked_settings", None)
-        if kept is not None and kept[0] == values:
+        if kept is not None and all(kept[0][name] is value for name, value in values.items()):  # the same objects
             return kept[1]
         try:
             settings = MLGPFSettings.trusting(values, trusted)

@@ -101,3 +101,25 @@ def test_the_command_line_converts_the_seed_and_make_estimator_checks_it(seed_ch
             status = exit_.code
         assert status == 2
         assert capsys.readouterr().err.strip().endswith(f"mlgp: error: {message}")
+
+
+def test_mlgpf_settings_are_checked_again_when_a_parameter_is_another_object(seed_checks) -> None:
+    """The settings kept from the parameter check serve the same parameter objects only: a changed
+    seed is checked again, and an array where a tuple was (which ``==`` cannot compare as one truth
+    value) is checked, not compared."""
+    import numpy as np
+
+    from mlgp.recipes import MLGPFClassifier
+
+    clf = MLGPFClassifier(natgrad_gamma=(0.01, 0.1, 100))
+    clf._validate_params()
+    clf._validate_params()
+    assert seed_checks["seed"] == 1
+    clf.set_params(seed=5)
+    clf._validate_params()
+    assert seed_checks["seed"] == 2
+    clf.set_params(natgrad_gamma=np.array([0.01, 0.1, 100.0]))
+    try:
+        clf._validate_params()
+    except ParameterError:
+        pass  # refused by its check; a ValueError from comparing the two would fail the test
