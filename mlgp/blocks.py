@@ -13,7 +13,8 @@ are dense — to a dense (B, R) array, with the attributes ``num_features`` (D) 
 (:class:`RowNormalised` with no inner map keeps the rows sparse); :func:`take_rows` treats it as it
 treats a raw CSR block, so a normalised model densifies exactly where an unnormalised one did.
 :class:`RowNormalised` L2-normalises each raw row and then applies an inner map, so that a model
-carries its own row normalisation and scores raw rows. The functions here trust their input: it
+carries its own row normalisation and scores raw rows; :class:`ColumnStandardised` standardises
+each raw column the same way (before the row normalisation, for dense or signed features). The functions here trust their input: it
 has been checked once, at the public boundary (:mod:`mlgp.validation`).
 """
 
@@ -26,7 +27,7 @@ import scipy.sparse as sp
 
 from .errors import ArgumentError, ShapeError
 
-__all__ = ["INPUT_MAPS", "InputMap", "LinearInputMap", "RowNormalised", "input_width", "register_input_map",
+__all__ = ["INPUT_MAPS", "ColumnStandardised", "InputMap", "LinearInputMap", "RowNormalised", "input_width", "register_input_map",
            "row_blocks", "take_rows"]
 
 
@@ -123,6 +124,45 @@ class RowNormalised:
         """(B, D) CSR or dense → ``inner`` of the normalised (B, D) CSR block, or that block."""
         rows = self.rows(block)
         return rows if self.inner is None else self.inner(rows)
+
+
+@register_input_map
+class ColumnStandardised:
+    """x ↦ inner((x − c) / s): each raw column centred by c and divided by s (statistics of the
+    training rows, :func:`mlgp.data.preprocessing.column_statistics`), then ``inner``.
+
+    Parameters
+    ----------
+    centre, scale
+        c and s, (D,) each, finite, s > 0. A centre of zeros keeps a CSR block sparse (its columns
+        are only scaled); otherwise the block becomes dense (B, D).
+    inner
+        The input map applied to the standardised rows (:class:`RowNormalised`, for MLGPF's
+        recipe); ``None``: none.
+    """
+
+    def __init__(self, centre, scale, inner: InputMap | None = None) -> None:
+        self.centre, self.scale = (np.array(v, dtype=np.float64).ravel() for v in (centre, scale))
+        width = self.centre.size
+        if width < 1 or self.scale.size != width:
+            raise ShapeError(f"centre and scale must be (D,) each with D ≥ 1; got {self.centre.size} and {self.scale.size}")
+        if not (np.all(np.isfinite(self.centre)) and np.all(np.isfinite(self.scale)) and np.all(self.scale > 0)):
+            raise ShapeError("centre must be finite and scale finite and > 0")
+        if inner is not None and (not isinstance(inner, InputMap) or int(inner.num_features) != width):
+            raise ArgumentError(f"inner must be an input map of {width} features, got {inner!r}")
+        self.inner = inner
+        self.num_features = width
+        self.num_outputs = width if inner is None else int(inner.num_outputs)
+
+    def __call__(self, block: sp.csr_matrix | np.ndarray) -> sp.csr_matrix | np.ndarray:
+        """(B, D) CSR or dense → ``inner`` of the standardised block (CSR when the centre is 0 and
+        the block CSR, else dense float64), or that block."""
+        if not self.centre.any() and sp.issparse(block):
+            out = sp.csr_matrix(block, dtype=np.float64) @ sp.diags(1.0 / self.scale)
+        else:
+            values = block.toarray() if sp.issparse(block) else np.asarray(block, dtype=np.float64)
+            out = (values - self.centre) / self.scale
+        return out if self.inner is None else self.inner(out)
 
 
 def input_width(num_features: int, input_map: InputMap | None) -> int:

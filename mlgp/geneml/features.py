@@ -25,14 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ..data.preprocessing import DENSE_FROM, column_statistics, wants_columns
 from ..errors import ArgumentError
 
 __all__ = ["DENSE_FROM", "PREPROCESSING", "FeatureMap"]
 
 #: The preprocessings by name (``"auto"`` resolves to one of the others).
 PREPROCESSING = ("auto", "rows", "columns", None)
-#: Share of stored entries from which features count as dense.
-DENSE_FROM = 0.5
 
 
 @dataclass(frozen=True)
@@ -49,18 +48,11 @@ class FeatureMap:
         """The map ``preprocessing`` names (``"auto"``: by the module's rule) fitted on CSR X (N, D)."""
         if preprocessing not in PREPROCESSING:
             raise ArgumentError(f"preprocessing must be one of {PREPROCESSING}; got {preprocessing!r}")
-        dense = X.nnz >= DENSE_FROM * X.shape[0] * X.shape[1]
         if preprocessing == "auto":
-            preprocessing = "columns" if dense or (X.nnz and X.data.min() < 0) else "rows"
+            preprocessing = "columns" if wants_columns(X) else "rows"
         if preprocessing != "columns":
             return cls(preprocessing)
-        if dense:  # X is mostly stored: its dense copy costs about what it does
-            values = X.toarray()
-            centre, spread = values.mean(axis=0), values.std(axis=0)
-        else:
-            centre, spread = np.zeros(X.shape[1]), np.sqrt(np.asarray(X.multiply(X).mean(axis=0)).ravel())
-        scale = np.where(spread > 1e-12 * np.maximum(1.0, np.abs(centre)), spread, 1.0)
-        return cls("columns", centre, scale)
+        return cls("columns", *column_statistics(X))
 
     def saved(self) -> tuple[dict, dict]:
         """(scalars, arrays) of an estimator file: ``preprocessing_``, and ``feature_centre_`` and

@@ -3,18 +3,21 @@
 The one place :func:`mlgp.recipes.train_mlgpf` and :class:`mlgp.recipes.MLGPFClassifier` turn
 :class:`~mlgp.recipes.MLGPFSettings` into a model and a training run, with the checks both make
 before any work (:func:`check_sizes`, :func:`check_strategy`) and the default compilation of the
-step (:func:`default_jit_compile`). The model carries the row normalisation as the outermost part
-of its input map (:class:`mlgp.blocks.RowNormalised`): it is built from the normalised training
-rows, then trained on raw rows.
+step (:func:`default_jit_compile`). The model carries its preprocessing as the outer part of its
+input map: the row normalisation (:class:`mlgp.blocks.RowNormalised`) and, with
+``preprocessing="columns"`` (:func:`resolved_preprocessing` chooses it for dense or signed
+features), the column standardisation before it (:class:`mlgp.blocks.ColumnStandardised`). It is
+built from the preprocessed training rows, then trained on raw rows.
 """
 
 from __future__ import annotations
 
-from ..data.preprocessing import normalise_rows
+from ..data.preprocessing import column_statistics, normalise_rows, wants_columns
 from ..errors import ArgumentError, ShapeError
 from .settings import MLGPFSettings
 
-__all__ = ["auto_jit_compile", "build_and_train", "check_sizes", "check_strategy", "default_jit_compile"]
+__all__ = ["auto_jit_compile", "build_and_train", "check_sizes", "check_strategy", "default_jit_compile",
+           "resolved_preprocessing"]
 
 #: Training points from which :func:`auto_jit_compile` compiles the step with XLA.
 XLA_FROM_POINTS = 2000
@@ -45,18 +48,24 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
     trusts its arguments (checked by its callers). With a ``strategy`` the model is built in its
     scope and trained on all its replicas and workers.
 
-    ``Xtr`` and ``validation`` hold raw rows: the model is built from the L2-normalised rows
+    ``Xtr`` and ``validation`` hold raw rows: the model is built from the preprocessed rows
     (k-means, the subspace's basis, the warm start), then its input map becomes
-    :class:`~mlgp.blocks.RowNormalised` around the one it was built with, and it is trained on
-    the raw rows (each minibatch normalised as it is taken, bit for bit the normalised matrix's rows)."""
+    :class:`~mlgp.blocks.RowNormalised` around the one it was built with (and
+    :class:`~mlgp.blocks.ColumnStandardised` around that, by the training rows' statistics, with
+    ``preprocessing="columns"``), and it is trained on the raw rows (each minibatch preprocessed as
+    it is taken, bit for bit the preprocessed matrix's rows)."""
     import contextlib
 
-    from mlgp.blocks import RowNormalised
+    from mlgp.blocks import ColumnStandardised, RowNormalised
     from mlgp.training import fit
 
+    s = resolved_preprocessing(s, Xtr)
+    columns = ColumnStandardised(*column_statistics(Xtr)) if s.preprocessing == "columns" else None
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
-        model = _build(normalise_rows(Xtr), Ytr, s)
+        model = _build(normalise_rows(Xtr if columns is None else columns(Xtr)), Ytr, s)
     model.input_map = RowNormalised(model.input_map, num_features=model.num_features)
+    if columns is not None:
+        model.input_map = ColumnStandardised(columns.centre, columns.scale, inner=model.input_map)
     trace = fit(
         model,
         (Xtr, Ytr),
@@ -79,6 +88,17 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
         check_input=False,  # settings checked when built, data by the caller
     )
     return model, trace
+
+
+def resolved_preprocessing(s: MLGPFSettings, Xtr) -> MLGPFSettings:
+    """``s`` with ``preprocessing="auto"`` resolved on the training rows ``Xtr`` (N, D), CSR or
+    dense: ``"columns"`` for dense or signed features, else ``"rows"``
+    (:func:`mlgp.data.preprocessing.wants_columns`)."""
+    if s.preprocessing != "auto":
+        return s
+    import scipy.sparse as sp
+
+    return s.replace(preprocessing="columns" if wants_columns(sp.csr_matrix(Xtr)) else "rows")
 
 
 def _build(Xtr, Ytr, s: MLGPFSettings):

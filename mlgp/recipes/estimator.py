@@ -38,7 +38,7 @@ from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trac
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
-from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy
+from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy, resolved_preprocessing
 from .held_out import (MIN_PATIENCE_STEPS, HeldOutStopping, auto_or_flag, held_out_rows, keep_best_or_bias,
                        refit_epochs)
 from .estimator_state import SavedClassifierState
@@ -59,11 +59,14 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
 
     Parameters
     ----------
-    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, seed
+    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, preprocessing, seed
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
         them); defaults are the recipe's. P, M and ``batch_size`` ``None``: chosen from N, D and K
         (:func:`mlgp.recipes.settings.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
         A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
+        ``preprocessing`` defaults to ``"auto"`` (the recipe's to ``"rows"``): columns standardised
+        before the rows are normalised for dense or signed features (emotions, `mlgp compare
+        --budget 60`: test P@1 74.26 against 66.83 with rows alone).
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
         compiling the step and the ``validation`` evaluations included): the clock is looked at
@@ -161,7 +164,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                  dtype: str = _DEFAULTS["dtype"], warm_start: bool = _DEFAULTS["warm_start"],
                  batch_growth=_DEFAULTS["batch_growth"], bias_init: str = _DEFAULTS["bias_init"],
                  subspace_rank: int | None = _DEFAULTS["subspace_rank"],
-                 subspace_sample: int | None = _DEFAULTS["subspace_sample"], seed: int = _DEFAULTS["seed"],
+                 subspace_sample: int | None = _DEFAULTS["subspace_sample"],
+                 preprocessing: str = "auto", seed: int = _DEFAULTS["seed"],
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
                  n_iter_no_change: int = 5, refit="auto", jit_compile="auto", progress: bool = False,
                  threshold: float = 0.5) -> None:
@@ -183,6 +187,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         self.bias_init = bias_init
         self.subspace_rank = subspace_rank
         self.subspace_sample = subspace_sample
+        self.preprocessing = preprocessing
         self.seed = seed
         self.max_seconds = max_seconds
         self.validation_fraction = validation_fraction
@@ -246,6 +251,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         early, refit = auto_or_flag(self.early_stopping), auto_or_flag(self.refit)
         train, held = held_out_rows(N, self.validation_fraction, early, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
+        s = resolved_preprocessing(s, Xtr)
         s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
         jit = self.jit_compile
         if jit == "auto":

@@ -72,7 +72,8 @@ class SavedClassifierState:
         self.trace_ = pd.DataFrame({str(c): state.array(f"trace_:{c}", (None,), finite=False) for c in columns})
         settings = state.scalar("settings_", dict)
         try:
-            self.settings_ = MLGPFSettings(**settings) if settings else None  # {}: a wrapped model's none
+            # {}: a wrapped model's none; a file from before the preprocessing setting: "rows", the default
+            self.settings_ = MLGPFSettings(**settings) if settings else None
         except (ArgumentError, TypeError) as err:
             raise state.error(f"the saved settings do not hold: {err}") from None
 

@@ -25,8 +25,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import arguments
 from ..errors import ArgumentError
+from .setting_checks import (BATCH_GROWTH_NAMES, PAPER_BATCH_GROWTH, PREPROCESSINGS, _bias_init_names, _dtype_names,
+                             _kernel_names, _optimizer_names, _q_family_names, batch_growth, check_together, checked)
 
 __all__ = [
     "BATCH_GROWTH_NAMES",
@@ -66,44 +67,6 @@ DEMO_SETTINGS: dict[str, dict[str, Any]] = {
 
 #: What every ``--quick`` run (``mlgp demo --quick``, the experiment scripts' smoke tests) changes.
 QUICK_SETTINGS: dict[str, Any] = {"num_latent_gps": 8, "num_inducing": 20, "epochs": 1, "max_train": 300}
-
-#: The authors' batch schedule (their code's defaults): start at 100 points, add 20 every 10 epochs.
-PAPER_BATCH_GROWTH: tuple[int, int] = (10, 20)
-
-#: Named batch schedules.
-BATCH_GROWTH_NAMES: dict[str, tuple[int, int]] = {"paper": PAPER_BATCH_GROWTH}
-
-
-# --------------------------------------------------------------------------- the registries, read lazily
-def _kernel_names() -> tuple[str, ...]:
-    from ..kernels.factory import KERNELS
-
-    return tuple(KERNELS)
-
-
-def _q_family_names() -> tuple[str, ...]:
-    from ..variational.factory import Q_FAMILIES
-
-    return tuple(Q_FAMILIES)
-
-
-def _optimizer_names() -> tuple[str, ...]:
-    from ..training.optimizers import OPTIMIZERS
-
-    return tuple(OPTIMIZERS)
-
-
-def _dtype_names() -> tuple[str, ...]:
-    from ..floats import FLOAT_POLICIES
-
-    return tuple(FLOAT_POLICIES)
-
-
-def _bias_init_names() -> tuple[str, ...]:
-    from ..models.builders import BIAS_INITS
-
-    return tuple(BIAS_INITS)
-
 
 def _setting(default, help: str, *, kind: str | None = None, choices: Callable[[], tuple[str, ...]] | None = None,
              flag: str | None = None, metavar: str | None = None, none: str | None = None):
@@ -151,6 +114,12 @@ class MLGPFSettings:
         R: subspace inducing inputs (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank``).
     subspace_sample
         The basis from a row sample of this size (``mlgpf_from_data``'s ``subspace_sample``).
+    preprocessing
+        ``"rows"`` (the paper's, the recipe's default): every row L2-normalised; ``"columns"``:
+        every column standardised with the training rows' statistics, then every row normalised;
+        ``"auto"`` (:class:`~mlgp.recipes.MLGPFClassifier`'s default): ``"columns"`` for dense or
+        signed features, else ``"rows"`` (:func:`mlgp.data.preprocessing.wants_columns`). The
+        model carries it as its input map and scores raw rows.
     seed
         Seeds k-means, the initial values, the minibatches and the sampled negatives.
     max_train
@@ -192,14 +161,17 @@ class MLGPFSettings:
     subspace_sample: int | None = _setting(None, "take the subspace's basis from this many training rows drawn at random "
                                            "(with --subspace-rank)", kind="positive_int", metavar="N",
                                            none="all training rows")
+    preprocessing: str = _setting("rows", "the features' preprocessing: rows L2-normalised (the paper's), or columns "
+                                  "standardised first ('auto': for dense or signed features)",
+                                  choices=lambda: PREPROCESSINGS, metavar="NAME")
     seed: int = _setting(0, "seed of k-means, initial values and minibatches", kind="seed")
     max_train: int | None = _setting(None, "use only the first N training points", kind="positive_int", metavar="N",
                                      none="all")
 
     def __post_init__(self) -> None:
-        for name, value in _checked(self.as_dict()).items():
+        for name, value in checked(self.as_dict()).items():
             object.__setattr__(self, name, value)
-        _check_together(self)
+        check_together(self)
 
     @classmethod
     def trusting(cls, values: dict[str, Any], trusted: tuple[str, ...] = ()) -> "MLGPFSettings":
@@ -212,9 +184,9 @@ class MLGPFSettings:
         new = object.__new__(cls)
         for f in dataclasses.fields(cls):
             object.__setattr__(new, f.name, values.get(f.name, f.default))
-        for name, value in _checked({k: v for k, v in new.as_dict().items() if k not in trusted}).items():
+        for name, value in checked({k: v for k, v in new.as_dict().items() if k not in trusted}).items():
             object.__setattr__(new, name, value)
-        _check_together(new)
+        check_together(new)
         return new
 
     def replace(self, **changes) -> "MLGPFSettings":
@@ -225,9 +197,9 @@ class MLGPFSettings:
             raise ArgumentError(f"unknown MLGPF setting(s) {', '.join(map(repr, unknown))}; the settings are "
                                 f"{', '.join(self.names())}")
         new = copy.copy(self)
-        for name, value in _checked(changes).items():
+        for name, value in checked(changes).items():
             object.__setattr__(new, name, value)
-        _check_together(new)
+        check_together(new)
         return new
 
     def as_dict(self) -> dict[str, Any]:
@@ -298,102 +270,3 @@ def demo_values(dataset: str, quick: bool = False) -> dict[str, Any]:
 def demo_settings(dataset: str, quick: bool = False) -> MLGPFSettings:
     """:func:`demo_values` as checked :class:`MLGPFSettings`."""
     return MLGPFSettings(**demo_values(dataset, quick))
-
-
-# --------------------------------------------------------------------------- checks
-def _kernel_object(kernel):
-    """A GPflow kernel given instead of a name, or :class:`ArgumentError`."""
-    from gpflow.kernels import Kernel
-
-    if not isinstance(kernel, Kernel):
-        raise ArgumentError(f"kernel must be a kernel name or a gpflow.kernels.Kernel; got {kernel!r}")
-    return kernel
-
-
-def _field_checks() -> dict[str, Any]:
-    """Each field's check (and canonical form), by name (see :class:`MLGPFSettings`)."""
-    from ..floats import float_policy
-    from ..kernels.factory import canonical_kernel_name
-    from ..models.builders import check_bias_init
-    from ..variational.factory import check_q_family
-
-    def optional_int(name):
-        return lambda v: arguments.positive_int(v, name, optional=True)
-
-    return dict(
-        kernel=lambda v: canonical_kernel_name(v) if isinstance(v, str) else _kernel_object(v),
-        num_latent_gps=optional_int("num_latent_gps"),
-        num_inducing=optional_int("num_inducing"),
-        epochs=lambda v: arguments.positive_int(v, "epochs"),
-        batch_size=lambda v: arguments.positive_int(v, "batch_size"),
-        negatives=optional_int("negatives"),
-        learning_rate=lambda v: arguments.positive_real(v, "learning_rate"),
-        fixed_inducing=lambda v: arguments.flag(v, "fixed_inducing"),
-        unit_sphere_inducing=lambda v: arguments.flag(v, "unit_sphere_inducing"),
-        q_family=check_q_family,
-        optimizer=_check_optimizer,
-        natgrad_gamma=arguments.natgrad_gamma,
-        dtype=lambda v: float_policy(v).name,
-        warm_start=lambda v: arguments.flag(v, "warm_start"),
-        batch_growth=batch_growth,
-        bias_init=check_bias_init,
-        subspace_rank=optional_int("subspace_rank"),
-        subspace_sample=optional_int("subspace_sample"),
-        seed=arguments.seed,
-        max_train=optional_int("max_train"),
-    )
-
-
-def _checked(values: dict[str, Any]) -> dict[str, Any]:
-    """The fields in ``values`` checked and canonicalised, in the class's field order."""
-    checks = _field_checks()
-    return {name: checks[name](values[name]) for name in checks if name in values}
-
-
-def _check_together(s: MLGPFSettings) -> None:
-    """The checks between fields."""
-    if s.subspace_sample is not None and s.subspace_rank is None:
-        raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
-    if s.optimizer == "natgrad" and s.q_family == "preconditioned":
-        raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
-                            "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
-
-
-def _check_optimizer(value) -> str:
-    names = _optimizer_names()
-    if not isinstance(value, str) or value not in names:
-        raise ArgumentError(f"optimizer must be one of {', '.join(repr(n) for n in names)}; got {value!r}")
-    return value
-
-
-def batch_growth(value) -> tuple[int, int] | None:
-    """A batch schedule ``(every, increment)`` from a name, a text or a pair.
-
-    Parameters
-    ----------
-    value
-        ``None`` (fixed batch), a name of :data:`BATCH_GROWTH_NAMES` (``"paper"``), a text
-        ``"EVERY,INC"`` or a pair ``(every, increment)``, with EVERY ≥ 1 and INC ≥ 0 whole numbers.
-
-    Raises
-    ------
-    ArgumentError
-        For anything else, naming what is accepted.
-    """
-    if value is None:
-        return None
-    accepted = f"{' or '.join(repr(n) for n in BATCH_GROWTH_NAMES)}, 'EVERY,INC' or a pair (every, increment)"
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in BATCH_GROWTH_NAMES:
-            return BATCH_GROWTH_NAMES[text]
-        try:
-            pair = tuple(int(v) for v in text.split(","))
-        except ValueError:
-            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}") from None
-        if len(pair) != 2:
-            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}")
-        if pair[0] < 1 or pair[1] < 0:
-            raise ArgumentError(f"batch_growth needs EVERY ≥ 1 and INC ≥ 0, got {value!r}")
-        return pair
-    return arguments.batch_growth_pair(value)  # a pair: the check fit uses

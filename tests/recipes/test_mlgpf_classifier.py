@@ -61,6 +61,7 @@ def test_parameters_are_the_settings_fields() -> None:
             assert name not in params
             continue
         expected = None if name in ("num_latent_gps", "num_inducing", "batch_size") else f.default
+        expected = "auto" if name == "preprocessing" else expected  # the recipe's is the paper's "rows"
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}
@@ -85,7 +86,7 @@ def test_sizes_follow_the_data() -> None:
 @pytest.fixture(scope="module")
 def fitted():
     ds = default_problem()
-    clf = MLGPFClassifier(epochs=3, num_latent_gps=4, num_inducing=20)
+    clf = MLGPFClassifier(epochs=3, num_latent_gps=4, num_inducing=20, preprocessing="rows")
     clf.fit(ds.train.X, ds.train.Y, validation=(ds.test.X, ds.test.Y))
     return clf, ds
 

@@ -34,7 +34,7 @@ def _registries() -> dict[str, tuple[str, ...]]:
     from mlgp.variational import Q_FAMILIES
 
     return {"kernel": tuple(KERNELS), "q_family": tuple(Q_FAMILIES), "optimizer": tuple(OPTIMIZERS),
-            "dtype": tuple(FLOAT_POLICIES), "bias_init": tuple(BIAS_INITS)}
+            "dtype": tuple(FLOAT_POLICIES), "bias_init": tuple(BIAS_INITS), "preprocessing": ("auto", "rows", "columns")}
 
 
 def test_every_field_has_a_default_and_a_one_line_help():
