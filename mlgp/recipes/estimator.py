@@ -66,7 +66,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
         ``preprocessing`` defaults to ``"auto"`` (the recipe's to ``"rows"``): columns standardised
         before the rows are normalised for dense or signed features (emotions, `mlgp compare
-        --budget 60`: test P@1 74.26 against 66.83 with rows alone).
+        --budget 60`: test P@1 73.76 against 66.83 with rows alone).
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
         compiling the step and the ``validation`` evaluations included): the clock is looked at
