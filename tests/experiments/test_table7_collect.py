@@ -84,4 +84,4 @@ def test_unknown_variant_is_refused(table7, capsys) -> None:
     with pytest.raises(SystemExit, match="^2$") as info:
         table7.main(["--variants", "LR,RBF"])
     assert info.value.code == 2  # argparse's usage error
-    assert "unknown variant(s) ['RBF']; choose from ['LR', 'SE', 'SE-F']" in capsys.readouterr().err
+    assert "unknown variant(s) ['RBF']; choose from LR, SE, SE-F" in capsys.readouterr().err
