@@ -31,6 +31,9 @@ def test_column_statistics_dense_sparse_and_constant_columns() -> None:
     np.testing.assert_allclose(centre, [3.0, 5.0, 0.0])
     np.testing.assert_allclose(scale, [np.std([1, 3, 5]), 1.0, np.std([2, -2, 0])])  # a constant column: scale 1
     np.testing.assert_array_equal(column_statistics(sp.csr_matrix(X))[1], scale)
+    # a spread of exactly 1e-12 (times max(1, |centre|)) counts as none: scale 1; just above, kept
+    tiny = np.array([[1e-12, 2e-12, 1.0], [-1e-12, -2e-12, 2.0]])
+    np.testing.assert_array_equal(column_statistics(tiny)[1], [1.0, 2e-12, 0.5])
     S = sp.csr_matrix(np.array([[0.0, 3.0, 0.0, 0.0], [0.0, 4.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0],
                                 [0.0, 0.0, 0.0, 0.0]]))
     centre, scale = column_statistics(S)  # sparse: not centred, divided by the root mean square
