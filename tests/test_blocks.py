@@ -150,3 +150,15 @@ def test_the_identity_map_round_trips_without_an_inner_node(tmp_path):
     loaded = MLGPF.load(model.save(tmp_path / "m"))
     assert isinstance(loaded.input_map, RowNormalised) and loaded.input_map.inner is None
     np.testing.assert_array_equal(_scored(loaded).decision_function(X), _scored(model).decision_function(X))
+
+
+def test_row_blocks_in_a_given_order_cover_it_block_by_block() -> None:
+    """With ``order`` the blocks are its consecutive slices (the last one shorter), each taken in
+    that order; ``input_map`` and ``dense`` are keyword-only in ``take_rows``."""
+    X = np.arange(20.0).reshape(10, 2)
+    order = np.array([7, 2, 9, 0, 4, 1, 8, 3, 6, 5])
+    blocks = list(row_blocks(X, 3, order=order))
+    assert [list(rows) for rows, _ in blocks] == [[7, 2, 9], [0, 4, 1], [8, 3, 6], [5]]
+    np.testing.assert_array_equal(np.vstack([b for _, b in blocks]), X[order])
+    with pytest.raises(TypeError, match="positional argument"):
+        take_rows(X, slice(0, 2), None)
