@@ -53,15 +53,14 @@ def test_sklearn_estimator_checks(estimator, check) -> None:
 
 def test_parameters_are_the_settings_fields() -> None:
     """One source: every MLGPFSettings field but max_train is a parameter with the same default,
-    except the sizes the estimator chooses from the data (None)."""
+    except the sizes the estimator chooses from the data (None) and the preprocessing ("auto")."""
     params = inspect.signature(MLGPFClassifier.__init__).parameters
     fields = setting_fields()
     for name, f in fields.items():
         if name == "max_train":
             assert name not in params
             continue
-        expected = None if name in ("num_latent_gps", "num_inducing", "batch_size") else f.default
-        expected = "auto" if name == "preprocessing" else expected  # the recipe's is the paper's "rows"
+        expected = {"num_latent_gps": None, "num_inducing": None, "batch_size": None, "preprocessing": "auto"}.get(name, f.default)
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from mlgp.blocks import ColumnStandardised, RowNormalised, take_rows
 from mlgp.data.preprocessing import column_statistics, normalise_rows
 from mlgp.data.synthetic import default_problem
+from mlgp.errors import ArgumentError
 from mlgp.estimator import MultiLabelEstimator
 from mlgp.recipes import MLGPFClassifier, MLGPFSettings
 
@@ -59,7 +60,7 @@ def test_auto_keeps_rows_for_sparse_non_negative_features_and_rows_can_be_asked_
 
 def test_the_recipe_keeps_the_papers_rows_and_a_bad_name_is_refused() -> None:
     assert MLGPFSettings().preprocessing == "rows" and MLGPFClassifier().preprocessing == "auto"
-    with pytest.raises(Exception, match=r"preprocessing must be one of 'auto', 'rows', 'columns'; got 'cols'"):
+    with pytest.raises(ArgumentError, match=r"preprocessing must be one of 'auto', 'rows', 'columns'; got 'cols'"):
         MLGPFSettings(preprocessing="cols")
 
 
