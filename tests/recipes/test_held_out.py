@@ -50,6 +50,9 @@ def test_the_hold_out_split() -> None:
     train, held = split_rows(30, 0.1, 0)
     assert len(held) == 3 and len(train) == 27 and sorted([*train, *held]) == list(range(30))
     assert split_rows(30, 0.0, 0) == (None, None)
+    for N, fraction, held_out in ((2, 0.9, 1), (10, 0.99, 9), (10, 0.94, 9)):  # never every row
+        train, held = split_rows(N, fraction, 0)
+        assert (len(held), len(train)) == (held_out, N - held_out)
 
 
 def test_one_training_row_is_said_or_refused() -> None:
