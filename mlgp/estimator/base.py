@@ -77,16 +77,10 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
     _predict_from : {"decision", "proba"}
         Which scores ``predict`` thresholds.
 
-    Attributes
-    ----------
-    n_features_in_ : int
-        Number of features D seen in ``fit``; ``X`` passed later must have D columns.
-    n_labels_ : int
-        Number of labels K.
-    classes_ : np.ndarray of shape (K,), int
-        ``arange(K)``, scikit-learn's label names for multi-label indicator targets.
-    n_samples_ : int
-        Number of training points N.
+    Every fitted estimator has ``n_features_in_`` (int: the number of features D seen in ``fit``;
+    ``X`` passed later must have D columns), ``n_labels_`` (int: the number of labels K),
+    ``classes_`` (``arange(K)``, scikit-learn's label names for multi-label indicator targets) and
+    ``n_samples_`` (int: the number of training points N).
 
     Examples
     --------
