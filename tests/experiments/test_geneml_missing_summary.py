@@ -68,6 +68,7 @@ def test_relevance_prior_adds_an_ard_twin_of_each_geneml_method(script, data_hom
             return super().fit(X, Y, **kw)
 
     monkeypatch.setattr(mlgp.geneml, "GenEML", Recording)
+    monkeypatch.setenv("MLGP_DATA", str(data_home))  # the script reads the data home from it
     script.main(["--quick", "--methods", "em:0.5", "--relevance-prior", "2,0.5", "--fractions", "0",
                  "--out", str(tmp_path)])
     runs = pd.read_csv(tmp_path / "runs.csv")
