@@ -70,6 +70,11 @@ COMBOS.update({
     for family in ("whitened", "cholesky")
     for suffix, gamma in (("", (0.01, 0.1, 100)), ("-g0.5", (0.05, 0.5, 20)))
 })
+# every combination above trains the P factors from the first step (covariance_warmup=0, as before the
+# warm-up existed); "tied-…" is the default recipe, the factors tied for the whole run
+for _options in COMBOS.values():
+    _options["covariance_warmup"] = 0
+COMBOS["tied-b500-f32-warm-lr0.005"] = dict(COMBOS["whitened-b500-f32-warm-lr0.005"], covariance_warmup="all")
 LEVELS = {"bibtex": (59.0, 62.0, 63.5, 64.0), "delicious": (65.0, 67.0, 68.0)}
 KS = (1, 3, 5)
 
@@ -149,6 +154,7 @@ def describe(options: dict) -> dict:
         "batch": f"{options['batch_size']}" + (" growing" if options.get("batch_growth") else ""),
         "dtype": options.get("dtype", "float64"),
         "warm start": "yes" if options.get("warm_start") else "no",
+        "tied factors": "all steps" if options.get("covariance_warmup") == "all" else "no",
     }
     return text
 

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_SEED",
     "argparse_type",
     "batch_growth_pair",
+    "covariance_warmup",
     "finite_real",
     "flag",
     "natgrad_gamma",
@@ -67,6 +68,20 @@ def non_negative_int(value, name: str) -> int:
     if not _is_int(value) or value < 0:
         raise ArgumentError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
+
+
+def covariance_warmup(value, name: str = "covariance_warmup", *, auto: bool = False) -> int | str:
+    """Steps with q(u)'s factors tied: ``"all"`` (the whole run) or a whole number ≥ 0, given as
+    such or as text (``"all"``, ``"120"``); with ``auto``, ``"auto"`` too (the recipe's default)."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "all" or (auto and text == "auto"):
+            return text
+        if not text.isdigit():
+            choices = "'auto', 'all'" if auto else "'all'"
+            raise ArgumentError(f"{name} must be {choices} or a whole number of steps ≥ 0; got {value!r}")
+        value = int(text)
+    return non_negative_int(value, name)
 
 
 def seed(value, name: str = "seed") -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..data.preprocessing import column_statistics, normalise_rows, wants_columns
 from ..errors import ArgumentError, ShapeError
+from .setting_checks import resolved_warmup
 from .settings import MLGPFSettings
 
 __all__ = ["auto_jit_compile", "build_and_train", "check_sizes", "check_strategy", "default_jit_compile",
@@ -86,6 +87,7 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
         callback=callback,
         strategy=strategy,
         check_input=False,  # settings checked when built, data by the caller
+        covariance_warmup=resolved_warmup(s),
     )
     return model, trace
 

@@ -197,7 +197,7 @@ class HeldOutStopping:
         self._values, self._since = None, 0
 
     def __call__(self, epoch: int, model, row: dict) -> bool:
-        import gpflow
+        import tensorflow as tf
 
         if not is_scored(epoch):
             return False
@@ -205,7 +205,7 @@ class HeldOutStopping:
         row["held-out lpd"] = lpd
         if lpd > self.best:
             self.best, self.best_epoch, self._since = lpd, epoch, 0
-            self._values = {k: np.array(v, copy=True) for k, v in gpflow.utilities.read_values(model).items()}
+            self._values = [(v, tf.identity(v)) for v in _stored_variables(model)]  # copy-on-write: no copy now
         else:
             self._since += 1
         self.stopped = self._since >= self.patience \
@@ -214,7 +214,12 @@ class HeldOutStopping:
 
     def restore(self, model) -> None:
         """Put the best epoch's parameters back into ``model`` (nothing if no epoch was scored)."""
-        import gpflow
+        for variable, value in self._values or ():
+            variable.assign(value)
 
-        if self._values is not None:
-            gpflow.utilities.multiple_assign(model, self._values)
+
+def _stored_variables(model) -> list:
+    """Every variable that holds a parameter of ``model`` (a Parameter's unconstrained one)."""
+    import gpflow
+
+    return [getattr(p, "unconstrained_variable", p) for p in gpflow.utilities.parameter_dict(model).values()]

@@ -29,6 +29,7 @@ from ..estimator.training import Budget
 from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError
 from ..files import atomic_write
 from ..validation import check_num_inducing, check_training_data
+from .setting_checks import resolved_warmup
 from .build import build_and_train, check_sizes, check_strategy, default_jit_compile, resolved_preprocessing
 from .estimator import MLGPFClassifier
 from .settings import MLGPFSettings
@@ -166,6 +167,7 @@ def train_mlgpf(
     Xte, Yte = dataset.test.X, sp.csr_matrix(dataset.test.Y)  # raw rows: the model normalises them
     N = Xtr.shape[0]
     s = resolved_preprocessing(s, Xtr)  # "auto" chosen from the training rows, so a checkpoint records it
+    s = s.replace(covariance_warmup=resolved_warmup(s))  # and "auto" resolved, likewise
     if given.num_inducing is not None:
         check_num_inducing(given.num_inducing, N)
     M = min(s.num_inducing, N)  # the dataset's default M, on fewer points (max_train): all of them
@@ -224,7 +226,8 @@ def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
 #: Settings added after checkpoints were first written, with the value an older ``settings.json``
 #: (which lacks them) implies.
 _SETTINGS_ADDED = {"unit_sphere_inducing": False, "optimizer": "adam", "natgrad_gamma": None, "dtype": "float64",
-                   "warm_start": False, "subspace_rank": None, "subspace_sample": None, "preprocessing": "rows"}
+                   "warm_start": False, "subspace_rank": None, "subspace_sample": None, "preprocessing": "rows",
+                   "covariance_warmup": 0}
 
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:

@@ -48,11 +48,20 @@ def _batch_growth(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _covariance_warmup(text: str) -> int | str:
+    """argparse type: ``auto``, ``all`` or a whole number of steps ≥ 0 (:func:`mlgp.arguments.covariance_warmup`)."""
+    try:
+        return arguments.covariance_warmup(text, auto=True)
+    except MLGPError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 _TYPES: dict[str, Callable[[str], Any]] = {
     "positive_int": positive_int,
     "seed": non_negative_int,
     "positive_float": positive_float,
     "batch_growth": _batch_growth,
+    "warmup": _covariance_warmup,
 }
 
 

@@ -9,7 +9,8 @@ from typing import Any
 from .. import arguments
 from ..errors import ArgumentError
 
-__all__ = ["BATCH_GROWTH_NAMES", "PAPER_BATCH_GROWTH", "PREPROCESSINGS", "batch_growth", "check_together", "checked"]
+__all__ = ["BATCH_GROWTH_NAMES", "PAPER_BATCH_GROWTH", "PREPROCESSINGS", "batch_growth", "can_tie", "check_together", "checked",
+           "resolved_warmup"]
 
 #: The authors' batch schedule (their code's defaults): start at 100 points, add 20 every 10 epochs.
 PAPER_BATCH_GROWTH: tuple[int, int] = (10, 20)
@@ -93,6 +94,7 @@ def _field_checks() -> dict[str, Any]:
         subspace_rank=optional_int("subspace_rank"),
         subspace_sample=optional_int("subspace_sample"),
         preprocessing=_check_preprocessing,
+        covariance_warmup=lambda v: arguments.covariance_warmup(v, auto=True),
         seed=arguments.seed,
         max_train=optional_int("max_train"),
     )
@@ -111,6 +113,23 @@ def check_together(s) -> None:
     if s.optimizer == "natgrad" and s.q_family == "preconditioned":
         raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
                             "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
+    if s.covariance_warmup not in (0, "auto") and not can_tie(s):
+        raise ArgumentError(f"covariance_warmup={s.covariance_warmup!r} ties the factors of a Cholesky q(u) family "
+                            f"trained by Adam; with q_family={s.q_family!r} and optimizer={s.optimizer!r} use "
+                            "covariance_warmup=0 (or 'auto')")
+
+
+def can_tie(s) -> bool:
+    """Whether settings ``s`` train a q(u) family whose factors can be tied (a Cholesky family with Adam)."""
+    return s.optimizer == "adam" and s.q_family in ("cholesky", "whitened")
+
+
+def resolved_warmup(s) -> int | str:
+    """``s.covariance_warmup`` with ``"auto"`` resolved: ``"all"`` where the factors can be tied
+    (:func:`can_tie`), else 0."""
+    if s.covariance_warmup != "auto":
+        return s.covariance_warmup
+    return "all" if can_tie(s) else 0
 
 
 def _check_preprocessing(value) -> str:

@@ -33,13 +33,17 @@ from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import make_optimizer
 from .steps import make_step
+from .warmup import CovarianceWarmup
 from .workers import LOST_PEER_ERRORS, agree_on_run, is_chief, is_multi_worker, lost_worker_error
 
 __all__ = ["fit"]
 
 
-def _snapshot(variables) -> list[np.ndarray]:
-    return [v.numpy() for v in variables]
+def _snapshot(variables) -> list[tf.Tensor]:
+    """The variables' values now, as tensors: each shares its variable's buffer until the variable
+    is next written, which then copies it (TensorFlow's copy-on-write), so a snapshot is not a copy
+    of the P·M² factors and their optimizer slots every epoch."""
+    return [tf.identity(v) for v in variables]
 
 
 def _restore(variables, values) -> None:
@@ -69,6 +73,7 @@ def fit(
     check_input: bool = True,
     max_seconds: float | Budget | None = None,
     log_dir: str | Path | None = None,
+    covariance_warmup: int = 0,
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
 
@@ -154,6 +159,11 @@ def fit(
     log_dir
         Write each epoch's row as TensorBoard scalars (``tf.summary``) in this folder: the ELBO, its
         parts (``expected_log_lik``, ``kl``), ``batch_size``, ``seconds`` and the validation P@k.
+    covariance_warmup
+        Optimiser steps at the start during which q(u)'s P Cholesky factors are tied: held at
+        their shared start while everything else trains (:mod:`mlgp.training.warmup`; the
+        ``"cholesky"`` and ``"whitened"`` families with ``optimizer="adam"``). Such a step costs a
+        fraction of a full one; the step is traced again when the warm-up ends. 0: none.
 
     Returns
     -------
@@ -190,7 +200,7 @@ def fit(
         return _fit(model, data, FitOptions(epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
                                           validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth,
                                           strategy, jit_compile, progress, callback, check_input, max_seconds,
-                                          log_dir))
+                                          log_dir, covariance_warmup))
 
 
 def _make_optimizer(model, o: FitOptions):
@@ -218,6 +228,7 @@ class _Run:
     multi: bool
     steps: int = 0
     last_batch: object = None
+    warmup: CovarianceWarmup | None = None
 
     def state(self) -> list:
         return list(self.variables) + list(self.opt.variables())
@@ -245,6 +256,22 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
     run = _start_run(model, X, Y, o, sampler, opt, variables, budget)
     writer = tf.summary.create_file_writer(str(o.log_dir)) if o.log_dir is not None and is_chief(o.strategy) else None
     good = _snapshot(run.state())
+    warmup = CovarianceWarmup(model, o.covariance_warmup, run.steps,
+                              lambda: make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile))
+    try:
+        if warmup.active:
+            run.step = make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile)  # the tied variables'
+        _train_epochs(run, o, model, validation, writer, good, warmup)
+    finally:
+        warmup.close()
+    if writer is not None:
+        writer.close()
+    return pd.DataFrame(run.rows, columns=None if run.rows else list(_COLUMNS))
+
+
+def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good, warmup: CovarianceWarmup) -> None:
+    """The epochs of one run, each traced, checked, checkpointed and passed to the callback."""
+    run.warmup = warmup
     bar = tqdm(range(run.start, o.epochs), disable=not o.progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
         row, spent = _train_epoch(run, o, epoch, good)
@@ -262,9 +289,6 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
             break
         if spent:
             break
-    if writer is not None:
-        writer.close()
-    return pd.DataFrame(run.rows, columns=None if run.rows else list(_COLUMNS))
 
 
 _COLUMNS = ("epoch", "step", "elapsed", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size")
@@ -330,6 +354,8 @@ def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool
         values.append(elbo)
         kls.append(kl)
         run.steps += 1
+        if run.warmup is not None:
+            run.step = run.warmup.step_after(run.steps, run.step)
         if run.budget.spent():
             spent = True
             break

@@ -16,6 +16,7 @@ from .. import arguments
 from ..errors import ArgumentError, MLGPError, ShapeError
 from ..floats import float_policy
 from ..validation import check_features, check_labels, check_training_data
+from .warmup import check_warmup
 
 __all__ = ["FitOptions", "checked_data", "checked_options", "checked_run", "checked_validation"]
 
@@ -52,6 +53,7 @@ class FitOptions:
     check_input: bool
     max_seconds: object
     log_dir: object
+    covariance_warmup: int | str = 0
 
 
 def checked_options(o: FitOptions) -> None:
@@ -67,6 +69,7 @@ def checked_options(o: FitOptions) -> None:
     arguments.natgrad_gamma(o.natgrad_gamma)
     arguments.seed(o.seed)
     arguments.flag(o.progress, "progress")
+    o.covariance_warmup = arguments.covariance_warmup(o.covariance_warmup)
 
 
 def checked_run(model, o: FitOptions, variables) -> None:
@@ -79,6 +82,7 @@ def checked_run(model, o: FitOptions, variables) -> None:
             raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
     if not variables:
         raise MLGPError("the model has no trainable variables")
+    check_warmup(model, o.covariance_warmup, o.optimizer)
     if o.jit_compile not in (False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {o.jit_compile!r}")
     if o.jit_compile and o.strategy is not None:

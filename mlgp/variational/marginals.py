@@ -29,7 +29,7 @@ __all__ = ["shared_marginals", "shared_marginals_from_projection"]
     "Lm: [M, M]",
     "Knn_diag: [N]",
     "q_mu: [M, P]",
-    "q_sqrt: [P, M, M]",
+    "q_sqrt: [broadcast P, M, M]",
     "return[0]: [N, P]",
     "return[1]: [N, P]",
 )
@@ -39,7 +39,8 @@ def shared_marginals_from_projection(
     """Means and variances (N, P) of the P latent GPs from K_Zx, chol(K_ZZ) and diag K_xx.
 
     ``q_sqrt`` must be lower triangular (the model's transform guarantees it); its upper triangle
-    is not masked again here.
+    is not masked again here. A ``q_sqrt`` of one factor (1, M, M) is shared by the P functions:
+    the P products L_pᵀ a are then one (M, M) × (M, N) product.
     """
     A = tf.linalg.triangular_solve(Lm, Kmn, lower=True)  # [M, N]
     base = Knn_diag - tf.reduce_sum(tf.square(A), axis=0)  # [N]
@@ -49,8 +50,8 @@ def shared_marginals_from_projection(
     P, M = tf.shape(q_sqrt)[0], tf.shape(q_sqrt)[1]
     Lt = tf.reshape(tf.linalg.matrix_transpose(q_sqrt), [P * M, M])  # rows (p, j), columns i
     LtA = tf.reshape(tf.linalg.matmul(Lt, A), [P, M, -1])  # L_pᵀ a: [P, M, N]
-    var = base[:, None] + tf.transpose(tf.reduce_sum(tf.square(LtA), axis=1))  # [N, P]
-    return mean, var
+    var = base[:, None] + tf.transpose(tf.reduce_sum(tf.square(LtA), axis=1))  # [N, P] (or [N, 1]: one factor)
+    return mean, tf.broadcast_to(var, tf.shape(mean))
 
 
 def shared_marginals(

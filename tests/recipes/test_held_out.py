@@ -254,3 +254,27 @@ def test_the_refit_on_every_row_predicts_at_least_as_well(informative, default_f
     lpd = [log_predictive_density(ds.test.Y, m.predict_proba(ds.test.X)) for m in (default_fit, stopped_fit)]
     assert lpd[0] > lpd[1] - 0.5
     assert _p1(default_fit, ds) >= _p1(stopped_fit, ds) - 2.0
+
+
+def test_the_best_epoch_restored_is_every_parameter_of_a_model(monkeypatch) -> None:
+    """Every Parameter and variable of an MLGPF model (the factors, the kernel, Z, Φ, b …) goes back
+    to the best epoch's value, whatever changed after it."""
+    from mlgp.data import mlgpf_prior
+    from mlgp.models import mlgpf_from_data
+
+    ds = mlgpf_prior(num_train=30, num_test=5, num_features=3, num_labels=4, num_latent=2, seed=0)
+    model = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4)
+    densities = iter([-1.0, -2.0])
+    monkeypatch.setattr(held_out, "held_out_lpd", lambda model, X, Y: next(densities))
+    stopper = HeldOutStopping(None, None, 5)
+    stopper(1, model, {})
+    best = {k: np.array(v) for k, v in gpflow.utilities.read_values(model).items()}
+    for variable in model.variables:
+        if variable.dtype.is_floating:
+            variable.assign_add(0.5 * np.ones(variable.shape, variable.dtype.as_numpy_dtype))
+    stopper(2, model, {})
+    stopper.restore(model)
+    after = gpflow.utilities.read_values(model)
+    assert len(best) == 7 and best.keys() == after.keys()  # variance, lengthscales, Z, Φ, b, q_mu, q_sqrt
+    for name, value in best.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=name)

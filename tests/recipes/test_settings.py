@@ -111,16 +111,20 @@ def test_the_demo_layers():
 
 
 def test_from_data_defaults_are_the_paper_form():
-    """mlgpf_from_data keeps its own defaults (a model family cannot import the recipes): the paper's form."""
+    """mlgpf_from_data and fit keep their own defaults (a model family cannot import the recipes):
+    the paper's form, the model's in the spec and the training's (no tied factors) in fit."""
     from mlgp.data import mlgpf_prior
     from mlgp.models import mlgpf_from_data
+    from mlgp.training import fit
 
     params = inspect.signature(mlgpf_from_data).parameters
     for name, value in OTHER_SIZES.items():
         assert params[name].default == value, name
     ds = mlgpf_prior(num_train=40, num_test=5, num_features=3, num_labels=4, num_latent=2, seed=0)
     spec = mlgpf_from_data(ds.train.X, ds.train.Y, kernel="se", num_latent_gps=2, num_inducing=4).spec
-    assert {k: spec[k] for k in PAPER_FORM} == PAPER_FORM
+    training = {"covariance_warmup"}
+    assert {k: spec[k] for k in PAPER_FORM if k not in training} == {k: v for k, v in PAPER_FORM.items() if k not in training}
+    assert {k: inspect.signature(fit).parameters[k].default for k in training} == {k: PAPER_FORM[k] for k in training}
     # the form the recipe's defaults depart from
     assert any(getattr(MLGPFSettings(), k) != v for k, v in PAPER_FORM.items())
 
@@ -218,3 +222,24 @@ def test_sized_for_data_fills_what_is_none() -> None:
     s = MLGPFSettings(num_latent_gps=3, batch_size=64).sized_for_data(300, 30, 90, batch_given=True)
     assert (s.num_latent_gps, s.num_inducing, s.batch_size) == (3, sizes_for_data(300, 30, 90)["num_inducing"], 64)
     assert MLGPFSettings(batch_size=64).sized_for_data(300, 30, 90, batch_given=False).batch_size == 300
+
+
+def test_covariance_warmup_is_checked_and_auto_resolves_by_family_and_optimizer():
+    from mlgp.recipes.setting_checks import resolved_warmup
+
+    assert MLGPFSettings().covariance_warmup == "auto"
+    assert resolved_warmup(MLGPFSettings()) == "all"  # whitened, Adam
+    assert resolved_warmup(MLGPFSettings(q_family="cholesky")) == "all"
+    assert resolved_warmup(MLGPFSettings(optimizer="natgrad")) == 0
+    assert resolved_warmup(MLGPFSettings(q_family="preconditioned")) == 0
+    assert MLGPFSettings(covariance_warmup=" ALL ").covariance_warmup == "all"
+    assert MLGPFSettings(covariance_warmup="12").covariance_warmup == 12
+    assert resolved_warmup(MLGPFSettings(covariance_warmup=0)) == 0
+    with pytest.raises(ArgumentError, match="covariance_warmup must be 'auto', 'all' or a whole number of steps ≥ 0; got 'x'"):
+        MLGPFSettings(covariance_warmup="x")
+    with pytest.raises(ArgumentError, match="covariance_warmup must be a non-negative integer, got -2"):
+        MLGPFSettings(covariance_warmup=-2)
+    for bad in (dict(optimizer="natgrad"), dict(q_family="preconditioned")):
+        with pytest.raises(ArgumentError, match="covariance_warmup=5 ties the factors of a Cholesky q\\(u\\) family"):
+            MLGPFSettings(covariance_warmup=5, **bad)
+        MLGPFSettings(covariance_warmup=0, **bad)  # none asked: fine

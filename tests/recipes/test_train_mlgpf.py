@@ -293,7 +293,8 @@ def test_a_settings_json_from_before_the_newer_settings_still_resumes(problem, t
                learning_rate=0.005, fixed_inducing=False, whiten=False, batch_growth=None, bias_init="log-odds",
                jit_compile=False, seed=0, num_train=problem.train.num_points)
     (tmp_path / "settings.json").write_text(json.dumps(old))
-    implied = dict(kernel="se", unit_sphere_inducing=False, q_family="cholesky", dtype="float64", warm_start=False)
+    implied = dict(kernel="se", unit_sphere_inducing=False, q_family="cholesky", dtype="float64", warm_start=False,
+                   covariance_warmup=0)
     built = _build_arguments(problem, monkeypatch, checkpoint_dir=tmp_path, epochs=2, batch_size=20, **implied)
     assert built["q_family"] == "cholesky"
     with pytest.raises(MLGPError, match="q_family: checkpoint 'cholesky', now 'whitened'"):
