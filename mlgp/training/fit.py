@@ -33,6 +33,7 @@ from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import make_optimizer
 from .steps import make_step
+from .epoch_report import validation_row, write_scalars
 from .warmup import CovarianceWarmup
 from .workers import LOST_PEER_ERRORS, agree_on_run, is_chief, is_multi_worker, lost_worker_error
 
@@ -276,14 +277,14 @@ def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good, war
     for epoch in bar:
         row, spent = _train_epoch(run, o, epoch, good)
         if validation is not None:
-            row.update(_validate(model, validation, o.validation_ks))
+            row.update(validation_row(model, validation, o.validation_ks))
         _check_finite_after(run, epoch, good, o.learning_rate)
         run.rows.append(row)
         good = _snapshot(run.state())
         run.epoch_var.assign(epoch + 1)
         if run.ckpts is not None and ((epoch + 1) % o.checkpoint_every == 0 or epoch + 1 == o.epochs or spent):
             run.ckpts.save(epoch + 1, run.rows)
-        _write_scalars(writer, epoch + 1, row)
+        write_scalars(writer, epoch + 1, row)
         bar.set_postfix(elbo=f"{row['elbo']:.4g}")
         if o.callback is not None and o.callback(epoch + 1, model, row):
             break
@@ -376,16 +377,6 @@ def _check_finite_after(run: _Run, epoch: int, good, learning_rate) -> None:
                                     f"{run.restored(epoch)}.{run.why(run.last_batch, epoch, learning_rate)}")
 
 
-def _write_scalars(writer, epoch: int, row: dict) -> None:
-    if writer is None:
-        return
-    with writer.as_default(step=epoch):
-        for key, value in row.items():
-            if key != "epoch":
-                tf.summary.scalar(key, value)
-    writer.flush()
-
-
 def _build_optimizer(opt, variables, strategy) -> None:
     """Create the optimizer's slot variables now (so that they can be snapshotted or restored).
 
@@ -396,13 +387,3 @@ def _build_optimizer(opt, variables, strategy) -> None:
             opt.build(variables)
     else:
         opt.build(variables)
-
-
-def _validate(model, validation, ks) -> dict:
-    from ..metrics import precision_at_k, topk
-    from ..scores import score_in_batches
-
-    Xv, Yv = validation  # checked once, before the first epoch
-    scores = score_in_batches(model.mean_utilities, Xv, 1000, top_k=max(ks), num_labels=model.num_labels,
-                              check_input=False, input_map=model.input_map)
-    return {f"P@{k}": 100.0 * precision_at_k(Yv, topk(scores, k), k) for k in ks}
