@@ -28,7 +28,8 @@ __all__ = ["DEMO_OPTIONS", "add_parser", "run"]
 
 #: The settings ``mlgp demo`` takes as options, in the order ``--help`` lists them.
 DEMO_OPTIONS: tuple[str, ...] = ("kernel", "num_latent_gps", "num_inducing", "epochs", "batch_size", "negatives",
-                                 "q_family", "optimizer", "learning_rate", "dtype", "warm_start", "max_train",
+                                 "q_family", "optimizer", "learning_rate", "dtype", "warm_start", "covariance_warmup",
+                                 "max_train",
                                  "unit_sphere_inducing", "subspace_rank", "subspace_sample",
                                  "seed")
 

@@ -26,6 +26,7 @@ def test_defaults_are_the_recipe_in_the_paper_form():
     for name in SCRIPT_OPTIONS:
         assert opts[name] == getattr(expected, name), name
     assert opts["validate"] is False and "whiten" not in opts
+    assert opts["covariance_warmup"] == 0  # the paper's scripts train every factor from the first step
     # the options are train_mlgpf's keywords, and pass its checks
     MLGPFSettings(**{k: v for k, v in opts.items() if k != "validate"})
 
@@ -64,3 +65,11 @@ def test_whiten_warns_and_means_the_whitened_family():
     assert old == training_options(_parser().parse_args(["--q-family", "whitened"]))
     with pytest.warns(FutureWarning, match="deprecated"), pytest.raises(ArgumentError, match="--whiten asks for the whitened family"):
         training_options(_parser().parse_args(["--whiten", "--q-family", "cholesky"]))
+
+
+def test_covariance_warmup_option_parses_all_auto_and_steps_and_refuses_the_rest(capsys):
+    for text, value in (("all", "all"), ("auto", "auto"), ("40", 40)):
+        assert training_options(_parser().parse_args(["--covariance-warmup", text]))["covariance_warmup"] == value
+    with pytest.raises(SystemExit, match="2"):
+        _parser().parse_args(["--covariance-warmup", "most"])
+    assert "covariance_warmup must be 'auto', 'all' or a whole number of steps ≥ 0; got 'most'" in capsys.readouterr().err
