@@ -5,7 +5,7 @@ factors (:meth:`mlgp.variational.CholeskyQ.tie`): they stay at their shared star
 means, the kernel and Z train. Such a step needs one (M, M) × (M, B) product for the marginals
 instead of P, and no optimizer update of the P·M(M+1)/2 factor entries; on Bibtex (P = 159,
 M = 400, batch 500, 2 cores) it takes about a sixth of a full step, and the test P@1 after a given
-number of steps is the same (docs/results.md, "MLGPF: time to accuracy"). Then the factors are
+number of steps is the same (docs/results.md, "MLGPF training speed" and "MLGPF: time to accuracy"). Then the factors are
 untied and the step traced again with every variable.
 
 :class:`CovarianceWarmup` holds that schedule for one run; ``fit`` unties in any case when it
