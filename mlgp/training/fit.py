@@ -74,7 +74,7 @@ def fit(
     check_input: bool = True,
     max_seconds: float | Budget | None = None,
     log_dir: str | Path | None = None,
-    covariance_warmup: int = 0,
+    covariance_warmup: int | str = 0,
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
 
@@ -149,7 +149,8 @@ def fit(
     check_input
         Check ``data`` (finite features, 0/1 labels, matching rows) and the numeric options
         (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,
-        ``checkpoint_every``, ``max_seconds``); ``False`` trusts a caller that has checked them
+        ``checkpoint_every``, ``max_seconds``, ``covariance_warmup`` and whether the model and the
+        optimizer can run it); ``False`` trusts a caller that has checked them
         (:func:`mlgp.recipes.train_mlgpf` does: its settings are checked when built, its data by
         ``mlgpf_from_data``). The model's fit to the data and ``validation`` are checked either way, once.
     max_seconds
@@ -257,22 +258,21 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
     run = _start_run(model, X, Y, o, sampler, opt, variables, budget)
     writer = tf.summary.create_file_writer(str(o.log_dir)) if o.log_dir is not None and is_chief(o.strategy) else None
     good = _snapshot(run.state())
-    warmup = CovarianceWarmup(model, o.covariance_warmup, run.steps,
-                              lambda: make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile))
+    run.warmup = CovarianceWarmup(model, o.covariance_warmup, run.steps,
+                                  lambda: make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile))
     try:
-        if warmup.active:
-            run.step = make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile)  # the tied variables'
-        _train_epochs(run, o, model, validation, writer, good, warmup)
+        if run.warmup.active:
+            run.step = run.warmup.make_step()  # for the variables left trainable by the tie
+        _train_epochs(run, o, model, validation, writer, good)
     finally:
-        warmup.close()
+        run.warmup.close()
     if writer is not None:
         writer.close()
     return pd.DataFrame(run.rows, columns=None if run.rows else list(_COLUMNS))
 
 
-def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good, warmup: CovarianceWarmup) -> None:
+def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> None:
     """The epochs of one run, each traced, checked, checkpointed and passed to the callback."""
-    run.warmup = warmup
     bar = tqdm(range(run.start, o.epochs), disable=not o.progress, desc="MLGPF", unit="epoch")
     for epoch in bar:
         row, spent = _train_epoch(run, o, epoch, good)

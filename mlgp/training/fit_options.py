@@ -74,7 +74,9 @@ def checked_options(o: FitOptions) -> None:
 
 def checked_run(model, o: FitOptions, variables) -> None:
     """Checks that hold whether or not the caller checked the options: the log folder's package,
-    the compilation mode and the strategy."""
+    the compilation mode and the strategy; with ``check_input``, the warm-up against the model's
+    q(u) family and the optimizer (:func:`mlgp.training.warmup.check_warmup`; the recipe's settings
+    check the same combination when they are built)."""
     if o.log_dir is not None:
         import importlib.util
 
@@ -82,7 +84,8 @@ def checked_run(model, o: FitOptions, variables) -> None:
             raise ArgumentError("log_dir needs the tensorboard package, which is not installed (pip install tensorboard)")
     if not variables:
         raise MLGPError("the model has no trainable variables")
-    check_warmup(model, o.covariance_warmup, o.optimizer)
+    if o.check_input:  # a caller that checked its options checked the warm-up's combination too
+        check_warmup(model, o.covariance_warmup, o.optimizer)
     if o.jit_compile not in (False, True, "except-cholesky"):
         raise ArgumentError(f"jit_compile must be False, True or 'except-cholesky', got {o.jit_compile!r}")
     if o.jit_compile and o.strategy is not None:

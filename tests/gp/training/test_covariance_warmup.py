@@ -63,7 +63,8 @@ def test_the_model_leaves_fit_untied_when_training_stops_with_an_error(problem):
     def poison(epoch, m, row):
         m.q_mu.unconstrained_variable.assign(np.full(m.q_mu.shape, np.nan))
 
-    with pytest.raises(TrainingDivergedError):
+    with pytest.raises(TrainingDivergedError, match=r"^the ELBO became nan at epoch 2, step 1; the model was restored "
+                       r"to the end of epoch 1\."):
         _fit(problem, model, epochs=3, covariance_warmup="all", callback=poison)
     assert not model.q.tied and model.q_sqrt.trainable
 
