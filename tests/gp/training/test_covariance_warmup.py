@@ -92,3 +92,17 @@ def test_fit_refuses_a_warmup_for_a_family_without_factors(problem):
     with pytest.raises(ArgumentError, match="needs a q\\(u\\) family with Cholesky factors to tie.*'preconditioned'"):
         _fit(problem, model, epochs=1, covariance_warmup="all")
     _fit(problem, model, epochs=1, covariance_warmup=0)  # none asked: trains
+
+
+def test_a_run_resumed_past_the_warmup_is_not_tied_again(problem, tmp_path):
+    """Resumed from a checkpoint after 4 steps with a warm-up of 2, the factors train from the first
+    resumed step (tying them again would also fail: they differ by then)."""
+    model = build(problem)
+    _fit(problem, model, epochs=2, covariance_warmup=2, checkpoint_dir=tmp_path)
+    resumed = build(problem)
+    _fit(problem, resumed, epochs=2, covariance_warmup=2, checkpoint_dir=tmp_path)  # restores epoch 2, trains none
+    after_two = resumed.q_sqrt.numpy()
+    trace = _fit(problem, resumed, epochs=3, covariance_warmup=2, checkpoint_dir=tmp_path)
+    assert list(trace["step"]) == [2, 4, 6]
+    assert not np.array_equal(resumed.q_sqrt.numpy(), after_two)
+    assert not resumed.q.tied

@@ -190,3 +190,10 @@ def test_bad_family_arguments_are_refused():
         model_with(PreconditionedQ(M, 2), rng)
     with pytest.raises(ArgumentError, match="either q .* or q_mu"):
         MLGPF(make_kernel("se", D), MultiLabelBernoulli(K, P), rng.normal(size=(M, D)), q=PreconditionedQ(M, P), q_family="whitened")
+
+
+@pytest.mark.parametrize("family", [CholeskyQ, WhitenedQ])
+def test_default_start_is_zero_means_and_identity_factors(family):
+    q = family(4, 3)
+    np.testing.assert_array_equal(q.q_mu.numpy(), np.zeros((4, 3)))
+    np.testing.assert_array_equal(q.q_sqrt.numpy(), np.tile(np.eye(4), (3, 1, 1)))
