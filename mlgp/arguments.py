@@ -27,6 +27,7 @@ __all__ = [
     "covariance_warmup",
     "finite_real",
     "flag",
+    "kl_weight",
     "natgrad_gamma",
     "non_negative_int",
     "positive_int",
@@ -82,6 +83,14 @@ def covariance_warmup(value, name: str = "covariance_warmup", *, auto: bool = Fa
             raise ArgumentError(f"{name} must be {choices} or a whole number of steps ≥ 0; got {value!r}")
         value = int(text)
     return non_negative_int(value, name)
+
+
+def kl_weight(value, name: str = "kl_weight") -> float:
+    """The KL term's weight in the training objective: a number in (0, 1] (1: the ELBO itself;
+    the authors' code of MLGPF trains with ½)."""
+    if not _is_real(value) or not 0 < _as_float(value) <= 1:
+        raise ArgumentError(f"{name} must be a number in (0, 1], got {value!r}")
+    return float(value)
 
 
 def seed(value, name: str = "seed") -> int:

@@ -26,7 +26,7 @@ __all__ = ["QUICK_BATCH_SIZE", "QUICK_SIZES", "SCRIPT_OPTIONS", "add_training_ar
 
 #: The settings the scripts take as options, in the order ``--help`` lists them.
 SCRIPT_OPTIONS: tuple[str, ...] = ("epochs", "batch_size", "learning_rate", "q_family", "optimizer", "dtype",
-                                   "warm_start", "covariance_warmup", "batch_growth", "bias_init", "unit_sphere_inducing",
+                                   "warm_start", "covariance_warmup", "kl_weight", "batch_growth", "bias_init", "unit_sphere_inducing",
                                    "subspace_rank", "subspace_sample")
 
 #: Model sizes of every MLGPF script's ``--quick`` mode (tiny, for the CI smoke test).

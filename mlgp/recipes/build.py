@@ -88,6 +88,7 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
         strategy=strategy,
         check_input=False,  # settings checked when built, data by the caller
         covariance_warmup=resolved_warmup(s),
+        kl_weight=s.kl_weight,
     )
     return model, trace
 

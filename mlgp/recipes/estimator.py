@@ -59,7 +59,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
 
     Parameters
     ----------
-    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, preprocessing, covariance_warmup, seed
+    kernel, num_latent_gps, num_inducing, epochs, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, preprocessing, covariance_warmup, kl_weight, seed
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
         them); defaults are the recipe's. P, M and ``batch_size`` ``None``: chosen from N, D and K
         (:func:`mlgp.recipes.settings.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
@@ -166,7 +166,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                  subspace_rank: int | None = _DEFAULTS["subspace_rank"],
                  subspace_sample: int | None = _DEFAULTS["subspace_sample"],
                  preprocessing: str = "auto", covariance_warmup=_DEFAULTS["covariance_warmup"],
-                 seed: int = _DEFAULTS["seed"],
+                 kl_weight: float = _DEFAULTS["kl_weight"], seed: int = _DEFAULTS["seed"],
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
                  n_iter_no_change: int = 5, refit="auto", jit_compile="auto", progress: bool = False,
                  threshold: float = 0.5) -> None:
@@ -190,6 +190,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         self.subspace_sample = subspace_sample
         self.preprocessing = preprocessing
         self.covariance_warmup = covariance_warmup
+        self.kl_weight = kl_weight
         self.seed = seed
         self.max_seconds = max_seconds
         self.validation_fraction = validation_fraction

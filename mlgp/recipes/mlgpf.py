@@ -227,7 +227,7 @@ def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
 #: (which lacks them) implies.
 _SETTINGS_ADDED = {"unit_sphere_inducing": False, "optimizer": "adam", "natgrad_gamma": None, "dtype": "float64",
                    "warm_start": False, "subspace_rank": None, "subspace_sample": None, "preprocessing": "rows",
-                   "covariance_warmup": 0}
+                   "covariance_warmup": 0, "kl_weight": 1.0}
 
 
 def _check_checkpoint_settings(folder: Path, settings: dict) -> None:

@@ -56,12 +56,15 @@ def _covariance_warmup(text: str) -> int | str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+kl_weight = argparse_type(arguments.kl_weight, float, "a number in (0, 1]", "option")
+
 _TYPES: dict[str, Callable[[str], Any]] = {
     "positive_int": positive_int,
     "seed": non_negative_int,
     "positive_float": positive_float,
     "batch_growth": _batch_growth,
     "warmup": _covariance_warmup,
+    "kl_weight": kl_weight,
 }
 
 

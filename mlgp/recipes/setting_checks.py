@@ -95,6 +95,7 @@ def _field_checks() -> dict[str, Any]:
         subspace_sample=optional_int("subspace_sample"),
         preprocessing=_check_preprocessing,
         covariance_warmup=lambda v: arguments.covariance_warmup(v, auto=True),
+        kl_weight=arguments.kl_weight,
         seed=arguments.seed,
         max_train=optional_int("max_train"),
     )

@@ -114,6 +114,9 @@ class MLGPFSettings:
         R: subspace inducing inputs (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank``).
     subspace_sample
         The basis from a row sample of this size (``mlgpf_from_data``'s ``subspace_sample``).
+    kl_weight
+        Each step maximises the expected log-likelihood minus w × KL (:func:`mlgp.training.fit`'s
+        ``kl_weight``); the paper's bound is w = 1, the authors' code trains with ½.
     covariance_warmup
         Optimiser steps at the start during which q(u)'s P Cholesky factors are tied
         (:mod:`mlgp.training.warmup`): ``"all"`` the whole run, 0 none (the paper's, and
@@ -174,6 +177,8 @@ class MLGPFSettings:
                                       "start, a step a fraction of the cost ('all': the whole run; 0: the paper's; "
                                       "'auto': 'all' for a Cholesky family trained by Adam, else 0)",
                                       kind="warmup", metavar="STEPS")
+    kl_weight: float = _setting(1.0, "weight w in (0, 1] of the KL term in the training objective (1: the ELBO; the "
+                                "authors' code: 0.5)", kind="kl_weight", metavar="W")
     seed: int = _setting(0, "seed of k-means, initial values and minibatches", kind="seed")
     max_train: int | None = _setting(None, "use only the first N training points", kind="positive_int", metavar="N",
                                      none="all")

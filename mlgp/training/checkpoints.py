@@ -88,13 +88,15 @@ def _jsonable(value):
     return json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
 
 
-def training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth) -> dict:
+def training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth,
+                      kl_weight: float = 1.0) -> dict:
     """The settings a resumed run must share with the run it resumes, from ``fit``'s arguments.
 
     ``epochs`` is not one of them (a resumed run may ask for more), nor are the options that do not
     change the trajectory (``jit_compile``, ``checkpoint_every``, ``progress``, …). ``natgrad_gamma``
     counts only with ``optimizer="natgrad"``; for an optimizer object, its class and its own
-    learning rate stand for ``optimizer`` and ``learning_rate``.
+    learning rate stand for ``optimizer`` and ``learning_rate``. ``kl_weight`` is recorded only
+    when it is not 1, so that a manifest written before it existed still matches its run.
 
     Returns
     -------
@@ -111,7 +113,7 @@ def training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_g
             learning_rate = type(getattr(optimizer, "learning_rate", None)).__name__
     return _jsonable(dict(batch_size=batch_size, negatives=negatives, learning_rate=learning_rate, optimizer=name,
                           natgrad_gamma=natgrad_gamma if name == "natgrad" else None, seed=seed,
-                          batch_growth=batch_growth))
+                          batch_growth=batch_growth, **({} if float(kl_weight) == 1.0 else {"kl_weight": kl_weight})))
 
 
 def _plain(o):

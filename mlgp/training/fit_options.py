@@ -54,6 +54,7 @@ class FitOptions:
     max_seconds: object
     log_dir: object
     covariance_warmup: int | str = 0
+    kl_weight: float = 1.0
 
 
 def checked_options(o: FitOptions) -> None:
@@ -70,6 +71,7 @@ def checked_options(o: FitOptions) -> None:
     arguments.seed(o.seed)
     arguments.flag(o.progress, "progress")
     o.covariance_warmup = arguments.covariance_warmup(o.covariance_warmup)
+    o.kl_weight = arguments.kl_weight(o.kl_weight)
 
 
 def checked_run(model, o: FitOptions, variables) -> None:

@@ -1,7 +1,8 @@
 """The compiled training steps that :func:`mlgp.training.fit` runs: :func:`make_step`.
 
-A step takes one optimizer step on −(ELBO + log prior) for a minibatch and returns the bound's
-estimate and its KL term. Three forms: a plain ``tf.function``; the whole step under XLA; and a
+A step takes one optimizer step on −(ELBO + log prior) for a minibatch — or, with a KL weight
+w < 1, on −(ELBO + (1 − w) KL + log prior), the bound with its KL term weighted by w — and returns
+the bound's estimate (always the ELBO itself) and its KL term. Three forms: a plain ``tf.function``; the whole step under XLA; and a
 split step with the q(u) family's factorisation in plain TensorFlow and the rest under XLA. With a
 ``tf.distribute.Strategy`` each minibatch is split across the replicas.
 
@@ -50,17 +51,27 @@ def _traced_once_for_any_batch(step):
     return call
 
 
-def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False):
+def _objective(elbo, kl, log_prior, kl_weight: float):
+    """The quantity a step maximises: ``elbo + (1 − kl_weight) kl + log_prior`` (the ELBO's KL term
+    weighted by ``kl_weight``); the graph of ``kl_weight = 1`` has no extra term."""
+    if kl_weight == 1.0:
+        return elbo + log_prior
+    return elbo + (1.0 - kl_weight) * kl + log_prior
+
+
+def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compile: bool | str = False,
+              kl_weight: float = 1.0):
     """The training step that :func:`fit` runs: ``step(X_b, labels_b)`` → ``(elbo, kl)``.
 
-    Each call takes one optimizer step on ``-(elbo + log prior)`` and returns the bound's estimate and
-    its KL term. ``jit_compile`` as in
-    :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``. Public so that benchmarks time
-    exactly the step that training uses.
+    Each call takes one optimizer step on ``-(elbo + (1 - kl_weight) kl + log prior)`` and returns
+    the bound's estimate and its KL term. ``jit_compile`` and ``kl_weight`` (a float in (0, 1],
+    checked by the caller) as in :func:`fit`; ``num_data`` (N) is needed only with a ``strategy``.
+    Public so that benchmarks time exactly the step that training uses.
     """
     variables = model.trainable_variables
+    kl_weight = float(kl_weight)
     if jit_compile == "except-cholesky":
-        return _make_split_step(model, opt)
+        return _make_split_step(model, opt, kl_weight)
     if jit_compile and _needs_plain_apply(opt):
         raise ArgumentError("jit_compile=True cannot compile this optimizer's update; use 'except-cholesky' or False")
     if strategy is None:
@@ -70,7 +81,7 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(variables)
                 elbo, kl = _elbo_and_kl(model, (xb, yb))
-                loss = -(elbo + _log_prior(model))
+                loss = -_objective(elbo, kl, _log_prior(model), kl_weight)
             opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
             return elbo, kl
 
@@ -88,7 +99,7 @@ def make_step(model, opt, strategy=None, num_data: int | None = None, jit_compil
             ve = tf.reduce_sum(model.expected_log_likelihood((xb, yb)))
             kl = model.prior_kl()
             elbo = ve * tf.cast(num_data, ve.dtype) / global_batch - kl / replicas
-            loss = -(elbo + _log_prior(model) / replicas)
+            loss = -_objective(elbo, kl / replicas, _log_prior(model) / replicas, kl_weight)
         opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return elbo, kl / replicas
 
@@ -116,7 +127,7 @@ def _elbo_and_kl(model, data, factorisation=None):
     return model.elbo_and_kl(data, factorisation)
 
 
-def _make_split_step(model, opt):
+def _make_split_step(model, opt, kl_weight: float = 1.0):
     """A step with the q(u) family's factorisation outside XLA and everything else inside.
 
     The bound is a function of the variables θ and of (K_ZZ(θ), F(θ)), F the family's
@@ -133,7 +144,7 @@ def _make_split_step(model, opt):
             tape.watch(variables)
             tape.watch([Kuu, factor])
             elbo, kl = _elbo_and_kl(model, (xb, yb), (Kuu, factor))
-            loss = -(elbo + _log_prior(model))
+            loss = -_objective(elbo, kl, _log_prior(model), kl_weight)
         grads = tape.gradient(loss, [*variables, Kuu, factor], unconnected_gradients=tf.UnconnectedGradients.ZERO)
         return elbo, kl, grads[:-2], grads[-2], grads[-1]
 

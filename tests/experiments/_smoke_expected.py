@@ -29,6 +29,13 @@ EXPECTED: dict[str, dict] = {
                              "P@1 − LabelFrequency", "seeds"], {"P@1 std", "P@5 std", "LPD mean", "LPD std", "fit s std"})},
         figures=[],
     ),
+    "mlgpf_paper_gap": dict(
+        tables={"runs": (["seed", "method", "P@1", "P@3", "P@5", "LPD", "NLL", "ECE", "epochs", "best epoch", "fit s"],
+                         set()),
+                "summary": (["method", "P@1 mean", "NLL mean", "P@1 − paper", "seeds"],
+                            {"P@1 std", "P@3 std", "P@5 std", "LPD std", "NLL std", "ECE std", "fit s std"})},
+        figures=[],
+    ),
     "elbo_vs_lpd": dict(
         tables={"runs": (["dataset", "variant", "ELBO/N", "LPD", "NLL", "ECE", "P@1", "bias_only", "fit s"], set()),
                 "correlation": (["dataset", "runs", "ρ(ELBO/N, LPD)", "ρ(ELBO/N, P@1)", "ρ(LPD, P@1)"], set())},

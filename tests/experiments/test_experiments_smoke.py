@@ -58,6 +58,11 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         np.testing.assert_allclose(tables["table2_subspace"]["diff P@1"],
                                    tables["table2_subspace"]["P@1"] - tables["table2_subspace"]["paper P@1"])
         assert list(tables["table4_fixed"]["paper P@1"]) == [36.43]
+    elif name == "mlgpf_paper_gap":
+        assert list(tables["runs"]["method"]) == ["default", "kl-half"]  # the script's default methods, seed 0
+        summary = tables["summary"].set_index("method")
+        np.testing.assert_allclose(summary["P@1 − paper"], summary["P@1 mean"] - 66.46)
+        assert (tables["runs"]["epochs"] <= 3).all()  # --quick's epochs
     elif name == "mlgpf_informative":
         runs = tables["runs"].set_index("method")
         assert sorted(runs.index) == sorted(["oracle", "LabelFrequency", "MLLSPC", "MLGPF default", "MLGPF without the refit",

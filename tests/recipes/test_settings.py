@@ -224,6 +224,20 @@ def test_sized_for_data_fills_what_is_none() -> None:
     assert MLGPFSettings(batch_size=64).sized_for_data(300, 30, 90, batch_given=False).batch_size == 300
 
 
+def test_kl_weight_is_checked_once_and_its_option_parses():
+    assert MLGPFSettings().kl_weight == 1.0 and "kl_weight" not in PAPER_FORM  # the paper's bound
+    assert MLGPFSettings(kl_weight=1).kl_weight == 1.0 and type(MLGPFSettings(kl_weight=1).kl_weight) is float
+    for bad in (0, 1.01, float("nan"), "0.5", True):
+        with pytest.raises(ArgumentError, match=r"kl_weight must be a number in \(0, 1\]"):
+            MLGPFSettings(kl_weight=bad)
+    parser = argparse.ArgumentParser(prog="p")
+    add_settings_options(parser, ["kl_weight"], lambda name: "x")
+    assert parser.parse_args(["--kl-weight", "0.5"]).kl_weight == 0.5
+    for text in ("0", "2", "half"):
+        with pytest.raises(SystemExit, match="2"):
+            parser.parse_args(["--kl-weight", text])
+
+
 def test_covariance_warmup_is_checked_and_auto_resolves_by_family_and_optimizer():
     from mlgp.recipes.setting_checks import resolved_warmup
 

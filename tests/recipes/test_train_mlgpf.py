@@ -122,6 +122,26 @@ def test_checkpoint_folder_refuses_other_settings(problem, tmp_path):
         train_mlgpf(problem, epochs=2, **dict(kw, num_latent_gps=3))
 
 
+def test_the_recipe_trains_with_its_kl_weight_and_a_checkpoint_keeps_it(problem, tmp_path):
+    """kl_weight reaches fit (its manifest records it) and settings.json; resuming with another
+    weight is refused, and an older settings.json without it resumes at 1."""
+    import json
+
+    kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, batch_size=20, progress=False, jit_compile=False)
+    half = train_mlgpf(problem, epochs=1, kl_weight=0.5, checkpoint_dir=tmp_path / "half", **kw)
+    assert json.loads((tmp_path / "half" / "manifest.json").read_text())["settings"]["kl_weight"] == 0.5
+    assert half.settings["kl_weight"] == 0.5
+    full = train_mlgpf(problem, epochs=1, **kw)
+    assert not np.allclose(half.trace["elbo"], full.trace["elbo"])
+    with pytest.raises(MLGPError, match="kl_weight: checkpoint 0.5, now 1.0"):
+        train_mlgpf(problem, epochs=2, checkpoint_dir=tmp_path / "half", **kw)
+    train_mlgpf(problem, epochs=1, checkpoint_dir=tmp_path / "old", **kw)
+    settings = json.loads((tmp_path / "old" / "settings.json").read_text())
+    del settings["kl_weight"]
+    (tmp_path / "old" / "settings.json").write_text(json.dumps(settings))
+    assert list(train_mlgpf(problem, epochs=2, checkpoint_dir=tmp_path / "old", **kw).trace["epoch"]) == [1, 2]
+
+
 def test_run_checkpoint_dir_names_each_run(tmp_path):
     assert run_checkpoint_dir(_parse([]), "bibtex", "SE", "seed0") is None
     args = _parse(["--checkpoint-dir", str(tmp_path)])
