@@ -20,6 +20,7 @@ the effective rank of the training ψ (singular values carrying 99 % of its squa
 
     python experiments/geneml_defaults.py
     python experiments/geneml_defaults.py --datasets enron,emotions
+    python experiments/geneml_defaults.py --datasets delicious --methods default --out DIR
     python experiments/geneml_defaults.py --quick
 """
 
@@ -45,7 +46,12 @@ def main(argv: list[str] | None = None) -> None:
     add_argparse_args(parser)
     parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated data sets")
-    run(parser.parse_args(argv))
+    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated from {', '.join(METHODS)}")
+    args = parser.parse_args(argv)
+    from mlgp.experiment import choice_list
+
+    args.methods = choice_list(parser, args.methods, METHODS, "method")
+    run(args)
 
 
 def run(args: argparse.Namespace) -> None:
@@ -55,7 +61,8 @@ def run(args: argparse.Namespace) -> None:
     from mlgp.metrics import evaluate
 
     datasets = ["emotions"] if args.quick else args.datasets.split(",")
-    methods = {k: dict(v, max_iter=3) for k, v in METHODS.items()} if args.quick else METHODS
+    chosen = {k: METHODS[k] for k in args.methods}
+    methods = {k: dict(v, max_iter=3) for k, v in chosen.items()} if args.quick else chosen
     max_train = 100 if args.quick else None
     settings = {"methods": methods, "max_train": max_train}
     with Experiment("geneml_defaults", quick=args.quick, settings=settings, seeds=[0], out=args.out) as exp:
