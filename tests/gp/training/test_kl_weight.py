@@ -25,11 +25,12 @@ def _dense(problem):
 
 
 def _reference_gradients(model, data, w):
-    """∂/∂θ of −(Σ_i E log p(y_i | f_i) − w KL) on the whole training set (N/B = 1), from the
-    model's expected log-likelihood and KL separately."""
+    """∂/∂θ of −(Σ_i E log p(y_i | f_i) − w KL + log prior) on the whole training set (N/B = 1), from
+    the model's expected log-likelihood, KL and parameter priors separately."""
     variables = model.trainable_variables
     with tf.GradientTape() as tape:
-        objective = tf.reduce_sum(model.expected_log_likelihood(data)) - w * model.prior_kl()
+        objective = (tf.reduce_sum(model.expected_log_likelihood(data)) - w * model.prior_kl()
+                     + model.log_prior_density())
         loss = -objective
     return [g.numpy() for g in tape.gradient(loss, variables)]
 
@@ -49,6 +50,25 @@ def test_a_step_descends_the_weighted_objective_and_returns_the_elbo(problem, ji
     assert float(kl) == pytest.approx(kl_before, rel=1e-9)
     for v, s, g in zip(model.trainable_variables, start, expected_grads):
         np.testing.assert_allclose(v.numpy(), s - lr * g, rtol=1e-6, atol=1e-9, err_msg=v.name)
+
+
+def test_a_weighted_step_keeps_the_parameters_priors(problem):
+    """With a prior on a parameter the step is MAP for it: the log prior stays in the weighted
+    objective, added (a prior near the kernel variance's value: its log density is small and
+    positive, its gradient large)."""
+    import tensorflow_probability as tfp
+
+    data = _dense(problem)
+    model = build(problem, q_family="cholesky")
+    variance = model.kernel.kernel.variance
+    v0 = float(variance.numpy())
+    variance.prior = tfp.distributions.Normal(np.float64(v0 - 0.1), np.float64(0.05))
+    assert 0 < float(model.log_prior_density()) < 0.1 * float(model.prior_kl())
+    start = [v.numpy().copy() for v in model.trainable_variables]
+    expected_grads = _reference_gradients(model, data, 0.5)
+    make_step(model, tf_keras.optimizers.SGD(1e-3), kl_weight=0.5)(tf.constant(data[0]), tf.constant(data[1]))
+    for v, s, g in zip(model.trainable_variables, start, expected_grads):
+        np.testing.assert_allclose(v.numpy(), s - 1e-3 * g, rtol=1e-6, atol=1e-9, err_msg=v.name)
 
 
 def test_the_weight_moves_the_parameters_elsewhere(problem):
