@@ -8,8 +8,8 @@ dense as given) goes through the model's input map (:class:`mlgp.blocks.RowNorma
 recipe's models) and is ranked by f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.mean_utilities`);
 ``predict_proba`` is E_q[σ(f)]; float64 whatever the model's float type. The parameters are the fields of
 :class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
-``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``refit``, ``jit_compile``,
-``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
+``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``average_from``, ``refit``,
+``jit_compile``, ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
 D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
 ``load`` write the model's parameters and structure in the floor's single-file format
 (:mod:`mlgp.recipes.estimator_state`).
@@ -39,7 +39,7 @@ from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy, resolved_preprocessing
-from .held_out import (MIN_PATIENCE_STEPS, HeldOutStopping, auto_or_flag, held_out_rows, keep_best_or_bias,
+from .held_out import (MIN_PATIENCE_STEPS, HeldOutStopping, IterateAverage, auto_or_flag, held_out_rows, keep_best_or_bias,
                        refit_epochs)
 from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, setting_fields
@@ -94,6 +94,12 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     n_iter_no_change : int, default=5
         Scored epochs without a better held-out density before early stopping stops (and at least
         100 optimiser steps since the best: a small data set has one step per epoch).
+    average_from : int or None, default=None
+        Average the parameters at the ends of the epochs from this one (1-based) on, and keep the
+        mean (:class:`mlgp.recipes.held_out.IterateAverage`): early stopping scores and keeps the
+        averaged parameters, a refit averages its own epochs. Training continues from the iterates.
+        ``None``: the last (or best) iterate. Bibtex, default recipe, from epoch 5, seeds 0–2: test P@1
+        after 40 epochs 63.99 on average against 63.22 (docs/results.md).
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
         How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
         :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
@@ -147,6 +153,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "average_from": [Interval(Integral, 1, None, closed="left"), None],
         "refit": [StrOptions({"auto"}), "boolean"],
         "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
@@ -168,7 +175,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                  preprocessing: str = "auto", covariance_warmup=_DEFAULTS["covariance_warmup"],
                  kl_weight: float = _DEFAULTS["kl_weight"], seed: int = _DEFAULTS["seed"],
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
-                 n_iter_no_change: int = 5, refit="auto", jit_compile="auto", progress: bool = False,
+                 n_iter_no_change: int = 5, average_from: int | None = None, refit="auto", jit_compile="auto",
+                 progress: bool = False,
                  threshold: float = 0.5) -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
@@ -196,6 +204,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         self.validation_fraction = validation_fraction
         self.early_stopping = early_stopping
         self.n_iter_no_change = n_iter_no_change
+        self.average_from = average_from
         self.refit = refit
         self.jit_compile = jit_compile
         self.progress = progress
@@ -260,17 +269,23 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         if jit == "auto":
             jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
         check_strategy(strategy, jit)
+        average = None if self.average_from is None else IterateAverage(self.average_from)
         stopping = None if held is None or early is False else HeldOutStopping(
-            X[held], Y[held], self.n_iter_no_change, -(-Xtr.shape[0] // s.batch_size), MIN_PATIENCE_STEPS)
+            X[held], Y[held], self.n_iter_no_change, -(-Xtr.shape[0] // s.batch_size), MIN_PATIENCE_STEPS, average)
         model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
-                                       progress=bool(self.progress), strategy=strategy, callback=stopping)
+                                       progress=bool(self.progress), strategy=strategy, callback=stopping or average)
+        if stopping is None and average is not None:
+            average.assign(model)
         self.bias_only_ = keep_best_or_bias(model, stopping, None if held is None else (X[held], Y[held]))
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
         self.refitted_ = False
         epochs = refit_epochs(refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0])
         if epochs:
+            average = None if self.average_from is None else IterateAverage(self.average_from)
             again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
-                                                 progress=bool(self.progress), strategy=strategy)
+                                                 progress=bool(self.progress), strategy=strategy, callback=average)
+            if average is not None:
+                average.assign(again)
             if len(again_trace) == epochs and budget.elapsed < budget.seconds:  # not cut short by the budget
                 model, self.refitted_ = again, True
         self.model_, self.settings_ = model, s

@@ -64,7 +64,7 @@ def test_parameters_are_the_settings_fields() -> None:
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}
-    assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "refit", "jit_compile", "progress", "threshold"}
+    assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "average_from", "refit", "jit_compile", "progress", "threshold"}
 
 
 def test_bad_settings_are_parameter_errors_before_fit() -> None:
