@@ -122,6 +122,7 @@ def test_checkpoint_folder_refuses_other_settings(problem, tmp_path):
         train_mlgpf(problem, epochs=2, **dict(kw, num_latent_gps=3))
 
 
+@pytest.mark.slow
 def test_the_recipe_trains_with_its_kl_weight_and_a_checkpoint_keeps_it(problem, tmp_path):
     """kl_weight reaches fit (its manifest records it) and settings.json; resuming with another
     weight is refused, and an older settings.json without it resumes at 1."""

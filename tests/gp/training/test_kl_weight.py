@@ -82,6 +82,7 @@ def test_the_weight_moves_the_parameters_elsewhere(problem):
     assert np.abs(moved[0] - moved[1]).max() > 1e-6
 
 
+@pytest.mark.slow
 def test_fit_trains_with_the_weight_and_records_it_in_the_manifest(problem, tmp_path):
     import json
 
