@@ -20,7 +20,7 @@ the effective rank of the training ψ (singular values carrying 99 % of its squa
 
     python experiments/geneml_defaults.py
     python experiments/geneml_defaults.py --datasets enron,emotions
-    python experiments/geneml_defaults.py --datasets delicious --methods default --out DIR
+    python experiments/geneml_defaults.py --datasets delicious --method default --method "default + ARD" --out DIR
     python experiments/geneml_defaults.py --quick
 """
 
@@ -46,11 +46,10 @@ def main(argv: list[str] | None = None) -> None:
     add_argparse_args(parser)
     parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated data sets")
-    parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated from {', '.join(METHODS)}")
+    parser.add_argument("--method", dest="methods", action="append", choices=list(METHODS), metavar="NAME",
+                        help=f"a method to run, repeatable (default: all of {'; '.join(METHODS)})")
     args = parser.parse_args(argv)
-    from mlgp.experiment import choice_list
-
-    args.methods = choice_list(parser, args.methods, METHODS, "method")
+    args.methods = args.methods or list(METHODS)
     run(args)
 
 
