@@ -9,13 +9,18 @@ Methods per data set:
   most 30 iterations;
 - ``default + ARD``: the same with ``relevance_prior=(1, 1)`` (a relevance per latent dimension on
   V's columns);
+- ``exact M-step``: ``m_step="exact"``, every u_n and v_l solved exactly in each EM iteration
+  (the default, ``"auto"``, takes ``cg_iterations`` conjugate-gradient steps on them from k = 32 on);
+- ``CG, 5 steps``: ``cg_iterations=5`` (5 CG steps per iteration on U, V and W instead of the
+  default 3);
 - ``rows, 30 iterations``: ``normalize_rows=True, tol=None``, the settings ``mlgp compare`` used
   before (rows normalised whatever the features);
 - ``earlier class defaults``: ``n_components=20, preprocessing=None, tol=None`` (the class's
   defaults before).
 
-Per fit: P@1/3/5 on the test split, the fit's seconds, EM iterations, the preprocessing used and
-the effective rank of the training ψ (singular values carrying 99 % of its squared norm). Writes
+Per fit: P@1/3/5 on the test split, the fit's seconds, EM iterations, the preprocessing used, the
+effective rank of the training ψ (singular values carrying 99 % of its squared norm) and the M-step
+of U and V used (``exact`` or ``cg``). Writes
 ``runs`` (resumable, ``--fresh`` starts over).
 
     python experiments/geneml_defaults.py
@@ -33,10 +38,13 @@ DATASETS = ("enron", "bibtex", "emotions")
 METHODS = {
     "default": {},
     "default + ARD": dict(relevance_prior=(1.0, 1.0)),
+    "exact M-step": dict(m_step="exact"),
+    "CG, 5 steps": dict(cg_iterations=5),
     "rows, 30 iterations": dict(normalize_rows=True, tol=None),
     "earlier class defaults": dict(n_components=20, preprocessing=None, tol=None),
 }
-COLUMNS = ["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "preprocessing", "effective rank"]
+COLUMNS = ["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "preprocessing", "effective rank",
+           "M-step"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,6 +65,7 @@ def run(args: argparse.Namespace) -> None:
     import mlgp.data
     from mlgp.experiment import Experiment, RunLog
     from mlgp.geneml import GenEML
+    from mlgp.geneml.em import choose_m_step
     from mlgp.metrics import evaluate
 
     datasets = ["emotions"] if args.quick else args.datasets.split(",")
@@ -78,7 +87,8 @@ def run(args: argparse.Namespace) -> None:
                 p = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), ks=[1, 3, 5]).loc["P"]
                 log.append({"dataset": name, "method": method, "P@1": float(p[1]), "P@3": float(p[3]),
                             "P@5": float(p[5]), "fit s": seconds, "iterations": est.n_iter_,
-                            "preprocessing": str(est.feature_map_.kind), "effective rank": est.effective_rank_})
+                            "preprocessing": str(est.feature_map_.kind), "effective rank": est.effective_rank_,
+                            "M-step": choose_m_step(est.m_step, est.n_components_, *Y.shape)})
         exp.table("runs", log.rows, floatfmt=".2f")
 
 

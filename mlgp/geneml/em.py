@@ -5,7 +5,10 @@ the zero entries (:mod:`mlgp.geneml.updates`) — and then maximises the expecte
 Q one block of parameters at a time with those expectations held: every u_n exactly, every v_l
 exactly (from statistics summed over row blocks), W by a few conjugate-gradient steps on its ridge
 regression (warm-started, so they never increase its quadratic), and μ_l at its Beta-posterior
-mode. Q minorises the log posterior and is tight at the current parameters, so the log posterior
+mode. With ``m_step="cg"`` the u_n and v_l take the same few warm-started conjugate-gradient steps
+on their systems (:mod:`mlgp.geneml.cg`) instead of exact solves: each step costs two (N, K, k)
+matrix products in place of N K k² / 2 multiplications, and keeps the E-step's weights (N, K) for
+V's steps. :func:`choose_m_step` says which to use. Q minorises the log posterior and is tight at the current parameters, so the log posterior
 (:func:`log_posterior`, the trace's ``objective``) never decreases. The E-step and the statistics
 run over the row blocks of :func:`mlgp.blocks.row_blocks` (CSR features, CSR labels) through
 joblib, in block order, so the fit is the same for any ``n_jobs`` or joblib backend (a Dask cluster
@@ -28,16 +31,35 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import betaln
 
+from ..errors import ArgumentError
 from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
 from .exposure import CovariateExposure
+from .cg import label_step, row_step
 from .relevance import log_relevance_prior, relevance_mode, scaled
 from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
                       normal_log_density, row_updates, solve_spd)
 
-__all__ = ["EMState", "Priors", "batch_em", "converged", "global_log_prior", "log_posterior", "rows_log_density"]
+__all__ = ["CG_MAX_ENTRIES", "CG_MIN_COMPONENTS", "EMState", "M_STEPS", "Priors", "batch_em", "choose_m_step",
+           "converged", "global_log_prior", "log_posterior", "rows_log_density"]
+
+#: The M-steps of U and V: exact solves, or a few conjugate-gradient steps.
+M_STEPS = ("exact", "cg")
+#: ``m_step="auto"`` takes CG steps from this many latent dimensions on (below it the exact
+#: solves cost fewer multiplications: K k² / 2 per row against about 4 K k per CG step) ...
+CG_MIN_COMPONENTS = 32
+#: ... and when the E-step's weights, N × K floats, fit in 1 GiB.
+CG_MAX_ENTRIES = 2 ** 27
+
+
+def choose_m_step(m_step: str, n_components: int, N: int, K: int) -> str:
+    """``"exact"`` or ``"cg"``: ``m_step`` itself, or for ``"auto"`` CG when ``n_components`` ≥
+    :data:`CG_MIN_COMPONENTS` and N K ≤ :data:`CG_MAX_ENTRIES`."""
+    if m_step != "auto":
+        return m_step
+    return "cg" if n_components >= CG_MIN_COMPONENTS and N * K <= CG_MAX_ENTRIES else "exact"
 
 
 @dataclass
@@ -77,20 +99,23 @@ class Priors:
 
 
 class _Block(NamedTuple):
-    """One row block's E-step and M-step parts: its rows, new u_n (B, k), Σ a u uᵀ (K, k, k),
-    Σ b u (K, k), Σ γ (K,), and γ (B, K) when the covariates' step needs it."""
+    """One row block's E-step and M-step parts: its rows, new u_n (B, k), Σ a u uᵀ (K, k, k)
+    (None with CG steps), Σ b u (K, k), Σ γ (K,), γ (B, K) when the covariates' step needs it, and
+    the weights a (B, K) with CG steps."""
 
     rows: slice
     U: np.ndarray
-    stat_a: np.ndarray
+    stat_a: np.ndarray | None
     stat_b: np.ndarray
     exposed: np.ndarray
     gamma: np.ndarray | None
+    weights: np.ndarray | None = None
 
 
 def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterations: int = 5,
              block_rows: int = 1000, n_jobs: int | None = 1, progress=None, callback=None,
-             max_seconds: "float | Budget | None" = None, tol: float | None = None) -> tuple[EMState, pd.DataFrame]:
+             max_seconds: "float | Budget | None" = None, tol: float | None = None,
+             m_step: str = "exact") -> tuple[EMState, pd.DataFrame]:
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K), or
     fewer: ``max_seconds`` (wall seconds from the call, or a caller's
     :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration (objective and
@@ -101,12 +126,15 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     ``seconds``, the iteration's E- and M-steps without the objective's evaluation). ``progress(iterable)`` wraps the iteration loop;
     ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
     ``tol``: stop after the first iteration whose objective changed by at most ``tol`` times its
-    size (:func:`converged`).
+    size (:func:`converged`). ``m_step``: ``"exact"`` solves or ``"cg"``, ``cg_iterations`` CG
+    steps for U and V (module docstring; W always takes ``cg_iterations`` CG steps).
     """
+    if m_step not in M_STEPS:
+        raise ArgumentError(f"m_step must be one of {M_STEPS}, not {m_step!r}")
     blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
     with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]):
         return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds,
-                         tol)
+                         tol, m_step)
 
 
 def _blocks(X, Y, block_rows: int) -> list:
@@ -115,7 +143,7 @@ def _blocks(X, Y, block_rows: int) -> list:
 
 
 def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
-              progress, callback, max_seconds, tol=None) -> tuple[EMState, pd.DataFrame]:
+              progress, callback, max_seconds, tol=None, m_step="exact") -> tuple[EMState, pd.DataFrame]:
     """:func:`batch_em` over precomputed ``blocks``."""
     budget = Budget.of(max_seconds)
     N = X.shape[0]
@@ -124,15 +152,19 @@ def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, 
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
         t0 = time.perf_counter()
+        cg_steps = cg_iterations if m_step == "cg" else None
         results: list[_Block] = Parallel(n_jobs=n_jobs)(
             delayed(_em_block)(s, X_b, Y_b, state.U[s], state.W, state.V, state.exposure(s),
-                               state.covariates is not None, priors)
+                               state.covariates is not None, priors, cg_steps)
             for s, X_b, Y_b in blocks)
         U = np.vstack([r.U for r in results])
-        stat_a = sum(r.stat_a for r in results)
         stat_b = sum(r.stat_b for r in results)
         exposed = sum(r.exposed for r in results)
-        V = solve_spd(stat_a + np.diag(state.label_precisions(priors)), stat_b)
+        if m_step == "cg":
+            V = label_step(state.V, [(r.U, r.weights) for r in results], stat_b, state.label_precisions(priors),
+                           cg_iterations)
+        else:
+            V = solve_spd(sum(r.stat_a for r in results) + np.diag(state.label_precisions(priors)), stat_b)
         W = ridge.mean(np.asarray(X.T @ U), state.W, priors.lambda_u, priors.lambda_w, cg_iterations)
         mu = None if state.mu is None else _mu_mode(exposed, N, priors)
         covariates = None if state.covariates is None else \
@@ -158,17 +190,23 @@ def converged(objectives: list, tol: float | None) -> bool:
     return abs(objectives[-1] - objectives[-2]) <= tol * abs(objectives[-1])
 
 
-def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors) -> _Block:
+def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors,
+              cg_steps: int | None = None) -> _Block:
     """The E-step on the block ``rows`` (CSR X_b (B, D) and Y_b (B, K)) at (U_b, W, V, its exposure
     ``mu_b``), its new u_n, its v / μ statistics at them, and its E[ξ] when ``keep_gamma`` (for the
-    covariates' step)."""
+    covariates' step). With ``cg_steps`` the u_n take that many CG steps from U_b, and the block
+    keeps its weights a (B, K) for V's CG steps in place of Σ a u uᵀ."""
     psi = U_b @ V.T
     gamma = exposure_posterior(psi, Y_b, mu_b)
     a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)
+    exposed, gamma = gamma.sum(axis=0), gamma if keep_gamma else None
+    if cg_steps is not None:
+        U_new = row_step(U_b, V, a, b, np.asarray(X_b @ W), priors.lambda_u, cg_steps)
+        return _Block(rows, U_new, None, b.T @ U_new, exposed, gamma, a)
     precision, shift = row_updates(V, a, b, np.asarray(X_b @ W), priors.lambda_u)
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)
-    return _Block(rows, U_new, stat_a, stat_b, gamma.sum(axis=0), gamma if keep_gamma else None)
+    return _Block(rows, U_new, stat_a, stat_b, exposed, gamma)
 
 
 def _mu_mode(exposed: np.ndarray, N: int, priors: Priors) -> np.ndarray:

@@ -26,9 +26,10 @@ from ..estimator.training import MAX_SECONDS, Budget
 from .em import Priors
 from ..errors import ArgumentError
 from .features import FeatureMap
-from .fit_inputs import (check_precision_prior, checked_validation, components, exposure_covariates,
-                         validation_callback)
+from .fit_inputs import (check_m_step, check_precision_prior, checked_validation, components,
+                         exposure_covariates, validation_callback)
 from .inference import INFERENCES, FitRun
+from .predictive import residual_covariance
 from .relevance import check_relevance_prior, effective_rank
 
 __all__ = ["GenEML"]
@@ -83,8 +84,14 @@ class GenEML(MultiLabelEstimator):
         explained as well by either cause), so the start acts much like a prior choice.
     lambda_coef : float, default=1.0
         Prior precision of the exposure coefficients β (``exposure="covariates"``).
-    cg_iterations : int, default=5
-        Conjugate-gradient steps on W per iteration.
+    cg_iterations : int, default=3
+        Conjugate-gradient steps per EM iteration on W, and on U and V with CG M-steps.
+    m_step : {"auto", "exact", "cg"}, default="auto"
+        Batch EM's update of U and V (also in ``gibbs_start="em"``): exact solves of every u_n's
+        and v_l's linear system, or ``cg_iterations`` warm-started, preconditioned conjugate-gradient
+        steps on them (:mod:`mlgp.geneml.cg`; fewer multiplications for k above about 30, an (N, K)
+        array of weights held); ``"auto"``: CG for k ≥ 32 when N K ≤ 2²⁷
+        (:func:`mlgp.geneml.em.choose_m_step`). Online EM solves exactly.
     block_rows : int, default=1000
         Rows per block of the E-step and the sufficient statistics.
     batch_size : int, default=1000
@@ -199,6 +206,7 @@ class GenEML(MultiLabelEstimator):
         "exposure_init": [Interval(Real, 0, 1, closed="neither")],
         "lambda_coef": [Interval(Real, 0, None, closed="neither")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
+        "m_step": [StrOptions({"auto", "exact", "cg"})],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "kappa": [Interval(Real, 0.5, 1, closed="right")],
@@ -223,14 +231,14 @@ class GenEML(MultiLabelEstimator):
     def __init__(self, *, n_components: int = 100, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
                  alpha: float = 1.0, beta: float = 1.0, exposure_init: float = 0.9, lambda_coef: float = 1.0,
-                 cg_iterations: int = 5, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
+                 cg_iterations: int = 3, block_rows: int = 1000, batch_size: int = 1000, kappa: float = 0.7,
                  tau: float = 1.0, num_results: int = 100, num_burnin_steps: int = 25, num_chains: int = 4,
                  gibbs_start: str = "random", n_jobs: int | None = None, random_state: int = 0,
                  threshold: float = 0.5, progress: bool = False, max_seconds: float | None = None,
                  normalize_rows: bool | None = None, scale_move: bool = True,
                  precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
                  carry_local: bool = True, relevance_prior: tuple[float, float] | None = None,
-                 tol: float | None = 1e-4, preprocessing: str | None = "auto") -> None:
+                 tol: float | None = 1e-4, preprocessing: str | None = "auto", m_step: str = "auto") -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -264,6 +272,7 @@ class GenEML(MultiLabelEstimator):
         self.relevance_prior = relevance_prior
         self.tol = tol
         self.preprocessing = preprocessing
+        self.m_step = m_step
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -281,6 +290,7 @@ class GenEML(MultiLabelEstimator):
         budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         precision_prior = check_precision_prior(self.precision_prior, self.inference)
+        check_m_step(self.m_step, self.inference, self.gibbs_start)
         priors = self._priors()
         if precision_prior is not None and priors.relevance is not None:
             raise ArgumentError("precision_prior and relevance_prior both set the precisions of V's columns: choose one")
@@ -304,7 +314,7 @@ class GenEML(MultiLabelEstimator):
         for name, value in result.attributes.items():
             setattr(self, name, value)
         self.W_, self.V_, self.exposure_, self.relevance_ = state.W, state.V, state.mu, state.relevance
-        self.residual_covariance_ = self._residual_covariance(X, state.U)
+        self.residual_covariance_ = residual_covariance(X, self.W_, state.U, float(self.lambda_u))
         self.effective_rank_ = effective_rank(np.asarray(X @ self.W_), self.V_)
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
@@ -313,14 +323,6 @@ class GenEML(MultiLabelEstimator):
         self.n_iter_ = len(self.trace_)
         self._set_fitted_shape(N, D, K)
         return self
-
-    def _residual_covariance(self, X, U) -> np.ndarray:
-        """Cov of u_n − x_n W over the training rows (k, k), the spread of a new point's u about
-        x W; the prior's I / λ_u where the fit keeps no U (Gibbs, online EM without carry)."""
-        if U is None or not np.all(np.isfinite(U)):
-            return np.eye(self.n_components_) / float(self.lambda_u)
-        R = U - np.asarray(X @ self.W_)
-        return (R.T @ R) / R.shape[0]
 
     def _rows(self, X):
         """``X`` preprocessed as the training rows were (:class:`~mlgp.geneml.features.FeatureMap`)."""

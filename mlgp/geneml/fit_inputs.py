@@ -11,7 +11,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError
 from .exposure import CovariateExposure, default_covariates
 
-__all__ = ["check_precision_prior", "checked_validation", "components", "exposure_covariates",
+__all__ = ["check_m_step", "check_precision_prior", "checked_validation", "components", "exposure_covariates",
            "validation_callback"]
 
 
@@ -30,6 +30,14 @@ def check_precision_prior(precision_prior, inference: str) -> tuple[float, float
     if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
         raise ArgumentError(f"precision_prior's shape and rate must be finite and > 0; got ({a}, {b})")
     return a, b
+
+
+def check_m_step(m_step: str, inference: str, gibbs_start: str) -> None:
+    """Refuse ``m_step="cg"`` where no batch EM runs: online EM, or Gibbs from a random start."""
+    if m_step == "cg" and (inference == "online-em" or (inference == "gibbs" and gibbs_start != "em")):
+        raise ArgumentError(f"m_step='cg' sets batch EM's update of U and V, and inference={inference!r}"
+                            + (" with gibbs_start='random'" if inference == "gibbs" else "")
+                            + " runs no batch EM: use m_step='auto' or 'exact'")
 
 
 def components(k: int, N: int, K: int) -> int:

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ..estimator.training import Budget, common_trace
-from .em import EMState, Priors, batch_em
+from .em import EMState, Priors, batch_em, choose_m_step
 from .online_em import online_em
 
-__all__ = ["FitRun", "INFERENCES", "Result", "start_state"]
+__all__ = ["FitRun", "INFERENCES", "Result", "m_step", "start_state"]
 
 
 @dataclass
@@ -61,11 +61,17 @@ def start_state(run: FitRun, with_u: bool = True) -> EMState:
     return EMState(np.zeros((D, k)), U, 0.1 * run.rng.standard_normal((K, k)), run.mu, run.covariates, relevance)
 
 
+def m_step(run: FitRun) -> str:
+    """Batch EM's M-step for U and V in this fit (:func:`mlgp.geneml.em.choose_m_step`)."""
+    return choose_m_step(run.estimator.m_step, run.n_components, run.X.shape[0], run.Y.shape[1])
+
+
 def _em(run: FitRun) -> Result:
     est = run.estimator
     state, trace = batch_em(run.X, run.Y, start_state(run), run.priors, int(est.max_iter),
                             cg_iterations=int(est.cg_iterations), block_rows=int(est.block_rows), n_jobs=est.n_jobs,
-                            progress=run.progress, callback=run.callback, max_seconds=run.budget, tol=run.tol)
+                            progress=run.progress, callback=run.callback, max_seconds=run.budget, tol=run.tol,
+                            m_step=m_step(run))
     return Result(state, common_trace(trace, run.X.shape[0], step="iteration", total="objective"))
 
 
@@ -88,7 +94,8 @@ def _gibbs(run: FitRun) -> Result:
     start = start_state(run)
     if est.gibbs_start == "em":  # the chains start at the MAP estimate (inside the same budget)
         start, _ = batch_em(run.X, run.Y, start, run.priors, int(est.max_iter), cg_iterations=int(est.cg_iterations),
-                            block_rows=int(est.block_rows), n_jobs=est.n_jobs, max_seconds=run.budget)
+                            block_rows=int(est.block_rows), n_jobs=est.n_jobs, max_seconds=run.budget,
+                            m_step=m_step(run))
     options = GibbsOptions(int(est.num_results), int(est.num_burnin_steps), int(est.block_rows), bool(est.scale_move),
                            run.precision_prior)
     N = run.X.shape[0]

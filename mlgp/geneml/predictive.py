@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, ndtr
 
-__all__ = ["WIDE", "expected_sigmoid"]
+__all__ = ["WIDE", "expected_sigmoid", "residual_covariance"]
 
 #: Variances above this take the logistic-space rule.
 WIDE = 4.0
@@ -54,3 +54,13 @@ def expected_sigmoid(mean: np.ndarray, variance: np.ndarray) -> np.ndarray:
             total += w * ndtr((m - x) / s)
         out[wide] = total
     return np.clip(out, 0.0, 1.0, out=out)
+
+
+def residual_covariance(X, W: np.ndarray, U: np.ndarray | None, lambda_u: float) -> np.ndarray:
+    """Cov of u_n − x_n W over the training rows (k, k), the spread Σ of a new point's u about
+    x W, for X (N, D), W (D, k), U (N, k); the prior's I / λ_u where the fit keeps no U (None or
+    not finite: Gibbs, online EM without carry)."""
+    if U is None or not np.all(np.isfinite(U)):
+        return np.eye(W.shape[1]) / lambda_u
+    R = U - np.asarray(X @ W)
+    return (R.T @ R) / R.shape[0]

@@ -3,8 +3,8 @@
 Given U (N, k), W (D, k) has the Gaussian conditional with precision A = λ_u XᵀX + λ_w I (the same
 for every column) and mean A⁻¹ λ_u Xᵀ U. :class:`WRidge` holds X and, when D ≤
 :data:`DENSE_W_LIMIT`, a Cholesky factor of A (recomputed only when λ_u or λ_w change); above it,
-conjugate gradients on A's matrix-vector product. It gives the mean from Xᵀ U (online EM blends
-that statistic over minibatches) and draws (the Gibbs sampler).
+conjugate gradients on A's matrix-vector product (every column of W at once). It gives the mean
+from Xᵀ U (online EM blends that statistic over minibatches) and draws (the Gibbs sampler).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from scipy.sparse.linalg import LinearOperator, cg
+
+from .cg import batched_cg
 
 __all__ = ["DENSE_W_LIMIT", "WRidge"]
 
@@ -40,11 +41,16 @@ class WRidge:
         return self._factor
 
     def _cg(self, rhs: np.ndarray, W0: np.ndarray, lambda_u: float, lambda_w: float, maxiter: int | None) -> np.ndarray:
-        X, D = self.X, self.X.shape[1]
-        op = LinearOperator((D, D), matvec=lambda w: lambda_u * (X.T @ (X @ w)) + lambda_w * w, dtype=np.float64)
-        iterations = 10 * D if maxiter is None else maxiter
-        return np.column_stack([cg(op, rhs[:, j], x0=W0[:, j], rtol=1e-12, atol=0.0, maxiter=iterations)[0]
-                                for j in range(rhs.shape[1])])
+        """CG on every column of W at once (:func:`~mlgp.geneml.cg.batched_cg`, one system per
+        column): ``maxiter`` steps, or (None) until every residual is within 1e-12 of its ``rhs``."""
+        X = self.X
+
+        def matvec(P: np.ndarray) -> np.ndarray:  # (k, D): the systems are W's columns
+            return (lambda_u * np.asarray(X.T @ np.asarray(X @ P.T)) + lambda_w * P.T).T
+
+        if maxiter is None:
+            return batched_cg(matvec, rhs.T, W0.T, None, 10 * X.shape[1], rtol=1e-12).T
+        return batched_cg(matvec, rhs.T, W0.T, None, maxiter).T
 
     def mean(self, XtU: np.ndarray, W0: np.ndarray, lambda_u: float, lambda_w: float,
              cg_iterations: int | None = None) -> np.ndarray:

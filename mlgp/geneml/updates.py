@@ -27,11 +27,16 @@ __all__ = ["OUTER_CHUNK", "centred_weights", "exposure_posterior", "label_statis
 
 
 def mean_omega(psi: np.ndarray) -> np.ndarray:
-    """E[ω] for ω ~ PG(1, ψ): tanh(ψ/2) / (2ψ), with its limit ¼ − ψ²/48 near 0."""
-    a = np.abs(psi)
-    small = a < 1e-4
-    safe = np.where(small, 1.0, a)
-    return np.where(small, 0.25 - a ** 2 / 48.0, np.tanh(safe / 2.0) / (2.0 * safe))
+    """E[ω] for ω ~ PG(1, ψ): tanh(ψ/2) / (2ψ), and its limit ¼ where |ψ| < 1e-150 (where ψ/2
+    may underflow; the next term, ψ²/48, is below double precision there). In place on one
+    buffer: the E-step's costliest elementwise pass."""
+    psi = np.asarray(psi, dtype=np.float64)
+    out = np.multiply(psi, 0.5)
+    np.tanh(out, out=out)
+    np.divide(out, psi, out=out, where=psi != 0)
+    out *= 0.5
+    out[np.abs(psi) < 1e-150] = 0.25
+    return out
 
 
 def positives(Y_b) -> tuple[np.ndarray, np.ndarray]:
@@ -137,10 +142,16 @@ def log_likelihood(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> float:
     psi_pos = psi[rows, cols]
     if mu is None:
         return float(np.sum(log_expit(-psi)) + np.sum(log_expit(psi_pos) - log_expit(-psi_pos)))
-    mu = np.broadcast_to(mu, psi.shape)
-    mu_pos = mu[rows, cols]
+    mu = np.asarray(mu, dtype=np.float64)
+    mu_pos = np.broadcast_to(mu, psi.shape)[rows, cols]
     with np.errstate(divide="ignore"):  # μ = 1 makes log(1 − μ) = −inf, which logaddexp handles
-        negative = np.logaddexp(np.log1p(-mu), np.log(mu) + log_expit(-psi))
+        if np.all(mu < 1.0):  # log(1 − μσ(ψ)) = log(1 − μ) + log1p(μ/(1 − μ) σ(−ψ)): two transcendentals, not four
+            negative = expit(-psi)
+            negative *= mu / (1.0 - mu)
+            np.log1p(negative, out=negative)
+            negative += np.log1p(-mu)
+        else:
+            negative = np.logaddexp(np.log1p(-mu), np.log(mu) + log_expit(-psi))
         positive = np.log(mu_pos) + log_expit(psi_pos)
     return float(np.sum(negative) + np.sum(positive - negative[rows, cols]))
 

@@ -66,6 +66,45 @@ def test_the_likelihood_sums_the_exposure_out(exposure):
     np.testing.assert_allclose(mean_omega(np.array([0.0, 1e-6, 2.0])), [0.25, 0.25, np.tanh(1.0) / 4], rtol=1e-10)
 
 
+def test_the_exposure_likelihood_near_mu_0_and_1():
+    """log p(y = 0) = log((1 − μ) + μ σ(−ψ)), a sum of two positive terms (so no cancellation),
+    matches the likelihood's rearranged form at μ near 0 and 1 and steep ψ; μ = 1 takes the
+    other branch and gives log σ(−ψ)."""
+    psi = np.array([[40.0, -40.0, 0.0, 3.0], [700.0, -5.0, 1e-3, 30.0]])
+    mu = np.array([1 - 1e-12, 1e-12, 0.5, 1 - 1e-6])
+    zeros = sp.csr_matrix(psi.shape)
+    expected = sum(np.log((1 - m) + m * expit(-x)) for row in psi for x, m in zip(row, mu))
+    np.testing.assert_allclose(log_likelihood(psi, zeros, mu), expected, rtol=1e-13)
+    Y = sp.csr_matrix(np.array([[1.0, 0, 0, 1], [0, 1, 0, 0]]))
+    ones = Y.toarray() > 0
+    p_one = mu * expit(psi)
+    expected = np.sum(np.where(ones, np.log(p_one), np.log((1 - mu) + mu * expit(-psi))))
+    np.testing.assert_allclose(log_likelihood(psi, Y, mu), expected, rtol=1e-13)
+    unit = np.ones(4)
+    from scipy.special import log_expit
+    np.testing.assert_allclose(log_likelihood(psi, zeros, unit), np.sum(log_expit(-psi)), rtol=1e-13)
+
+
+def test_the_mean_of_omega_at_every_scale():
+    """E[ω] = tanh(ψ/2)/(2ψ) from Python's own tanh (its series ¼ − ψ²/48 + ψ⁴/480 near 0), at
+    0, the smallest subnormal, tiny, moderate, huge and infinite ψ, and in a 2-D block; the input
+    is left alone."""
+    import math
+
+    values = np.array([0.0, 5e-324, -1e-200, 3e-9, -1e-5, 0.3, -2.0, 40.0, -700.0, 1e300, -np.inf])
+
+    def reference(x):
+        if abs(x) < 1e-3:
+            return 0.25 - x * x / 48 + x ** 4 / 480
+        return 0.0 if math.isinf(x) else math.tanh(x / 2) / (2 * x)
+
+    before = values.copy()
+    np.testing.assert_allclose(mean_omega(values), [reference(x) for x in values], rtol=1e-14, atol=0)
+    np.testing.assert_array_equal(values, before)
+    block = values[:10].reshape(2, 5)
+    np.testing.assert_allclose(mean_omega(block), np.vectorize(reference)(block), rtol=1e-14, atol=0)
+
+
 @pytest.mark.parametrize("exposure", [True, False])
 def test_the_labels_stay_sparse(data, monkeypatch, exposure):
     """Batch EM, online EM and their objectives work on CSR label blocks: no densifying of Y."""
