@@ -36,7 +36,7 @@ from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
 from .exposure import CovariateExposure
-from .cg import label_step, row_step
+from .cg import label_residual, label_step, row_step
 from .relevance import log_relevance_prior, relevance_mode, scaled
 from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
@@ -100,8 +100,9 @@ class Priors:
 
 class _Block(NamedTuple):
     """One row block's E-step and M-step parts: its rows, new u_n (B, k), Σ a u uᵀ (K, k, k)
-    (None with CG steps), Σ b u (K, k), Σ γ (K,), γ (B, K) when the covariates' step needs it, and
-    the weights a (B, K) with CG steps."""
+    (None with CG steps), Σ b u (K, k) (with CG steps Σ (b − a uᵀv) u, its part of V's residual),
+    Σ γ (K,), γ (B, K) when the covariates' step needs it, and the weights a (B, K, float32) with
+    CG steps."""
 
     rows: slice
     U: np.ndarray
@@ -195,14 +196,16 @@ def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: 
     """The E-step on the block ``rows`` (CSR X_b (B, D) and Y_b (B, K)) at (U_b, W, V, its exposure
     ``mu_b``), its new u_n, its v / μ statistics at them, and its E[ξ] when ``keep_gamma`` (for the
     covariates' step). With ``cg_steps`` the u_n take that many CG steps from U_b, and the block
-    keeps its weights a (B, K) for V's CG steps in place of Σ a u uᵀ."""
+    keeps its weights a (B, K, in float32) for V's CG steps and its part of V's residual
+    (:func:`mlgp.geneml.cg.label_residual`) in place of Σ a u uᵀ and Σ b u."""
     psi = U_b @ V.T
     gamma = exposure_posterior(psi, Y_b, mu_b)
     a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)
     exposed, gamma = gamma.sum(axis=0), gamma if keep_gamma else None
     if cg_steps is not None:
-        U_new = row_step(U_b, V, a, b, np.asarray(X_b @ W), priors.lambda_u, cg_steps)
-        return _Block(rows, U_new, None, b.T @ U_new, exposed, gamma, a)
+        a32 = a.astype(np.float32)
+        U_new = row_step(U_b, V, a, b, np.asarray(X_b @ W), priors.lambda_u, cg_steps, psi, a32)
+        return _Block(rows, U_new, None, label_residual(U_new, V, a, b), exposed, gamma, a32)
     precision, shift = row_updates(V, a, b, np.asarray(X_b @ W), priors.lambda_u)
     U_new = solve_spd(precision, shift)
     stat_a, stat_b = label_statistics(U_new, a, b)

@@ -56,8 +56,12 @@ def exposure_posterior(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> np.ndarra
     is None (every label exposed). ``mu`` broadcasts against (B, K)."""
     if mu is None:
         return np.ones_like(psi)
-    missed = mu * expit(-psi)
-    gamma = missed / np.maximum(missed + (1.0 - mu), 1e-300)
+    mu = np.asarray(mu, dtype=np.float64)
+    with np.errstate(divide="ignore"):  # μ = 1: −log(1 − μ) = inf, and γ = 1
+        shift = -np.log1p(-mu)
+    gamma = np.subtract(shift, psi)  # μσ(−ψ) / (μσ(−ψ) + 1 − μ) = μ σ(−ψ − log(1 − μ)): one transcendental
+    expit(gamma, out=gamma)
+    gamma *= mu
     gamma[positives(Y_b)] = 1.0
     return gamma
 

@@ -13,7 +13,7 @@ from scipy.sparse.linalg import cg as scipy_cg
 
 from mlgp.errors import ArgumentError
 from mlgp.geneml import GenEML
-from mlgp.geneml.cg import batched_cg, label_step, row_step
+from mlgp.geneml.cg import batched_cg, label_residual, label_step, refined_cg, row_step
 from mlgp.geneml.em import CG_MAX_ENTRIES, CG_MIN_COMPONENTS, EMState, Priors, batch_em, choose_m_step, log_posterior
 from mlgp.geneml.updates import label_statistics, row_updates, solve_spd
 
@@ -98,10 +98,24 @@ def block():
     return rng.standard_normal((B, k)), rng.standard_normal((K, k)), psi_weights, b, rng.standard_normal((B, k))
 
 
+def _float32_solves(start: np.ndarray, solved: np.ndarray, exact: np.ndarray) -> None:
+    """Steps to convergence in float32 on a float64 residual: the error of the start shrinks by
+    float32's precision (a factor 1e4 allows for the systems' condition numbers), not to 0 — also
+    from a start within 1e-6, where steps on x itself in float32 could not get closer."""
+    before = np.linalg.norm(start - exact, axis=1)
+    after = np.linalg.norm(solved - exact, axis=1)
+    assert np.all(after <= 1e-4 * before), (after / before).max()
+    assert solved.dtype == np.float64
+
+
 def test_the_row_step_solves_the_rows_systems(block):
     U, V, a, b, prior_mean = block
     exact = solve_spd(*row_updates(V, a, b, prior_mean, 0.7))
-    np.testing.assert_allclose(row_step(U, V, a, b, prior_mean, 0.7, 4 * k), exact, rtol=1e-8, atol=1e-10)
+    _float32_solves(U, row_step(U, V, a, b, prior_mean, 0.7, 4 * k), exact)
+    near = exact + 1e-6 * np.random.default_rng(9).standard_normal(exact.shape)  # below float32's resolution of u
+    _float32_solves(near, row_step(near, V, a, b, prior_mean, 0.7, 4 * k), exact)
+    np.testing.assert_array_equal(row_step(U, V, a, b, prior_mean, 0.7, 2, psi=U @ V.T),
+                                  row_step(U, V, a, b, prior_mean, 0.7, 2))  # ψ given is ψ computed
     one = row_step(U, V, a, b, prior_mean, 0.7, 1)
     assert np.all(np.linalg.norm(one - exact, axis=1) < np.linalg.norm(U - exact, axis=1))
 
@@ -112,7 +126,31 @@ def test_the_label_step_sums_its_systems_over_the_blocks(block):
     halves = [(U[:5], a[:5]), (U[5:], a[5:])]
     stat_a, stat_b = label_statistics(U, a, b)
     exact = solve_spd(stat_a + np.diag(precisions), stat_b)
-    np.testing.assert_allclose(label_step(V, halves, stat_b, precisions, 4 * k), exact, rtol=1e-8, atol=1e-10)
+
+    def residual(start):  # Σ_n (b_nl − a_nl u_nᵀ v_l) u_n, summed over the two blocks
+        return label_residual(U[:5], start, a[:5], b[:5]) + label_residual(U[5:], start, a[5:], b[5:])
+
+    np.testing.assert_allclose(residual(V), stat_b - np.einsum("lij,lj->li", stat_a, V), rtol=1e-12, atol=1e-12)
+    _float32_solves(V, label_step(V, halves, residual(V), precisions, 4 * k), exact)
+    near = exact + 1e-6 * np.random.default_rng(9).standard_normal(exact.shape)
+    _float32_solves(near, label_step(near, halves, residual(near), precisions, 4 * k), exact)
+
+
+def test_a_refined_step_in_float32_lowers_the_float64_quadratic_near_its_minimum():
+    """Started within 1e-6 of the solution, where a float32 residual would be noise, the float64
+    residual still leads every system downhill."""
+    A, h, _ = _systems(6)
+    exact = np.linalg.solve(A, h[..., None])[..., 0]
+    start = exact + 1e-6 * np.random.default_rng(7).standard_normal(exact.shape)
+
+    def quadratic(x):
+        return 0.5 * np.einsum("si,sij,sj->s", x, A, x) - np.einsum("si,si->s", h, x)
+
+    low = lambda P: np.einsum("sij,sj->si", A.astype(np.float32), P)  # noqa: E731
+    x = refined_cg(h - _matvec(A)(start), start, low, _diagonal(A), 3)
+    assert np.all(quadratic(x) < quadratic(start))
+    x = refined_cg(h - _matvec(A)(start), start, low, _diagonal(A), 3 * k)
+    assert np.all(np.linalg.norm(x - exact, axis=1) <= 1e-4 * np.linalg.norm(start - exact, axis=1))
 
 
 N, D, K = 300, 25, 40
@@ -146,13 +184,15 @@ def test_em_with_cg_steps_never_lowers_the_log_posterior(data, exposure):
 
 
 def test_em_with_cg_steps_to_convergence_takes_the_exact_m_step(data):
+    """60 steps on systems of 6 unknowns: float32 converges, and its steps past convergence must
+    stop (rounding noise otherwise moves V by 5e-4 within 3 iterations)."""
     X, Y = data
     priors = Priors(lambda_u=1.0, lambda_v=0.5, lambda_w=0.3)
     exact, _ = batch_em(X, Y, _start(), priors, 3, cg_iterations=60, block_rows=70, m_step="exact")
     solved, _ = batch_em(X, Y, _start(), priors, 3, cg_iterations=60, block_rows=70, m_step="cg")
     few, _ = batch_em(X, Y, _start(), priors, 3, cg_iterations=1, block_rows=70, m_step="cg")
-    for name in ("U", "V", "W", "mu"):
-        np.testing.assert_allclose(getattr(solved, name), getattr(exact, name), rtol=1e-7, atol=1e-9, err_msg=name)
+    for name in ("U", "V", "W", "mu"):  # the steps end at float32's precision (refined_cg), hence 1e-5
+        np.testing.assert_allclose(getattr(solved, name), getattr(exact, name), rtol=1e-5, atol=1e-6, err_msg=name)
     assert np.abs(few.V - exact.V).max() > 1e-3  # one step is not the exact update
 
 
