@@ -27,15 +27,16 @@ __all__ = ["OUTER_CHUNK", "centred_weights", "exposure_posterior", "label_statis
 
 
 def mean_omega(psi: np.ndarray) -> np.ndarray:
-    """E[ω] for ω ~ PG(1, ψ): tanh(ψ/2) / (2ψ), and its limit ¼ where |ψ| < 1e-150 (where ψ/2
-    may underflow; the next term, ψ²/48, is below double precision there). In place on one
-    buffer: the E-step's costliest elementwise pass."""
-    psi = np.asarray(psi, dtype=np.float64)
-    out = np.multiply(psi, 0.5)
-    np.tanh(out, out=out)
-    np.divide(out, psi, out=out, where=psi != 0)
-    out *= 0.5
-    out[np.abs(psi) < 1e-150] = 0.25
+    """E[ω] for ω ~ PG(1, ψ): tanh(h) / (4h) with h = ψ/2, and its limit ¼ where h is 0 (ψ = 0, or
+    so small that ψ/2 underflows). Dividing tanh(h) by the same rounded h keeps the ratio exact
+    for tiny and subnormal ψ (tanh(h) rounds to h there). Few passes over the block: the E-step's
+    costliest elementwise step."""
+    half = np.multiply(psi, 0.5, dtype=np.float64)
+    out = np.tanh(half)
+    with np.errstate(invalid="ignore"):  # 0 / 0 where h = 0, replaced below
+        np.divide(out, half, out=out)
+    out *= 0.25
+    out.flat[np.flatnonzero(half == 0)] = 0.25
     return out
 
 
@@ -150,12 +151,18 @@ def log_likelihood(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> float:
     mu_pos = np.broadcast_to(mu, psi.shape)[rows, cols]
     with np.errstate(divide="ignore"):  # μ = 1 makes log(1 − μ) = −inf, which logaddexp handles
         if np.all(mu < 1.0):  # log(1 − μσ(ψ)) = log(1 − μ) + log1p(μ/(1 − μ) σ(−ψ)): two transcendentals, not four
+            odds = mu / (1.0 - mu)
             negative = expit(-psi)
-            negative *= mu / (1.0 - mu)
+            negative *= odds
             np.log1p(negative, out=negative)
-            negative += np.log1p(-mu)
-        else:
-            negative = np.logaddexp(np.log1p(-mu), np.log(mu) + log_expit(-psi))
+            # log(1 − μ) summed over every entry without a pass over the block
+            base = float(np.sum(np.broadcast_to(np.log1p(-mu), psi.shape[-1:]) * psi.shape[0])) if mu.ndim < 2 \
+                else float(np.sum(np.log1p(-mu)))
+            odds_pos = np.broadcast_to(odds, psi.shape)[rows, cols]
+            negative_pos = np.log1p(odds_pos * expit(-psi_pos)) + np.log1p(-mu_pos)
+            positive = np.log(mu_pos) + log_expit(psi_pos)
+            return float(np.sum(negative) + base + np.sum(positive - negative_pos))
+        negative = np.logaddexp(np.log1p(-mu), np.log(mu) + log_expit(-psi))
         positive = np.log(mu_pos) + log_expit(psi_pos)
     return float(np.sum(negative) + np.sum(positive - negative[rows, cols]))
 
