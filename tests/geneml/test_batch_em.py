@@ -83,6 +83,8 @@ def test_the_exposure_likelihood_near_mu_0_and_1():
     unit = np.ones(4)
     from scipy.special import log_expit
     np.testing.assert_allclose(log_likelihood(psi, zeros, unit), np.sum(log_expit(-psi)), rtol=1e-13)
+    np.testing.assert_allclose(log_likelihood(psi, Y, unit), np.sum(np.where(ones, log_expit(psi), log_expit(-psi))),
+                               rtol=1e-13)
 
 
 def test_the_mean_of_omega_at_every_scale():

@@ -136,6 +136,23 @@ def test_the_label_step_sums_its_systems_over_the_blocks(block):
     _float32_solves(near, label_step(near, halves, residual(near), precisions, 4 * k), exact)
 
 
+def test_the_row_and_label_steps_are_jacobi_preconditioned(block):
+    """One step of each is SciPy's first CG step on the exact systems with M = diag(Λ)⁻¹ (up to
+    float32): a wrong diagonal still converges, but takes other steps."""
+    U, V, a, b, prior_mean = block
+    precision, shift = row_updates(V, a, b, prior_mean, 0.7)
+    expected = np.stack([scipy_cg(precision[n], shift[n], x0=U[n], M=np.diag(1 / np.diag(precision[n])),
+                                  rtol=1e-300, atol=0.0, maxiter=1)[0] for n in range(len(U))])
+    np.testing.assert_allclose(row_step(U, V, a, b, prior_mean, 0.7, 1), expected, rtol=1e-5, atol=1e-6)
+    precisions = np.linspace(0.5, 2.0, k)
+    stat_a, stat_b = label_statistics(U, a, b)
+    systems = stat_a + np.diag(precisions)
+    expected = np.stack([scipy_cg(systems[l], stat_b[l], x0=V[l], M=np.diag(1 / np.diag(systems[l])),
+                                  rtol=1e-300, atol=0.0, maxiter=1)[0] for l in range(len(V))])
+    step = label_step(V, [(U, a)], label_residual(U, V, a, b), precisions, 1)
+    np.testing.assert_allclose(step, expected, rtol=1e-5, atol=1e-6)
+
+
 def test_a_refined_step_in_float32_lowers_the_float64_quadratic_near_its_minimum():
     """Started within 1e-6 of the solution, where a float32 residual would be noise, the float64
     residual still leads every system downhill."""
