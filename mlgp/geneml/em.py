@@ -200,7 +200,8 @@ def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: 
     (:func:`mlgp.geneml.cg.label_residual`) in place of Σ a u uᵀ and Σ b u."""
     psi = U_b @ V.T
     gamma = exposure_posterior(psi, Y_b, mu_b)
-    a, b = gamma * mean_omega(psi), centred_weights(gamma, Y_b)
+    a, b = mean_omega(psi), centred_weights(gamma, Y_b)
+    a *= gamma  # in place: the same products as γ E[ω]
     exposed, gamma = gamma.sum(axis=0), gamma if keep_gamma else None
     if cg_steps is not None:
         a32 = a.astype(np.float32)
