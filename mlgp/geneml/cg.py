@@ -79,9 +79,12 @@ def row_step(U_b: np.ndarray, V: np.ndarray, a: np.ndarray, b: np.ndarray, prior
     (B, k) on Λ_n u_n = Σ_l b_nl v_l + λ_u W x_n, for ``V`` (K, k), weights ``a``, ``b`` (B, K)
     and ``prior_mean`` = X_b W (B, k), in float32 on the float64 residual
     (b − a ∘ ψ) V + λ_u (X_b W − U_b) (:func:`refined_cg`). ``psi`` = U_b Vᵀ (B, K) and ``a32``,
-    ``a`` in float32, when the caller has them."""
+    ``a`` in float32, when the caller has them; a given ``psi`` is overwritten (the residual is
+    formed in its buffer)."""
     psi = U_b @ V.T if psi is None else psi
-    residual = (b - a * psi) @ V + lambda_u * (prior_mean - U_b)
+    psi *= a
+    np.subtract(b, psi, out=psi)
+    residual = psi @ V + lambda_u * (prior_mean - U_b)
     a32 = a.astype(np.float32) if a32 is None else a32
     V32, lam = V.astype(np.float32), np.float32(lambda_u)
     return refined_cg(residual, U_b, lambda P: (a32 * (P @ V32.T)) @ V32 + lam * P, a32 @ (V32 * V32) + lam,
@@ -91,7 +94,10 @@ def row_step(U_b: np.ndarray, V: np.ndarray, a: np.ndarray, b: np.ndarray, prior
 def label_residual(U_b: np.ndarray, V: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A row block's part of V's residual, Σ_n (b_nl − a_nl u_nᵀ v_l) u_n (K, k), in float64, for
     the block's new ``U_b`` (B, k), ``V`` (K, k) and its weights ``a``, ``b`` (B, K)."""
-    return (b - a * (U_b @ V.T)).T @ U_b
+    weighted = U_b @ V.T
+    weighted *= a
+    np.subtract(b, weighted, out=weighted)
+    return weighted.T @ U_b
 
 
 def label_step(V: np.ndarray, blocks: Sequence[tuple[np.ndarray, np.ndarray]], data_residual: np.ndarray,
