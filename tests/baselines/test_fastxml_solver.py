@@ -204,6 +204,7 @@ def test_node_objective_by_hand(rng, bias) -> None:
     assert node_objective(X, side, 2.0, 0.5, bias, w, b) == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_a_level_whose_separators_outgrow_the_first_buffer_is_each_node_fitted_alone(rng) -> None:
     """fit_level grows its output arrays past their first 1,024 non-zeros: a level of 12 nodes on
     400 features (over 1,024 separator non-zeros in all) gives, node by node, the separators of

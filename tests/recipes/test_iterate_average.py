@@ -126,6 +126,7 @@ def test_without_early_stopping_the_fitted_model_is_the_mean(recording):
     assert not np.allclose(average.loadings[-1], np.mean(average.loadings, axis=0))  # not the last iterate
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_a_refit_averages_its_own_epochs(recording):
     X, Y = _problem()
     clf = MLGPFClassifier(**_SMALL, epochs=6, refit=True, n_iter_no_change=20, average_from=1).fit(X, Y)

@@ -56,6 +56,7 @@ def test_the_stopping_counts_steps_per_epoch_and_patience(seen, rows, batch, epo
     assert MLGPFClassifier().get_params()["n_iter_no_change"] == 5
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_more_than_256_features_save_and_load(tmp_path) -> None:
     """D = 300 (ints above CPython's small-int cache); and the saved best epoch is checked on load."""
     rng = np.random.default_rng(1)

@@ -47,6 +47,7 @@ def test_auto_standardises_dense_signed_columns_and_the_model_carries_it(dense, 
     np.testing.assert_array_equal(loaded.decision_function(Xt), clf.decision_function(Xt))
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_auto_keeps_rows_for_sparse_non_negative_features_and_rows_can_be_asked_for(dense) -> None:
     ds, X, _ = dense
     counts = sp.csr_matrix((np.abs(X) > 60.0).astype(np.float64))  # sparse 0/1

@@ -64,6 +64,7 @@ def calls(monkeypatch) -> list:
     return seen
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_a_refit_trains_again_on_every_row_for_the_best_epochs(calls, tmp_path) -> None:
     ds = default_problem()
     X, Y = ds.train.X, ds.train.Y
@@ -79,6 +80,7 @@ def test_a_refit_trains_again_on_every_row_for_the_best_epochs(calls, tmp_path) 
     np.testing.assert_allclose(loaded.predict_proba(ds.test.X), clf.predict_proba(ds.test.X), rtol=1e-6)
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_a_refit_cut_short_by_the_budget_keeps_the_first_model(monkeypatch, calls) -> None:
     """One second per look at the clock: the refit is allowed by the first fit's pace, then every
     step of it counts too; a refit that did not run whole is not kept."""
@@ -103,6 +105,7 @@ def test_refit_is_a_checked_parameter() -> None:
         MLGPFClassifier(refit="always").fit(ds.train.X, ds.train.Y)
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_numpys_booleans_mean_what_pythons_do(calls) -> None:
     """``np.False_`` passes the parameter check as a boolean: it must turn early stopping (and with
     it the refit) off, and ``np.True_`` must ask for them, as ``False`` and ``True`` do."""

@@ -151,6 +151,7 @@ def test_minibatch_elbo_with_bias_equals_stock_svgp(rng, whiten):
     np.testing.assert_allclose(model.elbo(batch).numpy(), N / 10 * ve.sum() - model.prior_kl().numpy(), rtol=1e-12)
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_linear_coregionalization_marginals_are_phi_squared_mixtures(rng):
     """GPflow's full-output-covariance route: diag of Φ diag(s) Φᵀ equals Σ_p φ_kp² s_p."""
     prob = random_problem(rng)
@@ -224,6 +225,7 @@ def _finite_difference_check(model, data, eps=1e-6):
         np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-5, err_msg=names[v.ref()])
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_gradients_match_finite_differences_exact_labels(rng):
     prob = random_problem(rng, N=12, D=3, K=5, P=2, M=3)
     kern = random_kernel("se+linear", 3, rng)

@@ -94,6 +94,7 @@ def test_fit_refuses_a_warmup_for_a_family_without_factors(problem):
     _fit(problem, model, epochs=1, covariance_warmup=0)  # none asked: trains
 
 
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
 def test_a_run_resumed_past_the_warmup_is_not_tied_again(problem, tmp_path):
     """Resumed from a checkpoint after 4 steps with a warm-up of 2, the factors train from the first
     resumed step (tying them again would also fail: they differ by then)."""
