@@ -8,7 +8,8 @@ regression (warm-started, so they never increase its quadratic), and μ_l at its
 mode. With ``m_step="cg"`` the u_n and v_l take the same few warm-started conjugate-gradient steps
 on their systems (:mod:`mlgp.geneml.cg`) instead of exact solves: each step costs two (N, K, k)
 matrix products in place of N K k² / 2 multiplications, and keeps the E-step's weights (N, K) for
-V's steps. :func:`choose_m_step` says which to use. Q minorises the log posterior and is tight at the current parameters, so the log posterior
+V's steps (in float32). :func:`choose_m_step` says which to use. Q minorises the log posterior
+and is tight at the current parameters, so the log posterior
 (:func:`log_posterior`, the trace's ``objective``) never decreases. The E-step and the statistics
 run over the row blocks of :func:`mlgp.blocks.row_blocks` (CSR features, CSR labels) through
 joblib, in block order, so the fit is the same for any ``n_jobs`` or joblib backend (a Dask cluster

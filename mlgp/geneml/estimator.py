@@ -20,11 +20,10 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
-
-from ..estimator.training import MAX_SECONDS, Budget
-from .em import Priors
 from ..errors import ArgumentError
+from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
+from ..estimator.training import MAX_SECONDS, Budget
+from .em import M_STEPS, Priors
 from .features import FeatureMap
 from .fit_inputs import (check_m_step, check_precision_prior, checked_validation, components,
                          exposure_covariates, validation_callback)
@@ -206,7 +205,7 @@ class GenEML(MultiLabelEstimator):
         "exposure_init": [Interval(Real, 0, 1, closed="neither")],
         "lambda_coef": [Interval(Real, 0, None, closed="neither")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
-        "m_step": [StrOptions({"auto", "exact", "cg"})],
+        "m_step": [StrOptions({"auto", *M_STEPS})],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "kappa": [Interval(Real, 0.5, 1, closed="right")],

@@ -155,9 +155,9 @@ def log_likelihood(psi: np.ndarray, Y_b, mu: np.ndarray | None) -> float:
             negative = expit(-psi)
             negative *= odds
             np.log1p(negative, out=negative)
-            # log(1 − μ) summed over every entry without a pass over the block
-            base = float(np.sum(np.broadcast_to(np.log1p(-mu), psi.shape[-1:]) * psi.shape[0])) if mu.ndim < 2 \
-                else float(np.sum(np.log1p(-mu)))
+            # log(1 − μ) summed over every entry of the block without a pass over it (μ repeats
+            # psi.size / μ.size times when it broadcasts)
+            base = float(np.sum(np.log1p(-mu))) * (psi.size // mu.size)
             odds_pos = np.broadcast_to(odds, psi.shape)[rows, cols]
             negative_pos = np.log1p(odds_pos * expit(-psi_pos)) + np.log1p(-mu_pos)
             positive = np.log(mu_pos) + log_expit(psi_pos)
