@@ -2,10 +2,10 @@
 
 ``GenEML(n_components=k, exposure="global" | None, inference="em" | "online-em" | "gibbs")`` fits
 the MAP of (W, U, V, μ) by batch or online EM, or draws from the posterior by Gibbs sampling, on CSR
-features and 0/1 labels, and ranks labels for new
-points by ψ = (x W)ᵀ v_l (``decision_function``; ``predict_proba`` gives the model's probability of
-observing each label, μ_l E[σ(uᵀ v_l)] with u's prior noise around x W integrated out, and
-``predict`` thresholds it); ``exposure_`` holds the inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
+features and 0/1 labels, and ranks labels for new points by ψ = (x W)ᵀ v_l (``decision_function``;
+``predict_proba`` gives the model's probability of observing each label, μ_l E[σ(uᵀ v_l)] with u's
+prior noise around x W integrated out, and ``predict`` thresholds it); ``exposure_`` holds the
+inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
 ``save`` / ``load`` use the floor's array format. :meth:`GenEML.joint_distribution` gives the TFP
 model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. TensorFlow is imported
 only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
@@ -29,7 +29,7 @@ from .fit_inputs import (check_m_step, check_precision_prior, checked_validation
                          exposure_covariates, validation_callback)
 from .inference import INFERENCES, FitRun
 from .predictive import residual_covariance
-from .relevance import check_relevance_prior, effective_rank
+from .relevance import check_relevance_prior, components_in_use, effective_rank
 
 __all__ = ["GenEML"]
 
@@ -181,6 +181,9 @@ class GenEML(MultiLabelEstimator):
     effective_rank_ : int
         The rank in use: how many singular values of the training points' ψ = (X W) Vᵀ carry 99 %
         of its squared Frobenius norm (:func:`mlgp.geneml.relevance.effective_rank`).
+    components_in_use_ : int
+        The latent dimensions ARD left on: those whose ‖W_j‖ ‖V_j‖ exceeds 1e-3 of the largest
+        (:func:`mlgp.geneml.relevance.components_in_use`; ``n_components_`` without ARD, normally).
     n_iter_ : int
         EM iterations, online-EM epochs (final passes included), or Gibbs sweeps (over all chains)
         run.
@@ -197,13 +200,10 @@ class GenEML(MultiLabelEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_seconds": MAX_SECONDS,
-        "lambda_u": [Interval(Real, 0, None, closed="neither")],
-        "lambda_v": [Interval(Real, 0, None, closed="neither")],
-        "lambda_w": [Interval(Real, 0, None, closed="neither")],
-        "alpha": [Interval(Real, 1, None, closed="left")],
-        "beta": [Interval(Real, 1, None, closed="left")],
+        **{name: [Interval(Real, 0, None, closed="neither")]
+           for name in ("lambda_u", "lambda_v", "lambda_w", "lambda_coef")},
+        **{name: [Interval(Real, 1, None, closed="left")] for name in ("alpha", "beta")},
         "exposure_init": [Interval(Real, 0, 1, closed="neither")],
-        "lambda_coef": [Interval(Real, 0, None, closed="neither")],
         "cg_iterations": [Interval(Integral, 1, None, closed="left")],
         "m_step": [StrOptions({"auto", *M_STEPS})],
         "block_rows": [Interval(Integral, 1, None, closed="left")],
@@ -315,6 +315,7 @@ class GenEML(MultiLabelEstimator):
         self.W_, self.V_, self.exposure_, self.relevance_ = state.W, state.V, state.mu, state.relevance
         self.residual_covariance_ = residual_covariance(X, self.W_, state.U, float(self.lambda_u))
         self.effective_rank_ = effective_rank(np.asarray(X @ self.W_), self.V_)
+        self.components_in_use_ = components_in_use(self.W_, self.V_)
         if covariates is not None:
             self.exposure_coef_ = state.covariates.coef
             rows = int(self.batch_size) if self.inference == "online-em" else int(self.block_rows)
@@ -386,6 +387,7 @@ class GenEML(MultiLabelEstimator):
         self.feature_map_ = FeatureMap.restore(state, self.n_features_in_, bool(self.normalize_rows))
         self.W_ = state.array("W_", (self.n_features_in_, k))
         self.V_ = state.array("V_", (self.n_labels_, k))
+        self.components_in_use_ = components_in_use(self.W_, self.V_)
         # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)
         self.residual_covariance_ = state.array("residual_covariance_", (k, k)) if state.has("residual_covariance_") \
             else np.zeros((k, k))

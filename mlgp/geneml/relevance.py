@@ -24,8 +24,12 @@ from scipy.special import gammaln
 
 from ..errors import ArgumentError
 
-__all__ = ["check_relevance_prior", "column_squares", "draw_relevance", "effective_rank", "log_relevance_prior",
-           "relevance_mode", "scaled"]
+__all__ = ["IN_USE_RTOL", "check_relevance_prior", "column_squares", "components_in_use", "draw_relevance",
+           "effective_rank", "log_relevance_prior", "relevance_mode", "scaled"]
+
+#: A latent dimension is in use when its part of the logits' map is more than this share of the
+#: largest dimension's (:func:`components_in_use`).
+IN_USE_RTOL = 1e-3
 
 
 def check_relevance_prior(prior) -> tuple[float, float] | None:
@@ -93,3 +97,14 @@ def effective_rank(U: np.ndarray, V: np.ndarray, energy: float = 0.99) -> int:
     if squares[-1] <= 0:
         return 0
     return int(np.searchsorted(squares, energy * squares[-1] * (1 - 1e-12)) + 1)
+
+
+def components_in_use(W: np.ndarray, V: np.ndarray, rtol: float = IN_USE_RTOL) -> int:
+    """How many latent dimensions j carry a part of the map x ↦ x W Vᵀ, ‖W_j‖ ‖V_j‖ (W (D, k),
+    V (K, k)), larger than ``rtol`` times the largest one's: the dimensions ARD left on (a
+    dimension it switched off has V_j, and so W_j, at zero). Without ARD the prior is
+    rotation-invariant and every dimension is normally in use; :func:`effective_rank` counts the
+    rank of ψ itself."""
+    parts = np.sqrt(column_squares(W) * column_squares(V))
+    top = parts.max(initial=0.0)
+    return 0 if top <= 0 else int(np.count_nonzero(parts > rtol * top))

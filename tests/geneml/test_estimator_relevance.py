@@ -10,7 +10,7 @@ import pytest
 
 from mlgp.errors import ArgumentError
 from mlgp.geneml import GenEML
-from mlgp.geneml.relevance import effective_rank
+from mlgp.geneml.relevance import components_in_use, effective_rank
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +34,29 @@ def test_a_fit_with_relevances_keeps_them_and_saves_them(data, inference, tmp_pa
     loaded = GenEML.load(est.save(tmp_path / "ard"))
     np.testing.assert_array_equal(loaded.relevance_, est.relevance_)
     assert (loaded.n_components_, loaded.effective_rank_) == (5, est.effective_rank_)
+    assert loaded.components_in_use_ == est.components_in_use_ == components_in_use(est.W_, est.V_)
     np.testing.assert_array_equal(loaded.predict_proba(X[:7]), est.predict_proba(X[:7]))
     assert GenEML(n_components=5, max_iter=1).fit(X, Y).relevance_ is None
     if inference == "gibbs":  # no U kept: u's spread about x W is its prior's, which the relevances do not scale
         np.testing.assert_array_equal(est.residual_covariance_, np.eye(5))
+
+
+def test_ard_with_a_small_rate_switches_dimensions_off():
+    """Rank-two labels of sparse features, k = K = 12: with a relevance rate of 1e-3 ARD switches
+    dimensions off (``components_in_use_`` below k, their relevances at the conditional's cap
+    (a − 1 + K/2) / b), where without ARD every dimension stays in use."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    N, D, K = 200, 20, 12
+    X = sparse.random(N, D, density=0.3, random_state=1, format="csr")
+    logits = (X @ rng.standard_normal((D, 2))) @ rng.standard_normal((2, K)) * 2.0 - 1.5
+    Y = sparse.csr_matrix((rng.random((N, K)) < 1 / (1 + np.exp(-logits))).astype(float))
+    assert GenEML(n_components=K, exposure=None).fit(X, Y).components_in_use_ == K
+    ard = GenEML(n_components=K, exposure=None, relevance_prior=(1.0, 1e-3)).fit(X, Y)
+    assert 2 <= ard.components_in_use_ < K
+    capped = ard.relevance_ > 0.99 * (K / 2) / 1e-3
+    assert np.count_nonzero(capped) == K - ard.components_in_use_
 
 
 def test_more_components_than_min_n_k_are_cut_with_a_warning(data):

@@ -131,6 +131,29 @@ def test_the_effective_rank_counts_singular_values_of_psi():
     assert effective_rank(np.zeros((4, 2)), V[:, :2]) == 0
 
 
+def test_components_in_use_count_the_dimensions_whose_part_passes_the_share():
+    """‖W_j‖ ‖V_j‖ against 1e-3 of the largest part: a dimension with either column at zero is
+    off, one just above the share is on and one exactly at it is off; all zero gives 0."""
+    from mlgp.geneml.relevance import IN_USE_RTOL, components_in_use
+
+    rng = np.random.default_rng(4)
+    W, V = rng.standard_normal((6, 5)), rng.standard_normal((8, 5))
+    assert components_in_use(W, V) == 5
+    W[:, 1] = 0.0
+    V[:, 3] = 0.0
+    assert components_in_use(W, V) == 3
+    norms = np.linalg.norm(W, axis=0) * np.linalg.norm(V, axis=0)
+    top = int(np.argmax(norms))
+    other = [j for j in (0, 2, 4) if j != top][0]
+    V[:, other] *= IN_USE_RTOL * norms[top] / norms[other] * (1 + 1e-9)  # just above the share
+    assert components_in_use(W, V) == 3
+    V[:, other] /= 1 + 1e-9
+    V[:, other] *= 1 - 1e-9  # just below it
+    assert components_in_use(W, V) == 2
+    assert components_in_use(W, V, rtol=0.0) == 3
+    assert components_in_use(np.zeros((6, 5)), V) == 0
+
+
 def test_online_em_final_passes_with_relevances_are_batch_em_iterations(rank_two):
     """With ARD too, carried final passes with one local update are batch EM's iterations: the
     relevances are set from the new V, as batch EM sets them."""
