@@ -9,6 +9,9 @@ Methods per data set:
   most 30 iterations;
 - ``default + ARD``: the same with ``relevance_prior=(1, 1)`` (a relevance per latent dimension on
   V's columns);
+- ``ARD, rate 0.01``: ``relevance_prior=(1, 0.01)``, a hyperprior that lets ARD switch dimensions
+  off (a switched-off dimension's relevance sits at its cap (a − 1 + K/2) / b);
+- ``ARD, Gamma(40, 40)``: ``relevance_prior=(40, 40)``, relevances held near 1 (mean 1, sd 0.16);
 - ``exact M-step``: ``m_step="exact"``, every u_n and v_l solved exactly in each EM iteration
   (the default, ``"auto"``, takes ``cg_iterations`` conjugate-gradient steps on them from k = 32 on);
 - ``CG, 5 steps``: ``cg_iterations=5`` (5 CG steps per iteration on U, V and W instead of the
@@ -19,8 +22,9 @@ Methods per data set:
   defaults before).
 
 Per fit: P@1/3/5 on the test split, the fit's seconds, EM iterations, the preprocessing used, the
-effective rank of the training ψ (singular values carrying 99 % of its squared norm) and the M-step
-of U and V used (``exact`` or ``cg``). Writes
+effective rank of the training ψ (singular values carrying 99 % of its squared norm), the latent
+dimensions in use (``components_in_use_``: those ARD left on) and the M-step of U and V used
+(``exact`` or ``cg``). Writes
 ``runs`` (resumable, ``--fresh`` starts over).
 
     python experiments/geneml_defaults.py
@@ -38,13 +42,15 @@ DATASETS = ("enron", "bibtex", "emotions")
 METHODS = {
     "default": {},
     "default + ARD": dict(relevance_prior=(1.0, 1.0)),
+    "ARD, rate 0.01": dict(relevance_prior=(1.0, 0.01)),
+    "ARD, Gamma(40, 40)": dict(relevance_prior=(40.0, 40.0)),
     "exact M-step": dict(m_step="exact"),
     "CG, 5 steps": dict(cg_iterations=5),
     "rows, 30 iterations": dict(normalize_rows=True, tol=None),
     "earlier class defaults": dict(n_components=20, preprocessing=None, tol=None),
 }
 COLUMNS = ["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "preprocessing", "effective rank",
-           "M-step"]
+           "in use", "M-step"]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,6 +94,7 @@ def run(args: argparse.Namespace) -> None:
                 log.append({"dataset": name, "method": method, "P@1": float(p[1]), "P@3": float(p[3]),
                             "P@5": float(p[5]), "fit s": seconds, "iterations": est.n_iter_,
                             "preprocessing": str(est.feature_map_.kind), "effective rank": est.effective_rank_,
+                            "in use": est.components_in_use_,
                             "M-step": choose_m_step(est.m_step, est.n_components_, *Y.shape)})
         exp.table("runs", log.rows, floatfmt=".2f")
 

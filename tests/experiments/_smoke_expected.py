@@ -20,7 +20,7 @@ BENCH_FASTXML_NUMBERS = ["fit s", "predict s", "predict ms/point", "peak MB", "d
 EXPECTED: dict[str, dict] = {
     "geneml_defaults": dict(
         tables={"runs": (["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "preprocessing",
-                          "effective rank", "M-step"], set())},
+                          "effective rank", "in use", "M-step"], set())},
         figures=[],
     ),
     "mlgpf_informative": dict(
