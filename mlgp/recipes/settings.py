@@ -267,6 +267,19 @@ def sizes_for_data(num_points: int, num_features: int, num_labels: int) -> dict[
     return {"num_latent_gps": P, "num_inducing": M, "batch_size": min(num_points, 500)}
 
 
+#: ``MLGPFClassifier(epochs="auto")`` trains at least this many epochs ...
+AUTO_MIN_EPOCHS = 20
+#: ... and at least this many optimiser steps (:func:`auto_epochs`).
+AUTO_MIN_STEPS = 200
+
+
+def auto_epochs(steps_per_epoch: int) -> int:
+    """The epochs of ``MLGPFClassifier(epochs="auto")``: max(:data:`AUTO_MIN_EPOCHS`,
+    ⌈:data:`AUTO_MIN_STEPS` / ``steps_per_epoch``⌉), so that a data set of one minibatch gets 200
+    optimiser steps rather than 20 (early stopping usually ends training sooner)."""
+    return max(AUTO_MIN_EPOCHS, -(-AUTO_MIN_STEPS // max(1, int(steps_per_epoch))))
+
+
 def setting_fields() -> dict[str, dataclasses.Field]:
     """The fields of :class:`MLGPFSettings` by name (defaults, help texts and option metadata)."""
     return {f.name: f for f in dataclasses.fields(MLGPFSettings)}

@@ -53,14 +53,15 @@ def test_sklearn_estimator_checks(estimator, check) -> None:
 
 def test_parameters_are_the_settings_fields() -> None:
     """One source: every MLGPFSettings field but max_train is a parameter with the same default,
-    except the sizes the estimator chooses from the data (None) and the preprocessing ("auto")."""
+    except the sizes the estimator chooses from the data (None), the preprocessing and the epochs ("auto")."""
     params = inspect.signature(MLGPFClassifier.__init__).parameters
     fields = setting_fields()
     for name, f in fields.items():
         if name == "max_train":
             assert name not in params
             continue
-        expected = {"num_latent_gps": None, "num_inducing": None, "batch_size": None, "preprocessing": "auto"}.get(name, f.default)
+        expected = {"num_latent_gps": None, "num_inducing": None, "batch_size": None, "preprocessing": "auto",
+                    "epochs": "auto"}.get(name, f.default)
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}

@@ -19,7 +19,7 @@ def seen(monkeypatch) -> dict:
     recorded: dict = {}
 
     def stop(Xtr, Ytr, s, *, jit_compile, callback=None, **kwargs):
-        recorded.update(rows=Xtr.shape[0], batch=s.batch_size, jit=jit_compile, callback=callback)
+        recorded.update(rows=Xtr.shape[0], batch=s.batch_size, jit=jit_compile, callback=callback, epochs=s.epochs)
         raise RuntimeError("stop before training")
 
     monkeypatch.setattr(estimator_module, "build_and_train", stop)
@@ -30,7 +30,7 @@ def _fit(seen: dict, rows: int = 200, **params) -> dict:
     rng = np.random.default_rng(0)
     X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
     with pytest.raises(RuntimeError, match="stop before training"):
-        MLGPFClassifier(num_inducing=5, epochs=1, **params).fit(X, Y)
+        MLGPFClassifier(num_inducing=5, **{"epochs": 1, **params}).fit(X, Y)
     return seen
 
 
@@ -54,6 +54,26 @@ def test_the_stopping_counts_steps_per_epoch_and_patience(seen, rows, batch, epo
     callback = got["callback"]
     assert callback.patience == 5 and callback.steps_per_epoch == epoch_steps
     assert MLGPFClassifier().get_params()["n_iter_no_change"] == 5
+
+
+@pytest.mark.parametrize("rows, fraction, batch, epochs", [
+    (200, 0.1, 180, 200), (200, 0.1, 20, 23), (200, 0.1, 10, 20), (200, 0.0, None, 200), (200, 0.1, 19, 20)])
+def test_auto_epochs_give_at_least_20_epochs_and_200_steps(seen, rows, fraction, batch, epochs) -> None:
+    """``epochs="auto"`` (the default): max(20, ⌈200 / steps per epoch⌉) epochs, the steps counted
+    on the rows left after the hold-out (180 of 200; all 200 without it, one batch of 200)."""
+    got = _fit(seen, rows=rows, epochs="auto", batch_size=batch, validation_fraction=fraction)
+    assert got["epochs"] == epochs
+    assert _fit(seen, rows=rows, epochs=7, batch_size=batch, validation_fraction=fraction)["epochs"] == 7
+    assert MLGPFClassifier().get_params()["epochs"] == "auto"
+
+
+@pytest.mark.parametrize("epochs", ["many", "Auto", 0, 2.5])
+def test_epochs_other_than_auto_or_a_positive_integer_are_refused(epochs) -> None:
+    from mlgp.estimator import ParameterError
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ParameterError, match="epochs"):
+        MLGPFClassifier(epochs=epochs).fit(rng.random((20, 3)), (rng.random((20, 4)) < 0.3).astype(np.int8))
 
 
 @pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
