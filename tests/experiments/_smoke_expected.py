@@ -23,6 +23,11 @@ EXPECTED: dict[str, dict] = {
                           "effective rank", "in use", "M-step"], set())},
         figures=[],
     ),
+    "mlgpf_defaults": dict(
+        tables={"runs": (["dataset", "method", "P@1", "P@3", "P@5", "NLL", "ECE", "LPD", "fit s", "epochs", "steps",
+                          "best epoch", "refit"], set())},
+        figures=[],
+    ),
     "mlgpf_informative": dict(
         tables={"runs": (["size", "seed", "method", "P@1", "P@5", "LPD", "epochs", "best epoch", "fit s"], {"LPD"}),
                 "summary": (["size", "method", "P@1 mean", "P@5 mean", "LPD mean", "P@1 − MLLSPC",

@@ -63,6 +63,12 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         summary = tables["summary"].set_index("method")
         np.testing.assert_allclose(summary["P@1 − paper"], summary["P@1 mean"] - 66.46)
         assert (tables["runs"]["epochs"] <= 3).all()  # --quick's epochs
+    elif name == "mlgpf_defaults":
+        runs = tables["runs"].set_index("method")
+        assert sorted(runs.index) == ["20 epochs", "default"]
+        # 90 training rows: one step per epoch, so "auto" runs up to 200 epochs and 20 epochs are 20 steps
+        assert runs.loc["20 epochs", "epochs"] == runs.loc["20 epochs", "steps"] <= 20
+        assert 20 <= runs.loc["default", "steps"] <= 200
     elif name == "mlgpf_informative":
         runs = tables["runs"].set_index("method")
         assert sorted(runs.index) == sorted(["oracle", "LabelFrequency", "MLLSPC", "MLGPF default", "MLGPF without the refit",
