@@ -41,7 +41,7 @@ def test_a_fit_with_relevances_keeps_them_and_saves_them(data, inference, tmp_pa
         np.testing.assert_array_equal(est.residual_covariance_, np.eye(5))
 
 
-def test_ard_with_a_small_rate_switches_dimensions_off():
+def test_ard_with_a_small_rate_switches_dimensions_off(tmp_path):
     """Rank-two labels of sparse features, k = K = 12: with a relevance rate of 1e-3 ARD switches
     dimensions off (``components_in_use_`` below k, their relevances at the conditional's cap
     (a − 1 + K/2) / b), where without ARD every dimension stays in use."""
@@ -57,6 +57,7 @@ def test_ard_with_a_small_rate_switches_dimensions_off():
     assert 2 <= ard.components_in_use_ < K
     capped = ard.relevance_ > 0.99 * (K / 2) / 1e-3
     assert np.count_nonzero(capped) == K - ard.components_in_use_
+    assert GenEML.load(ard.save(tmp_path / "ard")).components_in_use_ == ard.components_in_use_
 
 
 def test_more_components_than_min_n_k_are_cut_with_a_warning(data):

@@ -151,6 +151,8 @@ def test_components_in_use_count_the_dimensions_whose_part_passes_the_share():
     V[:, other] *= 1 - 1e-9  # just below it
     assert components_in_use(W, V) == 2
     assert components_in_use(W, V, rtol=0.0) == 3
+    V[:, other] *= 5.0  # 5e-3 of the largest part: in use at the documented share of 1e-3
+    assert IN_USE_RTOL == 1e-3 and components_in_use(W, V) == 3
     assert components_in_use(np.zeros((6, 5)), V) == 0
 
 
