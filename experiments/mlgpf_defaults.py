@@ -1,9 +1,10 @@
 """``MLGPFClassifier()`` as a user constructs it, without a budget: the default schedule
-(``epochs="auto"``: at least 20 epochs and at least 200 optimiser steps, early stopping on the
-held-out tenth deciding) against the 20 epochs it had before, on small and mid-sized data sets.
+(``epochs="auto"``: a cap of max(20, ⌈200 / steps per epoch⌉) epochs, early stopping on the
+held-out tenth deciding within it) against the 20 epochs it had before, on small and mid-sized
+data sets.
 
-A data set of fewer than 500 training rows is one minibatch of the default batch, so 20 epochs
-were 20 optimiser steps (emotions, scene); Enron and yeast had 3 per epoch, Bibtex 9. Per data set
+A data set of at most 500 training rows is one minibatch of the default batch, so 20 epochs were
+20 optimiser steps (emotions); scene, yeast and Enron had 3 per epoch, Bibtex 9. Per data set
 and method one fit (seed 0), then test P@1/3/5, the NLL per entry and the ECE
 (:func:`mlgp.metrics.evaluate_proba`), the test log predictive density (nats per row), the fit's
 seconds, the epochs and optimiser steps run, the epoch early stopping kept and whether the recipe

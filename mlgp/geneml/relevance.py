@@ -102,7 +102,7 @@ def effective_rank(U: np.ndarray, V: np.ndarray, energy: float = 0.99) -> int:
 def components_in_use(W: np.ndarray, V: np.ndarray, rtol: float = IN_USE_RTOL) -> int:
     """How many latent dimensions j carry a part of the map x ↦ x W Vᵀ, ‖W_j‖ ‖V_j‖ (W (D, k),
     V (K, k)), larger than ``rtol`` times the largest one's: the dimensions ARD left on (a
-    dimension it switched off has V_j, and so W_j, at zero). Without ARD the prior is
+    dimension it switched off has V_j near zero, so its part vanishes). Without ARD the prior is
     rotation-invariant and every dimension is normally in use; :func:`effective_rank` counts the
     rank of ψ itself."""
     parts = np.sqrt(column_squares(W) * column_squares(V))

@@ -69,7 +69,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         --budget 60`: test P@1 73.76 against 66.83 with rows alone).
     epochs : int or "auto", default="auto"
         Most passes over the training rows (early stopping usually ends training sooner).
-        ``"auto"``: at least 20 epochs and at least 200 optimiser steps
+        ``"auto"``: a cap of max(20, ⌈200 / steps per epoch⌉) epochs
         (:func:`mlgp.recipes.settings.auto_epochs`), so that a data set of one minibatch is not
         stopped after 20 steps (emotions: test P@1 73.76 against 66.83 after 20 epochs).
     max_seconds : float or None, default=None
@@ -239,7 +239,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     def _validate_params(self, trusted: tuple[str, ...] = ()) -> None:
         super()._validate_params(trusted)
         if isinstance(self.epochs, str) and self.epochs != "auto":
-            raise ParameterError(f"{type(self).__name__}: epochs must be 'auto' or a positive integer; got {self.epochs!r}")
+            raise ParameterError(f"{type(self).__name__}: epochs must be 'auto' or a positive integer; "
+                                 f"got {self.epochs!r}")
         if auto_or_flag(self.early_stopping) is True and self.validation_fraction == 0:
             raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")

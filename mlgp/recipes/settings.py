@@ -30,6 +30,8 @@ from .setting_checks import (BATCH_GROWTH_NAMES, PAPER_BATCH_GROWTH, PREPROCESSI
                              _kernel_names, _optimizer_names, _q_family_names, batch_growth, check_together, checked)
 
 __all__ = [
+    "AUTO_MIN_EPOCHS",
+    "AUTO_MIN_STEPS",
     "BATCH_GROWTH_NAMES",
     "DEMO_SETTINGS",
     "MLGPFSettings",
@@ -38,6 +40,7 @@ __all__ = [
     "PAPER_FORM",
     "PAPER_SETTINGS",
     "QUICK_SETTINGS",
+    "auto_epochs",
     "batch_growth",
     "demo_settings",
     "demo_values",
@@ -267,16 +270,17 @@ def sizes_for_data(num_points: int, num_features: int, num_labels: int) -> dict[
     return {"num_latent_gps": P, "num_inducing": M, "batch_size": min(num_points, 500)}
 
 
-#: ``MLGPFClassifier(epochs="auto")`` trains at least this many epochs ...
+#: ``MLGPFClassifier(epochs="auto")`` allows at least this many epochs ...
 AUTO_MIN_EPOCHS = 20
 #: ... and at least this many optimiser steps (:func:`auto_epochs`).
 AUTO_MIN_STEPS = 200
 
 
 def auto_epochs(steps_per_epoch: int) -> int:
-    """The epochs of ``MLGPFClassifier(epochs="auto")``: max(:data:`AUTO_MIN_EPOCHS`,
-    ⌈:data:`AUTO_MIN_STEPS` / ``steps_per_epoch``⌉), so that a data set of one minibatch gets 200
-    optimiser steps rather than 20 (early stopping usually ends training sooner)."""
+    """The epoch cap of ``MLGPFClassifier(epochs="auto")``: max(:data:`AUTO_MIN_EPOCHS`,
+    ⌈:data:`AUTO_MIN_STEPS` / ``steps_per_epoch``⌉), so that a data set of one minibatch may take
+    200 optimiser steps rather than 20 (early stopping usually ends training sooner). The steps
+    per epoch are those of the first epoch's batch (``batch_growth`` makes later epochs shorter)."""
     return max(AUTO_MIN_EPOCHS, -(-AUTO_MIN_STEPS // max(1, int(steps_per_epoch))))
 
 

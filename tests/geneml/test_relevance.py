@@ -133,7 +133,7 @@ def test_the_effective_rank_counts_singular_values_of_psi():
 
 def test_components_in_use_count_the_dimensions_whose_part_passes_the_share():
     """‖W_j‖ ‖V_j‖ against 1e-3 of the largest part: a dimension with either column at zero is
-    off, one just above the share is on and one exactly at it is off; all zero gives 0."""
+    off, one just above the share is on and one just below it is off; all zero gives 0."""
     from mlgp.geneml.relevance import IN_USE_RTOL, components_in_use
 
     rng = np.random.default_rng(4)

@@ -30,15 +30,16 @@ def informative():
 
 @pytest.fixture(scope="module")
 def default_fit(informative):
-    """The default MLGPFClassifier (20 epochs at most, early stopping, the refit on every row)
-    fitted on ``informative``."""
+    """The default MLGPFClassifier (``epochs="auto"``: at most 200 epochs of one step here, early
+    stopping, the refit on every row) fitted on ``informative``."""
     return MLGPFClassifier().fit(informative.train.X, informative.train.Y)
 
 
 @pytest.fixture(scope="module")
 def stopped_fit(informative):
-    """The default MLGPFClassifier without the refit: the early-stopped model itself."""
-    return MLGPFClassifier(refit=False).fit(informative.train.X, informative.train.Y)
+    """The default MLGPFClassifier without the refit, at most 20 epochs: the early-stopped model
+    itself."""
+    return MLGPFClassifier(refit=False, epochs=20).fit(informative.train.X, informative.train.Y)
 
 
 def test_the_hold_out_split() -> None:

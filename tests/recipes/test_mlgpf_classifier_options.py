@@ -67,13 +67,30 @@ def test_auto_epochs_give_at_least_20_epochs_and_200_steps(seen, rows, fraction,
     assert MLGPFClassifier().get_params()["epochs"] == "auto"
 
 
-@pytest.mark.parametrize("epochs", ["many", "Auto", 0, 2.5])
+@pytest.mark.parametrize("epochs", ["many", "Auto", 0, 2.5, True])
 def test_epochs_other_than_auto_or_a_positive_integer_are_refused(epochs) -> None:
     from mlgp.estimator import ParameterError
 
     rng = np.random.default_rng(0)
     with pytest.raises(ParameterError, match="epochs"):
         MLGPFClassifier(epochs=epochs).fit(rng.random((20, 3)), (rng.random((20, 4)) < 0.3).astype(np.int8))
+
+
+@pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
+def test_auto_epochs_are_resolved_in_the_settings_and_kept_as_the_parameter(tmp_path) -> None:
+    """A real fit with ``epochs="auto"`` on 30 rows (one step per epoch, no hold-out): 200 epochs
+    run, ``settings_`` records 200, the parameter stays "auto" after the fit and after save / load;
+    a NumPy integer is taken as the integer."""
+    rng = np.random.default_rng(0)
+    X, Y = rng.random((30, 3)), (rng.random((30, 4)) < 0.3).astype(np.int8)
+    clf = MLGPFClassifier(num_latent_gps=2, num_inducing=4, validation_fraction=0, jit_compile=False).fit(X, Y)
+    assert clf.n_iter_ == 200 and clf.settings_.epochs == 200 and clf.get_params()["epochs"] == "auto"
+    loaded = MultiLabelEstimator.load(clf.save(tmp_path / "auto"))
+    assert loaded.get_params()["epochs"] == "auto" and loaded.settings_.epochs == 200
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    two = MLGPFClassifier(num_latent_gps=2, num_inducing=4, validation_fraction=0, jit_compile=False,
+                          epochs=np.int64(2)).fit(X, Y)
+    assert two.n_iter_ == 2 and two.settings_.epochs == 2
 
 
 @pytest.mark.slow  # 4 s or more on 2 cores (README: the slow tier)
