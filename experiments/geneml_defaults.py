@@ -36,7 +36,6 @@ dimensions in use (``components_in_use_``: those ARD left on) and the M-step of 
 from __future__ import annotations
 
 import argparse
-import time
 
 DATASETS = ("enron", "bibtex", "emotions")
 METHODS = {
@@ -54,25 +53,26 @@ COLUMNS = ["dataset", "method", "P@1", "P@3", "P@5", "fit s", "iterations", "pre
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import parse_dataset_method_args
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_argparse_args(parser)
-    parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
-    parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated data sets")
-    parser.add_argument("--method", dest="methods", action="append", choices=list(METHODS), metavar="NAME",
-                        help=f"a method to run, repeatable (default: all of {'; '.join(METHODS)})")
-    args = parser.parse_args(argv)
-    args.methods = args.methods or list(METHODS)
-    run(args)
+    run(parse_dataset_method_args(__doc__.splitlines()[0], DATASETS, METHODS, argv))
+
+
+def _row(est, ds) -> dict:
+    """A fitted GenEML's columns: test P@1/3/5 (percent), iterations, preprocessing, rank, M-step."""
+    from mlgp.geneml.em import choose_m_step
+    from mlgp.metrics import evaluate
+
+    p = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), ks=[1, 3, 5]).loc["P"]
+    return {"P@1": float(p[1]), "P@3": float(p[3]), "P@5": float(p[5]), "iterations": est.n_iter_,
+            "preprocessing": str(est.feature_map_.kind), "effective rank": est.effective_rank_,
+            "in use": est.components_in_use_,
+            "M-step": choose_m_step(est.m_step, est.n_components_, est.n_samples_, est.n_labels_)}
 
 
 def run(args: argparse.Namespace) -> None:
-    import mlgp.data
-    from mlgp.experiment import Experiment, RunLog
+    from mlgp.experiment import Experiment, RunLog, each_dataset_and_method
     from mlgp.geneml import GenEML
-    from mlgp.geneml.em import choose_m_step
-    from mlgp.metrics import evaluate
 
     datasets = ["emotions"] if args.quick else args.datasets.split(",")
     chosen = {k: METHODS[k] for k in args.methods}
@@ -81,21 +81,8 @@ def run(args: argparse.Namespace) -> None:
     settings = {"methods": methods, "max_train": max_train}
     with Experiment("geneml_defaults", quick=args.quick, settings=settings, seeds=[0], out=args.out) as exp:
         log = RunLog(exp.folder, "runs", COLUMNS, ["dataset", "method"], settings, args.fresh)
-        for name in datasets:
-            ds = mlgp.data.load(name)
-            X, Y = ds.train.X[:max_train], ds.train.Y[:max_train]
-            for method, params in methods.items():
-                if log.done(name, method):
-                    continue
-                t0 = time.perf_counter()
-                est = GenEML(random_state=0, **params).fit(X, Y)
-                seconds = time.perf_counter() - t0
-                p = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), ks=[1, 3, 5]).loc["P"]
-                log.append({"dataset": name, "method": method, "P@1": float(p[1]), "P@3": float(p[3]),
-                            "P@5": float(p[5]), "fit s": seconds, "iterations": est.n_iter_,
-                            "preprocessing": str(est.feature_map_.kind), "effective rank": est.effective_rank_,
-                            "in use": est.components_in_use_,
-                            "M-step": choose_m_step(est.m_step, est.n_components_, *Y.shape)})
+        each_dataset_and_method(log, datasets, methods,
+                                lambda params, X, Y: GenEML(random_state=0, **params).fit(X, Y), _row, max_train)
         exp.table("runs", log.rows, floatfmt=".2f")
 
 

@@ -18,7 +18,6 @@ trained again on every row (``refit``). Writes ``runs`` (resumable, ``--fresh`` 
 from __future__ import annotations
 
 import argparse
-import time
 
 DATASETS = ("emotions", "scene", "yeast", "enron", "bibtex")
 METHODS = {
@@ -30,17 +29,9 @@ COLUMNS = ["dataset", "method", "P@1", "P@3", "P@5", "NLL", "ECE", "LPD", "fit s
 
 
 def main(argv: list[str] | None = None) -> None:
-    from mlgp.experiment import add_argparse_args
+    from mlgp.experiment import parse_dataset_method_args
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_argparse_args(parser)
-    parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
-    parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated data sets")
-    parser.add_argument("--method", dest="methods", action="append", choices=list(METHODS), metavar="NAME",
-                        help=f"a method to run, repeatable (default: all of {'; '.join(METHODS)})")
-    args = parser.parse_args(argv)
-    args.methods = args.methods or list(METHODS)
-    run(args)
+    run(parse_dataset_method_args(__doc__.splitlines()[0], DATASETS, METHODS, argv))
 
 
 def score(Y_test, clf, X_test) -> dict:
@@ -55,8 +46,7 @@ def score(Y_test, clf, X_test) -> dict:
 
 
 def run(args: argparse.Namespace) -> None:
-    import mlgp.data
-    from mlgp.experiment import Experiment, RunLog
+    from mlgp.experiment import Experiment, RunLog, each_dataset_and_method
     from mlgp.recipes import MLGPFClassifier
 
     datasets = ["emotions"] if args.quick else args.datasets.split(",")
@@ -68,18 +58,12 @@ def run(args: argparse.Namespace) -> None:
     settings = {"methods": methods, "max_train": max_train}
     with Experiment("mlgpf_defaults", quick=args.quick, settings=settings, seeds=[0], out=args.out) as exp:
         log = RunLog(exp.folder, "runs", COLUMNS, ["dataset", "method"], settings, args.fresh)
-        for name in datasets:
-            ds = mlgp.data.load(name)
-            X, Y = ds.train.X[:max_train], ds.train.Y[:max_train]
-            for method, params in methods.items():
-                if log.done(name, method):
-                    continue
-                t0 = time.perf_counter()
-                clf = MLGPFClassifier(seed=0, **params).fit(X, Y)
-                seconds = time.perf_counter() - t0
-                log.append({"dataset": name, "method": method, **score(ds.test.Y, clf, ds.test.X), "fit s": seconds,
-                            "epochs": clf.n_iter_, "steps": int(clf.trace_["step"].max()),
-                            "best epoch": clf.best_epoch_ or 0, "refit": bool(clf.refitted_)})
+        each_dataset_and_method(
+            log, datasets, methods, lambda params, X, Y: MLGPFClassifier(seed=0, **params).fit(X, Y),
+            lambda clf, ds: {**score(ds.test.Y, clf, ds.test.X), "epochs": clf.n_iter_,
+                             "steps": int(clf.trace_["step"].max()), "best epoch": clf.best_epoch_ or 0,
+                             "refit": bool(clf.refitted_)},
+            max_train)
         exp.table("runs", log.rows, floatfmt=".4g")
 
 

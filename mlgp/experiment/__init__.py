@@ -36,16 +36,18 @@ import pandas as pd
 from ..files import atomic_write, atomic_write_text
 from ..recipes.settings import PAPER_BATCH_GROWTH
 from .mlgpf_options import QUICK_SIZES, add_training_args, run_checkpoint_dir, training_options
-from .runlog import RunLog
+from .runlog import RunLog, each_dataset_and_method
 
 __all__ = [
     "PAPER_BATCH_GROWTH",
     "QUICK_SIZES",
     "Experiment",
     "RunLog",
+    "each_dataset_and_method",
     "add_argparse_args",
     "add_count_options",
     "choice_list",
+    "parse_dataset_method_args",
     "count_options",
     "add_training_args",
     "elbo_axis_limits",
@@ -109,6 +111,24 @@ def add_argparse_args(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument("--out", type=Path, default=None, help="results folder (default: experiments/results/<script>)")
     return parser
+
+
+def parse_dataset_method_args(description: str, datasets, methods, argv: list[str] | None = None,
+                              default_methods=None) -> argparse.Namespace:
+    """The options of a script that runs methods on data sets: :func:`add_argparse_args`'s,
+    ``--fresh``, ``--datasets`` (comma-separated, default ``datasets``) and ``--method NAME``
+    (repeatable, one of ``methods``; default ``default_methods``, else all), parsed from ``argv``."""
+    default_methods = list(default_methods or methods)
+    parser = add_argparse_args(argparse.ArgumentParser(description=description))
+    parser.add_argument("--fresh", action="store_true", help="discard the stored runs and start over")
+    parser.add_argument("--datasets", default=",".join(datasets), help="comma-separated data sets")
+    others = [m for m in methods if m not in default_methods]
+    parser.add_argument("--method", dest="methods", action="append", choices=list(methods), metavar="NAME",
+                        help=f"a method to run, repeatable (default: {'; '.join(default_methods)}"
+                             + (f"; the others: {'; '.join(others)})" if others else ")"))
+    args = parser.parse_args(argv)
+    args.methods = args.methods or default_methods
+    return args
 
 
 def choice_list(parser: argparse.ArgumentParser, text: str, choices, what: str) -> list[str]:

@@ -9,14 +9,16 @@ appended (and flushed) as each run finishes; reopening the log with other settin
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 from ..files import atomic_write_text
 
-__all__ = ["RunLog"]
+__all__ = ["RunLog", "each_dataset_and_method"]
 
 
 class RunLog:
@@ -94,3 +96,23 @@ class RunLog:
         frame = pd.DataFrame([row], columns=self.columns)
         frame.to_csv(self.path, mode="a", header=not self.path.is_file() or self.path.stat().st_size == 0, index=False)
         self.rows = frame if self.rows.empty else pd.concat([self.rows, frame], ignore_index=True)
+
+
+def each_dataset_and_method(log: RunLog, datasets, methods: dict, fit: Callable, score: Callable,
+                            max_train: int | None = None) -> None:
+    """One run per data set (a name :func:`mlgp.data.load` reads) and method (``{name: params}``)
+    that ``log`` (keyed by ``dataset`` and ``method``) does not hold yet: ``fit(params, X, Y)`` on
+    the first ``max_train`` training rows (all with None), timed, then the row
+    ``{"dataset", "method", **score(estimator, dataset), "fit s"}`` appended at once."""
+    import mlgp.data
+
+    for name in datasets:
+        ds = mlgp.data.load(name)
+        X, Y = ds.train.X[:max_train], ds.train.Y[:max_train]
+        for method, params in methods.items():
+            if log.done(name, method):
+                continue
+            started = time.perf_counter()
+            estimator = fit(params, X, Y)
+            seconds = time.perf_counter() - started
+            log.append({"dataset": name, "method": method, **score(estimator, ds), "fit s": seconds})

@@ -32,3 +32,27 @@ def test_other_settings_are_refused_and_fresh_starts_again(tmp_path) -> None:
     assert RunLog(tmp_path, "runs", COLUMNS, ["split"], {"n_basis": 1000}, fresh=False).done("a")
     fresh = RunLog(tmp_path, "runs", COLUMNS, ["split"], {"n_basis": 200}, fresh=True)
     assert fresh.rows.empty and not (tmp_path / "runs.csv").exists()
+
+
+def test_each_dataset_and_method_fits_what_is_missing_on_the_first_rows(tmp_path, data_home, monkeypatch) -> None:
+    """Every (data set, method) not in the log is fitted once on the first ``max_train`` training
+    rows with its parameters, scored and appended with its seconds; a second pass fits nothing."""
+    from mlgp.experiment import each_dataset_and_method
+
+    monkeypatch.setenv("MLGP_DATA", str(data_home))
+    log = RunLog(tmp_path, "runs", ["dataset", "method", "rows", "alpha", "fit s"], ["dataset", "method"], {}, fresh=False)
+    log.append({"dataset": "emotions", "method": "b", "rows": -1, "alpha": -1, "fit s": 0.0})  # done before
+    fitted = []
+
+    def fit(params, X, Y):
+        fitted.append(params["alpha"])
+        assert X.shape[0] == Y.shape[0] == 7
+        return {"rows": X.shape[0], **params}
+
+    each_dataset_and_method(log, ["emotions"], {"a": {"alpha": 1}, "b": {"alpha": 2}}, fit,
+                            lambda est, ds: {"rows": est["rows"], "alpha": est["alpha"]}, max_train=7)
+    assert fitted == [1]
+    row = log.get("emotions", "a")
+    assert (row["rows"], row["alpha"]) == (7, 1) and row["fit s"] >= 0
+    each_dataset_and_method(log, ["emotions"], {"a": {"alpha": 1}}, fit, lambda est, ds: {}, max_train=7)
+    assert fitted == [1] and len(log.rows) == 2

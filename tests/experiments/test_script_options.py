@@ -57,3 +57,19 @@ def test_parse_table_args(capsys) -> None:
     args = parse_table_args(["--datasets", "enron,bibtex", "--trees", "7", "--n-jobs", "-1"], "d", "bibtex")
     assert (args.datasets, args.trees, args.n_jobs) == (["enron", "bibtex"], 7, -1)
     assert "--trees must be >= 1" in _error(lambda: parse_table_args(["--trees", "0"], "d", "bibtex"), capsys)
+
+
+def test_dataset_and_method_options() -> None:
+    """``--datasets`` and the repeatable ``--method`` (a name may hold a comma), their defaults, and
+    an unknown method refused by argparse."""
+    from mlgp.experiment import parse_dataset_method_args
+
+    methods = {"a": {}, "b, with a comma": {}, "c": {}}
+    args = parse_dataset_method_args("d", ("x", "y"), methods, [])
+    assert args.datasets == "x,y" and args.methods == ["a", "b, with a comma", "c"] and not args.fresh
+    args = parse_dataset_method_args("d", ("x",), methods, ["--method", "c", "--method", "b, with a comma", "--fresh",
+                                                             "--datasets", "z", "--quick"])
+    assert args.methods == ["c", "b, with a comma"] and args.datasets == "z" and args.fresh and args.quick
+    assert parse_dataset_method_args("d", ("x",), methods, [], default_methods=["c"]).methods == ["c"]
+    with pytest.raises(SystemExit):
+        parse_dataset_method_args("d", ("x",), methods, ["--method", "e"])
