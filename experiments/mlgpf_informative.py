@@ -8,8 +8,8 @@ users × items set where the default recipe used to learn nothing beyond the fre
 600 test rows each. Per data seed: LabelFrequency, MLLSPC and the generating logits (the oracle)
 beside MLGPF at its defaults, without its refit on every row, with a cap of 100 epochs (the
 default ``epochs="auto"`` allows 200 of one step each), with early stopping off for the same 100
-epochs, and with the linear or the SE kernel in place of the default SE + linear (``--method``
-chooses; the four above by default). Per run: P@1, P@5, the test log predictive density
+epochs, and with the linear, the SE or the authors' shared-scale SE + linear kernel in place of the
+default SE + linear (``--method`` chooses; the four above by default). Per run: P@1, P@5, the test log predictive density
 (nats per row), the epochs run and the epoch kept, the fit's seconds. Writes ``runs`` (resumable,
 ``--fresh`` starts over) and ``summary`` (mean and sd over the seeds, and each method's P@1 minus
 MLLSPC's and minus LabelFrequency's).
@@ -33,6 +33,7 @@ METHODS = {
     "MLGPF 100 epochs, no early stopping": dict(epochs=100, early_stopping=False),
     "MLGPF linear kernel": dict(kernel="linear"),
     "MLGPF SE kernel": dict(kernel="se"),
+    "MLGPF shared-scale SE + linear": dict(kernel="se+linear-shared"),
 }
 DEFAULT_METHODS = list(METHODS)[:4]
 COLUMNS = ["size", "seed", "method", "P@1", "P@5", "LPD", "epochs", "best epoch", "fit s"]
