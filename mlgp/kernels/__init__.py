@@ -3,6 +3,7 @@ authors' SE+LR with one shared ARD vector, and the subspace kernels on projected
 
 from .factory import KERNEL_NAMES, make_kernel
 from .shared_scale import SharedScaleSEPlusLinear
-from .subspace import SubspaceLinear, SubspaceSE, make_subspace_kernel
+from .subspace import SubspaceLinear, SubspaceSE, SubspaceSharedScaleSEPlusLinear, make_subspace_kernel
 
-__all__ = ["KERNEL_NAMES", "SharedScaleSEPlusLinear", "SubspaceLinear", "SubspaceSE", "make_kernel", "make_subspace_kernel"]
+__all__ = ["KERNEL_NAMES", "SharedScaleSEPlusLinear", "SubspaceLinear", "SubspaceSE",
+           "SubspaceSharedScaleSEPlusLinear", "make_kernel", "make_subspace_kernel"]

@@ -1,4 +1,5 @@
-"""Kernels on projected inputs: subspace-SE and subspace-linear with ARD over the basis directions.
+"""Kernels on projected inputs: subspace-SE, subspace-linear and the shared-scale SE + linear, with
+ARD over the basis directions.
 
 Their inputs are the (R + 1)-wide blocks of :class:`mlgp.data.subspace.SubspaceProjection`:
 u = (c, r) with c = x X̃ᵀ (R coordinates in the subspace spanned by X̃'s orthonormal rows) and
@@ -11,7 +12,10 @@ both are exact kernels on R^D:
 
 - subspace-SE   k(x, z) = σ² exp(−½ (x − z)ᵀ W (x − z)) = σ² exp(−½ (Σ_j (c_j − a_j)² / ℓ_j² + r_x / ℓ_res²)),
   w = 1/ℓ²;
-- subspace-linear   k(x, z) = xᵀ W z = Σ_j v_j c_j a_j, w = v, with k(x, x) = Σ_j v_j c_j² + v_res r_x.
+- subspace-linear   k(x, z) = xᵀ W z = Σ_j v_j c_j a_j, w = v, with k(x, x) = Σ_j v_j c_j² + v_res r_x;
+- subspace shared-scale SE + linear (:class:`mlgp.kernels.SharedScaleSEPlusLinear` on projected
+  inputs)   k(x, z) = ω exp(−(x − z)ᵀ W (x − z)) + (1 − ω) xᵀ W z, w = λ² (one scale λ per direction
+  and one for the residual, shared by both parts), ω = s / (s + l).
 
 Each is exact — equal to the D-dimensional kernel with metric W — whenever one argument lies in the
 subspace (K_ZZ, K_XZ) and on the diagonal k(x, x), which is all a sparse variational GP uses. For two
@@ -32,7 +36,7 @@ from gpflow.utilities import positive
 
 from ..errors import ShapeError
 
-__all__ = ["SubspaceLinear", "SubspaceSE", "make_subspace_kernel"]
+__all__ = ["SubspaceLinear", "SubspaceSE", "SubspaceSharedScaleSEPlusLinear", "make_subspace_kernel"]
 
 
 def _weights(value, rank: int, name: str) -> np.ndarray:
@@ -121,12 +125,57 @@ class SubspaceLinear(_SubspaceKernel):
         return tf.reduce_sum(c * c * self.variance[: self.rank], -1) + self.variance[self.rank] * r
 
 
+class SubspaceSharedScaleSEPlusLinear(_SubspaceKernel):
+    """Shared-scale SE + linear kernel on subspace inputs (module docstring): with equal scales it is
+    :class:`mlgp.kernels.SharedScaleSEPlusLinear` on the raw inputs.
+
+    Parameters
+    ----------
+    rank
+        R, the number of basis directions (inputs are R + 1 wide).
+    scale
+        λ: one number, or R + 1 (the basis directions, then the residual).
+    se_weight, linear_weight
+        Initial s and l; the parts are weighted ω = s / (s + l) and 1 − ω.
+    """
+
+    def __init__(self, rank: int, scale=1.0, se_weight: float = 1.0, linear_weight: float = 1.0,
+                 name: str | None = None) -> None:
+        super().__init__(rank, name=name)
+        self.scales = Parameter(_weights(scale, self.rank, "scale"), transform=positive(), name="scales")
+        self.se_weight = Parameter(float(se_weight), transform=positive(), name="se_weight")
+        self.linear_weight = Parameter(float(linear_weight), transform=positive(), name="linear_weight")
+
+    def _w(self) -> tf.Tensor:
+        return self.se_weight / (self.se_weight + self.linear_weight)
+
+    @inherit_check_shapes
+    def K(self, X: tf.Tensor, X2: tf.Tensor | None = None) -> tf.Tensor:
+        c, r = self._split(X)
+        c2, r2 = (c, r) if X2 is None else self._split(X2)
+        scales = self.scales[: self.rank]
+        a, b = c * scales, c2 * scales
+        ab = tf.matmul(a, b, transpose_b=True)
+        sq = tf.reduce_sum(a * a, -1)[:, None] + tf.reduce_sum(b * b, -1)[None, :] - 2.0 * ab
+        res = (r[:, None] + r2[None, :]) * tf.square(self.scales[self.rank])
+        w = self._w()
+        K = w * tf.exp(-(tf.maximum(sq, 0.0) + res)) + (1.0 - w) * ab
+        return K if X2 is not None else tf.linalg.set_diag(K, self.K_diag(X))  # k(x, x) with the residual
+
+    @inherit_check_shapes
+    def K_diag(self, X: tf.Tensor) -> tf.Tensor:
+        c, r = self._split(X)
+        a = c * self.scales[: self.rank]
+        w = self._w()
+        return w + (1.0 - w) * (tf.reduce_sum(a * a, -1) + tf.square(self.scales[self.rank]) * r)
+
+
 def make_subspace_kernel(name: str, rank: int, lengthscale: float = 1.0 / np.sqrt(2.0), variance: float = 1.0) -> Kernel:
     """The subspace form of the kernel ``name`` for inputs of R = ``rank`` directions (plus the residual).
 
-    ``name``: ``"linear"``, ``"se"`` or ``"se+linear"`` (canonical names of
-    :data:`mlgp.kernels.factory.KERNELS`; the sum splits ``variance`` equally, as
-    :func:`mlgp.kernels.make_kernel` does). Raises :class:`~mlgp.errors.ArgumentError` for a kernel
+    ``name``: ``"linear"``, ``"se"``, ``"se+linear"`` or ``"se+linear-shared"`` (canonical names of
+    :data:`mlgp.kernels.factory.KERNELS`; the sum splits ``variance`` equally, and the shared-scale
+    kernel starts at λ = 1 / (√2 ℓ) with equal weights, as :func:`mlgp.kernels.make_kernel` does). Raises :class:`~mlgp.errors.ArgumentError` for a kernel
     without a subspace form.
     """
     from gpflow.kernels import Sum
@@ -140,4 +189,7 @@ def make_subspace_kernel(name: str, rank: int, lengthscale: float = 1.0 / np.sqr
     if name == "se+linear":
         return Sum([SubspaceSE(rank, variance=variance / 2.0, lengthscales=lengthscale),
                     SubspaceLinear(rank, variance=variance / 2.0)])
-    raise ArgumentError(f"the kernel {name!r} has no subspace form; with subspace_rank use 'linear', 'se' or 'se+linear'")
+    if name == "se+linear-shared":
+        return SubspaceSharedScaleSEPlusLinear(rank, scale=1.0 / (np.sqrt(2.0) * lengthscale))
+    raise ArgumentError(f"the kernel {name!r} has no subspace form; with subspace_rank use 'linear', 'se', "
+                        "'se+linear' or 'se+linear-shared'")

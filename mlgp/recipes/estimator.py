@@ -169,7 +169,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         **{name: "no_validation" for name in _DEFAULTS if name not in _NOT_PARAMETERS},
     }
 
-    def __init__(self, *, kernel="se+linear", num_latent_gps: int | None = None, num_inducing: int | None = None,
+    def __init__(self, *, kernel=_DEFAULTS["kernel"], num_latent_gps: int | None = None, num_inducing: int | None = None,
                  epochs: int | str = "auto", batch_size: int | None = None,
                  negatives: int | None = _DEFAULTS["negatives"], learning_rate: float = _DEFAULTS["learning_rate"],
                  fixed_inducing: bool = _DEFAULTS["fixed_inducing"],

@@ -13,7 +13,7 @@ from gpflow import covariances
 from mlgp.data.subspace import SubspaceProjection, subspace_basis
 from mlgp.errors import ShapeError
 from mlgp.inducing import SubspaceInducingPoints, input_dim, shared_inducing_variable
-from mlgp.kernels import SubspaceLinear, SubspaceSE
+from mlgp.kernels import SharedScaleSEPlusLinear, SubspaceLinear, SubspaceSE, SubspaceSharedScaleSEPlusLinear
 
 R, D, M = 4, 12, 5
 
@@ -63,6 +63,42 @@ def test_ard_weights_are_the_metric_on_raw_inputs(setup, kind):
     np.testing.assert_allclose(covariances.Kuf(iv, k, U), ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(covariances.Kuu(iv, k), ref_uu, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(k.K_diag(U), ref_diag, rtol=1e-10)
+
+
+def test_the_shared_scale_kernel_with_equal_scales_is_the_raw_one(setup):
+    """Equal scales λ: the subspace shared-scale SE + linear equals SharedScaleSEPlusLinear on the
+    raw inputs wherever one argument lies in the subspace, and on the diagonal."""
+    X, U, _, A, Z = setup
+    k = SubspaceSharedScaleSEPlusLinear(R, scale=0.8, se_weight=0.7, linear_weight=1.9)
+    raw = SharedScaleSEPlusLinear(D, scale=0.8, se_weight=0.7, linear_weight=1.9)
+    iv = SubspaceInducingPoints(A)
+    np.testing.assert_allclose(covariances.Kuu(iv, k), raw(Z), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(covariances.Kuf(iv, k, U), raw(Z, X), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(k.K_diag(U), raw(X, full_cov=False), rtol=1e-10)
+    np.testing.assert_allclose(np.diag(k(U)), k.K_diag(U), rtol=1e-12)
+
+
+def test_the_shared_scale_kernels_scales_are_the_metric_on_raw_inputs(setup):
+    """ARD scales λ (R directions, then the residual): ω exp(−dᵀ W d) + (1 − ω) xᵀ W z with
+    W = X̃ᵀ diag(λ²) X̃ + λ_res² (I − X̃ᵀ X̃), computed densely; ``make_subspace_kernel`` builds it
+    at λ = 1 / (√2 ℓ)."""
+    from mlgp.kernels import make_subspace_kernel
+
+    X, U, basis, A, Z = setup
+    lam = np.array([0.5, 1.3, 2.0, 0.7, 0.9])
+    k = SubspaceSharedScaleSEPlusLinear(R, scale=lam, se_weight=3.0, linear_weight=1.0)
+    W, w = _metric(basis, lam[:R] ** 2, lam[R] ** 2), 0.75
+    diff = X[:, None, :] - Z[None, :, :]
+    ref = w * np.exp(-np.einsum("nmd,de,nme->mn", diff, W, diff)) + (1 - w) * Z @ W @ X.T
+    dz = Z[:, None, :] - Z[None, :, :]
+    ref_uu = w * np.exp(-np.einsum("nmd,de,nme->nm", dz, W, dz)) + (1 - w) * Z @ W @ Z.T
+    iv = SubspaceInducingPoints(A)
+    np.testing.assert_allclose(covariances.Kuf(iv, k, U), ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(covariances.Kuu(iv, k), ref_uu, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(k.K_diag(U), w + (1 - w) * np.einsum("nd,de,ne->n", X, W, X), rtol=1e-10)
+    built = make_subspace_kernel("se+linear-shared", R, lengthscale=0.5)
+    assert isinstance(built, SubspaceSharedScaleSEPlusLinear)
+    np.testing.assert_allclose(built.scales.numpy(), np.full(R + 1, 1 / (np.sqrt(2) * 0.5)))
 
 
 def test_subspace_linear_with_equal_variances_is_gpflows_linear(setup):

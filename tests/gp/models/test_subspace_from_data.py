@@ -76,8 +76,7 @@ def test_fixed_subspace_inducing_inputs_stay_where_they_start(data):
     (dict(subspace_rank=2.5), ArgumentError, r"subspace_rank must be a positive integer, got 2\.5"),
     (dict(subspace_rank=N), ShapeError, r"subspace_rank R must be below min\(N, D\) = 120, got 120"),
     (dict(subspace_rank=R, input_map=SubspaceProjection(np.eye(2, D))), ArgumentError, r"cannot be combined with input_map"),
-    (dict(subspace_rank=R, kernel="se+linear-shared"), ArgumentError, r"'se\+linear-shared' has no subspace form"),
-], ids=["R 0", "R 2.5", "R = N", "input map", "shared kernel"])
+], ids=["R 0", "R 2.5", "R = N", "input map"])
 def test_what_subspace_inducing_inputs_refuse(data, kwargs, error, message):
     X, Y = data
     with pytest.raises(error, match=message):
