@@ -103,8 +103,8 @@ class MLGPFSettings:
         default, ``"se+linear-shared"``, is SE+LR as the authors' code writes it: one ARD vector
         shared by both parts, weights summing to one. Against ``"se+linear"`` (separate ARD vectors
         and variances) it ranked and predicted better on Bibtex (3 seeds: test P@1 63.74 against
-        62.90 at the epoch the held-out density chose) and Delicious, and the same on five smaller
-        sets (``docs/results.md``, "MLGPF: the kernel").
+        62.90 at the epoch the held-out density chose) and Delicious, and about the same on the
+        smaller sets (``docs/results.md``, "MLGPF: the kernel").
     num_latent_gps, num_inducing
         P and M; ``None``: :meth:`sized_for` the dataset.
     epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma
