@@ -4,8 +4,10 @@
 
 with λ (D,), s and l positive. It is GPflow's ``SquaredExponential(variance=w,
 lengthscales=1/(√2 λ))`` plus ``Linear(variance=(1 − w) λ²)`` with the two ARD vectors tied and the
-variances summing to one (the loadings Φ carry the scale). docs/results.md compares it with the
-package's default SE+LR (separate ARD vectors and variances).
+variances summing to one (the loadings Φ carry the scale). It is the recipes' default kernel;
+docs/results.md ("MLGPF: the kernel") compares it with GPflow's SE + linear sum (separate ARD
+vectors and variances). :class:`PartWeights` holds s and l for it and for its subspace form
+(:class:`mlgp.kernels.SubspaceSharedScaleSEPlusLinear`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,21 @@ from gpflow import Parameter
 from gpflow.kernels import Kernel
 from gpflow.utilities import positive
 
-__all__ = ["SharedScaleSEPlusLinear"]
+__all__ = ["PartWeights", "SharedScaleSEPlusLinear"]
 
 
-class SharedScaleSEPlusLinear(Kernel):
+class PartWeights:
+    """The weights of the SE and linear parts, s and l (positive Parameters), as w = s / (s + l)."""
+
+    def _init_weights(self, se_weight: float, linear_weight: float) -> None:
+        self.se_weight = Parameter(float(se_weight), transform=positive(), name="se_weight")
+        self.linear_weight = Parameter(float(linear_weight), transform=positive(), name="linear_weight")
+
+    def _w(self) -> tf.Tensor:
+        return self.se_weight / (self.se_weight + self.linear_weight)
+
+
+class SharedScaleSEPlusLinear(PartWeights, Kernel):
     """SE + linear kernel with one ARD scale vector λ shared by both parts and weights w, 1 − w.
 
     Parameters
@@ -36,11 +49,7 @@ class SharedScaleSEPlusLinear(Kernel):
     def __init__(self, num_features: int, scale: float = 1.0, se_weight: float = 1.0, linear_weight: float = 1.0, name: str | None = None) -> None:
         super().__init__(name=name)
         self.scales = Parameter(np.full(int(num_features), float(scale)), transform=positive(), name="scales")
-        self.se_weight = Parameter(float(se_weight), transform=positive(), name="se_weight")
-        self.linear_weight = Parameter(float(linear_weight), transform=positive(), name="linear_weight")
-
-    def _w(self) -> tf.Tensor:
-        return self.se_weight / (self.se_weight + self.linear_weight)
+        self._init_weights(se_weight, linear_weight)
 
     @inherit_check_shapes
     def K(self, X: tf.Tensor, X2: tf.Tensor | None = None) -> tf.Tensor:

@@ -35,6 +35,7 @@ from gpflow.kernels import Kernel
 from gpflow.utilities import positive
 
 from ..errors import ShapeError
+from .shared_scale import PartWeights
 
 __all__ = ["SubspaceLinear", "SubspaceSE", "SubspaceSharedScaleSEPlusLinear", "make_subspace_kernel"]
 
@@ -125,7 +126,7 @@ class SubspaceLinear(_SubspaceKernel):
         return tf.reduce_sum(c * c * self.variance[: self.rank], -1) + self.variance[self.rank] * r
 
 
-class SubspaceSharedScaleSEPlusLinear(_SubspaceKernel):
+class SubspaceSharedScaleSEPlusLinear(PartWeights, _SubspaceKernel):
     """Shared-scale SE + linear kernel on subspace inputs (module docstring): with equal scales it is
     :class:`mlgp.kernels.SharedScaleSEPlusLinear` on the raw inputs.
 
@@ -143,11 +144,7 @@ class SubspaceSharedScaleSEPlusLinear(_SubspaceKernel):
                  name: str | None = None) -> None:
         super().__init__(rank, name=name)
         self.scales = Parameter(_weights(scale, self.rank, "scale"), transform=positive(), name="scales")
-        self.se_weight = Parameter(float(se_weight), transform=positive(), name="se_weight")
-        self.linear_weight = Parameter(float(linear_weight), transform=positive(), name="linear_weight")
-
-    def _w(self) -> tf.Tensor:
-        return self.se_weight / (self.se_weight + self.linear_weight)
+        self._init_weights(se_weight, linear_weight)
 
     @inherit_check_shapes
     def K(self, X: tf.Tensor, X2: tf.Tensor | None = None) -> tf.Tensor:
