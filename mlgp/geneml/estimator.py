@@ -26,18 +26,12 @@ from ..estimator.training import MAX_SECONDS, Budget
 from .em import M_STEPS, Priors
 from .features import FeatureMap
 from .fit_inputs import (check_m_step, check_precision_prior, checked_validation, components,
-                         exposure_covariates, validation_callback)
+                         exposure_covariates, progress_bar, validation_callback)
 from .inference import INFERENCES, FitRun
 from .predictive import residual_covariance
 from .relevance import check_relevance_prior, components_in_use, effective_rank
 
 __all__ = ["GenEML"]
-
-
-def _progress_bar(description: str):
-    from tqdm.auto import tqdm
-
-    return lambda iterable: tqdm(iterable, desc=description)
 
 
 class GenEML(MultiLabelEstimator):
@@ -305,7 +299,7 @@ class GenEML(MultiLabelEstimator):
         validation = checked_validation(validation, D, K, self.feature_map_)
         run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
-                     _progress_bar(f"GenEML {self.inference}") if self.progress else None,
+                     progress_bar(f"GenEML {self.inference}") if self.progress else None,
                      validation_callback(validation), precision_prior, self.n_components_,
                      None if self.tol is None else float(self.tol))
         result = INFERENCES[self.inference](run)

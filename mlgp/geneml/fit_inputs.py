@@ -1,6 +1,6 @@
 """What ``GenEML.fit`` checks and builds from its arguments before any inference: the precision
 hyperprior, the latent dimension k used, the exposure covariates, and the validation callback that
-adds P@1/3/5 to a trace."""
+adds P@1/3/5 to a trace, and the progress bar over its iterations."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..errors import ArgumentError, ShapeError
 from .exposure import CovariateExposure, default_covariates
 
 __all__ = ["check_m_step", "check_precision_prior", "checked_validation", "components", "exposure_covariates",
-           "validation_callback"]
+           "progress_bar", "validation_callback"]
 
 
 def check_precision_prior(precision_prior, inference: str) -> tuple[float, float] | None:
@@ -97,3 +97,10 @@ def validation_callback(validation):
         row.update({f"P@{k}": float(p.loc["P", k]) for k in p.columns})
 
     return record
+
+
+def progress_bar(description: str):
+    """A wrapper of the fit's iteration loop: tqdm's progress bar named ``description``."""
+    from tqdm.auto import tqdm
+
+    return lambda iterable: tqdm(iterable, desc=description)
