@@ -34,6 +34,11 @@ EXPECTED: dict[str, dict] = {
                              "P@1 − LabelFrequency", "seeds"], {"P@1 std", "P@5 std", "LPD mean", "LPD std", "fit s std"})},
         figures=[],
     ),
+    "mlgpf_seed_ensemble": dict(
+        tables={"members": (["seed", "P@1", "P@3", "P@5", "NLL", "ECE", "LPD", "fit s", "epochs", "best epoch"], set()),
+                "groups": (["seeds", "members", "P@1", "P@3", "P@5", "NLL", "ECE", "LPD", "fit s"], set())},
+        figures=[],
+    ),
     "mlgpf_paper_gap": dict(
         tables={"runs": (["seed", "method", "P@1", "P@3", "P@5", "LPD", "NLL", "ECE", "epochs", "best epoch", "fit s"],
                          set()),

@@ -63,6 +63,11 @@ def _check_contents(name: str, tables: dict[str, pd.DataFrame]) -> None:
         summary = tables["summary"].set_index("method")
         np.testing.assert_allclose(summary["P@1 − paper"], summary["P@1 mean"] - 66.46)
         assert (tables["runs"]["epochs"] <= 3).all()  # --quick's epochs
+    elif name == "mlgpf_seed_ensemble":
+        members, groups = tables["members"], tables["groups"]
+        assert list(members["seed"]) == [0, 1] and (members["epochs"] <= 2).all()  # --quick: 2 seeds, 2 epochs
+        assert list(groups["seeds"]) == ["0 1"] and list(groups["members"]) == [2]
+        np.testing.assert_allclose(groups["fit s"], members["fit s"].sum())
     elif name == "mlgpf_defaults":
         runs = tables["runs"].set_index("method")
         assert sorted(runs.index) == ["20 epochs", "default"]
