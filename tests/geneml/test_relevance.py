@@ -131,6 +131,18 @@ def test_the_effective_rank_counts_singular_values_of_psi():
     assert effective_rank(np.zeros((4, 2)), V[:, :2]) == 0
 
 
+def test_the_effective_rank_is_a_share_of_the_squared_singular_values():
+    """ψ with singular values 10, 3, 1: 99 % of the squared norm (110) needs two of them (109), a
+    share of the singular values themselves would need all three (13 of 14 is 93 %)."""
+    rng = np.random.default_rng(5)
+    left, _ = np.linalg.qr(rng.standard_normal((40, 3)))
+    right, _ = np.linalg.qr(rng.standard_normal((20, 3)))
+    U, V = left * np.array([10.0, 3.0, 1.0]), right
+    assert effective_rank(U, V) == 2
+    assert effective_rank(U, V, energy=0.9) == 1  # 100 of 110
+    assert effective_rank(U, V, energy=0.995) == 3
+
+
 def test_components_in_use_count_the_dimensions_whose_part_passes_the_share():
     """‖W_j‖ ‖V_j‖ against 1e-3 of the largest part: a dimension with either column at zero is
     off, one just above the share is on and one just below it is off; all zero gives 0."""
@@ -224,7 +236,7 @@ def test_the_gibbs_objective_with_relevances_is_the_log_joint_at_the_draw():
     assert not np.allclose(last.relevance, state.relevance)
 
 
-@pytest.mark.parametrize("prior", [(0.0, 1.0), (1.0, -1.0), (np.inf, 1.0), (1.0, np.nan), (1.0,), "ab", 3.0])
+@pytest.mark.parametrize("prior", [(0.0, 1.0), (-2.0, 1.0), (1.0, -1.0), (np.inf, 1.0), (1.0, np.nan), (1.0,), "ab", 3.0])
 def test_bad_relevance_priors_are_refused(prior):
     X = sp.csr_matrix(np.eye(3))
     with pytest.raises(ArgumentError, match="relevance_prior"):
