@@ -3,7 +3,8 @@
 Contract: :class:`RunLog` owns ``<folder>/<name>.csv`` and ``<name>.settings.json``. Rows are
 appended (and flushed) as each run finishes; reopening the log with other settings raises
 ``SystemExit`` with the two settings side by side, before anything is written; a cut-off last line
-(a run killed while writing) is dropped; ``fresh=True`` discards what is there.
+(a run killed while writing) is dropped, and a file left without a whole line holds no runs;
+``fresh=True`` discards what is there.
 """
 
 from __future__ import annotations
@@ -64,7 +65,12 @@ class RunLog:
             text = self.path.read_text()
             if text and not text.endswith("\n"):
                 # a run killed while writing left a cut-off last line: drop it
-                atomic_write_text(self.path, text[: text.rfind("\n") + 1])
+                text = text[: text.rfind("\n") + 1]
+                atomic_write_text(self.path, text)
+            if not text:  # not even the header was written whole: no runs, and the next row writes it
+                self.path.unlink()
+                self.rows = pd.DataFrame(columns=columns)
+                return
             rows = pd.read_csv(self.path)
             missing = [c for c in columns if c not in rows.columns]
             if missing:

@@ -44,7 +44,7 @@ def test_each_dataset_and_method_fits_what_is_missing_on_the_first_rows(tmp_path
     log.append({"dataset": "emotions", "method": "b", "rows": -1, "alpha": -1, "fit s": 0.0})  # done before
     fitted = []
 
-    clock = iter([10.0, 12.5])  # the fit starts at 10 s and ends at 12.5 s
+    clock = iter([2.0, 7.5])  # the fit starts at 2 s and ends at 7.5 s
     monkeypatch.setattr("mlgp.experiment.runlog._clock", lambda: next(clock))
 
     def fit(params, X, Y):
@@ -52,10 +52,49 @@ def test_each_dataset_and_method_fits_what_is_missing_on_the_first_rows(tmp_path
         assert X.shape[0] == Y.shape[0] == 7
         return {"rows": X.shape[0], **params}
 
-    each_dataset_and_method(log, ["emotions"], {"a": {"alpha": 1}, "b": {"alpha": 2}}, fit,
+    # "b", done before, comes first: it is passed over and "a" still runs
+    each_dataset_and_method(log, ["emotions"], {"b": {"alpha": 2}, "a": {"alpha": 1}}, fit,
                             lambda est, ds: {"rows": est["rows"], "alpha": est["alpha"]}, max_train=7)
     assert fitted == [1]
     row = log.get("emotions", "a")
-    assert (row["rows"], row["alpha"]) == (7, 1) and row["fit s"] == 2.5
+    assert (row["rows"], row["alpha"]) == (7, 1) and row["fit s"] == 5.5
     each_dataset_and_method(log, ["emotions"], {"a": {"alpha": 1}}, fit, lambda est, ds: {}, max_train=7)
     assert fitted == [1] and len(log.rows) == 2
+
+
+def test_the_file_holds_one_header_and_the_rows_exactly(tmp_path) -> None:
+    """Appended rows land in the CSV as written (one header, no index column), a cut-off line is
+    dropped to the byte, and reopening keeps the rows, their order and a plain 0-based index."""
+    folder = tmp_path / "new" / "nested"  # made with its parents
+    log = RunLog(folder, "runs", COLUMNS, ["split", "method"], {}, fresh=True)  # fresh with nothing there
+    log.append({"split": "a", "method": "LSPC", "score": 0.5, "params": "x=2"})
+    log.append({"split": "b", "method": "LSPC", "score": 0.25, "params": "x=1"})
+    expected = "split,method,score,params\na,LSPC,0.5,x=2\nb,LSPC,0.25,x=1\n"
+    assert (folder / "runs.csv").read_text() == expected
+    assert list(log.rows.index) == [0, 1]
+    with open(folder / "runs.csv", "a") as fh:
+        fh.write("c,LSPC,0.7")
+    again = RunLog(folder, "runs", COLUMNS, ["split", "method"], {}, fresh=False)
+    assert (folder / "runs.csv").read_text() == expected
+    assert list(again.rows.columns) == COLUMNS and list(again.rows.index) == [0, 1]
+    assert again.rows.to_dict("records") == [{"split": "a", "method": "LSPC", "score": 0.5, "params": "x=2"},
+                                             {"split": "b", "method": "LSPC", "score": 0.25, "params": "x=1"}]
+    # ``get`` matches its key exactly ("a" is not "b"), and a prefix of it gives the first such row
+    assert again.get("b", "LSPC")["params"] == "x=1" and again.get("a", "LSPC")["params"] == "x=2"
+    again.append({"split": "b", "method": "ML-LSPC", "score": 0.75, "params": "x=3"})
+    assert again.get("b")["params"] == "x=1" and again.get("b", "ML-LSPC")["params"] == "x=3"
+    # a file emptied behind the log's back gets its header again
+    (folder / "runs.csv").write_text("")
+    again.append({"split": "c", "method": "LSPC", "score": 1.0, "params": "x=4"})
+    assert (folder / "runs.csv").read_text() == "split,method,score,params\nc,LSPC,1.0,x=4\n"
+
+
+def test_a_header_cut_off_by_a_kill_leaves_an_empty_log(tmp_path) -> None:
+    """A run killed while writing the first row's header leaves a file without a whole line: it
+    holds no runs, so reopening starts empty (not a pandas error) and the next row gets a header."""
+    RunLog(tmp_path, "runs", COLUMNS, ["split"], {}, fresh=False)
+    (tmp_path / "runs.csv").write_text("split,meth")
+    log = RunLog(tmp_path, "runs", COLUMNS, ["split"], {}, fresh=False)
+    assert log.rows.empty and not log.done("a")
+    log.append({"split": "a", "method": "LSPC", "score": 0.5, "params": ""})
+    assert (tmp_path / "runs.csv").read_text() == "split,method,score,params\na,LSPC,0.5,\n"
