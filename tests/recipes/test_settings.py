@@ -257,3 +257,43 @@ def test_covariance_warmup_is_checked_and_auto_resolves_by_family_and_optimizer(
         with pytest.raises(ArgumentError, match="covariance_warmup=5 ties the factors of a Cholesky q\\(u\\) family"):
             MLGPFSettings(covariance_warmup=5, **bad)
         MLGPFSettings(covariance_warmup=0, **bad)  # none asked: fine
+
+
+@pytest.mark.parametrize("N, K, P, M, batch", [
+    (4880, 159, 79, 400, 500),     # Bibtex's shape: half the labels, the paper's M from 4,000 points on
+    (12920, 983, 300, 400, 500),   # Delicious': P capped at 300
+    (1123, 53, 26, 112, 500),      # Enron's: a tenth of the points
+    (391, 6, 6, 50, 391),          # emotions': every label (K ≤ 20), at least 50 inducing inputs
+    (30, 45, 22, 30, 30),          # fewer points than 50: M = N
+    (700, 41, 20, 70, 500),        # K // 2 = 20
+])
+def test_sizes_for_data_follow_the_stated_rule(N, K, P, M, batch) -> None:
+    """P = min(K, max(20, min(300, K // 2))), M = min(N, 400, max(50, N // 10)), batch min(N, 500),
+    worked out by hand for data sets' shapes; D does not enter."""
+    from mlgp.recipes.settings import sizes_for_data
+
+    for D in (3, 100_000):
+        assert sizes_for_data(N, D, K) == {"num_latent_gps": P, "num_inducing": M, "batch_size": batch}
+
+
+def test_the_paper_sizes_are_table_2s() -> None:
+    """The MLGPF paper's Table 2 (../shared/papers/NOTES.md): P = 159, M = 400 on Bibtex; P = 300,
+    M = 400 on Delicious; 30 and 100 elsewhere."""
+    assert PAPER_SETTINGS == {"bibtex": {"num_latent_gps": 159, "num_inducing": 400},
+                              "delicious": {"num_latent_gps": 300, "num_inducing": 400}}
+    assert OTHER_SIZES == {"num_latent_gps": 30, "num_inducing": 100}
+
+
+def test_the_recipes_defaults_are_the_documented_ones() -> None:
+    """The defaults docs/results.md measures (and MLGPFClassifier's docstring states): the
+    shared-scale SE + linear kernel, whitened q(u), Adam at 0.005, batch 500, float32, warm start,
+    Z on the unit sphere, the full KL, 20 epochs (the estimator's "auto" resolves its own), the
+    factors' warm-up chosen by family and optimizer ("auto"), log-odds biases, and natural
+    gradients' γ ramp."""
+    s = MLGPFSettings()
+    assert (s.kernel, s.q_family, s.optimizer, s.learning_rate, s.batch_size, s.dtype, s.warm_start,
+            s.unit_sphere_inducing, s.kl_weight, s.epochs) == ("se+linear-shared", "whitened", "adam", 0.005, 500,
+                                                              "float32", True, True, 1.0, 20)
+    assert s.negatives is None and s.fixed_inducing is False and s.batch_growth is None
+    assert (s.covariance_warmup, s.bias_init, s.subspace_rank) == ("auto", "log-odds", None)
+    assert s.natgrad_gamma == (0.01, 0.1, 100)  # with optimizer="natgrad": γ from 0.01 to 0.1 over 100 steps
