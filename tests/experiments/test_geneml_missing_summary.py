@@ -3,22 +3,15 @@ same method and seed at ρ = 0."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "geneml_missing_labels.py"
+from _scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("_geneml_missing_labels", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("geneml_missing_labels")
 
 
 def _row(fraction, seed, p1, hiding="uniform", method="m"):

@@ -3,22 +3,15 @@ averaged probabilities against a direct computation."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "mlgpf_seed_ensemble.py"
+from _scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("_mlgpf_seed_ensemble", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("mlgpf_seed_ensemble")
 
 
 def test_groups_are_consecutive_seeds_then_all_of_them(script):

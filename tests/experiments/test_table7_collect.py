@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from _scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def table7():
-    spec = importlib.util.spec_from_file_location("table7_kernels", REPO / "experiments" / "table7_kernels.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("table7_kernels")
 
 
 def _run_folder(root: Path, name: str, variant: str, seeds, epochs: int, with_epochs_column: bool = True) -> Path:
