@@ -18,8 +18,11 @@ consecutive seeds in groups of ``--group``, and all members together.
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 MEMBERS = 9  # seeds 0–8 unless --seeds
 SIZES = dict(num_latent_gps=159, num_inducing=400)
@@ -64,9 +67,18 @@ def groups_of(seeds: list[int], size: int) -> list[list[int]]:
     return out
 
 
-def run(args: argparse.Namespace) -> None:
-    import time
+def load_member(path: Path, shape: tuple[int, int]) -> np.ndarray:
+    """A member's stored test probabilities, checked: an (N_test, K) array of finite values in [0, 1]."""
+    try:
+        proba = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"{path} is not a readable .npy file ({err}); rerun with --fresh") from None
+    if proba.shape != shape or not np.all(np.isfinite(proba)) or proba.min() < 0 or proba.max() > 1:
+        raise SystemExit(f"{path} holds no ({shape[0]}, {shape[1]}) probabilities of this test split; rerun with --fresh")
+    return proba
 
+
+def run(args: argparse.Namespace) -> None:
     from mlgp.data import load
     from mlgp.experiment import Experiment, RunLog
     from mlgp.files import atomic_write
@@ -86,7 +98,9 @@ def run(args: argparse.Namespace) -> None:
         store.mkdir(exist_ok=True)
         for seed in seeds:
             path = store / f"member_{seed}.npy"
-            if log.done(seed) and path.is_file():
+            if log.done(seed):
+                if not path.is_file():  # refitting would add a second row for the seed
+                    raise SystemExit(f"{path}, seed {seed}'s probabilities, is missing; rerun with --fresh")
                 continue
             start = time.perf_counter()
             clf = MLGPFClassifier(**sizes, max_seconds=args.budget, seed=seed).fit(X, Y)
@@ -94,17 +108,15 @@ def run(args: argparse.Namespace) -> None:
             proba = np.asarray(clf.predict_proba(Xt), dtype=np.float64)
             atomic_write(path, lambda f, p=proba: np.save(f, p))
             log.append({"seed": seed, **score(Yt, proba), "fit s": seconds, "epochs": clf.n_iter_,
-                     "best epoch": clf.best_epoch_ or 0})
+                        "best epoch": clf.best_epoch_ or 0})
             print(log.rows.iloc[-1].to_dict(), flush=True)
         exp.table("members", log.rows, floatfmt=".4g")
         members = log.rows.set_index("seed")
         rows = []
         for chosen in groups_of(seeds, group):
-            proba = np.mean([np.load(store / f"member_{s}.npy") for s in chosen], axis=0)
+            proba = np.mean([load_member(store / f"member_{s}.npy", Yt.shape) for s in chosen], axis=0)
             rows.append({"seeds": " ".join(map(str, chosen)), "members": len(chosen), **score(Yt, proba),
                          "fit s": float(members.loc[chosen, "fit s"].sum())})
-        import pandas as pd
-
         exp.table("groups", pd.DataFrame(rows, columns=GROUP_COLUMNS), floatfmt=".4g")
 
 

@@ -36,3 +36,18 @@ def test_score_ranks_and_judges_the_probabilities_it_is_given(script):
     assert out["LPD"] == pytest.approx(-nll * 5, rel=1e-12)  # nats per row: K = 5 entries
     # P@3: hits among each row's three most probable labels, over 3
     assert out["P@3"] == pytest.approx(100 * np.mean([1, 2, 1, 0]) / 3)
+
+
+def test_a_stored_member_is_checked_before_it_is_averaged(script, tmp_path):
+    good = np.full((4, 5), 0.25)
+    np.save(tmp_path / "good.npy", good)
+    np.testing.assert_array_equal(script.load_member(tmp_path / "good.npy", (4, 5)), good)
+    np.save(tmp_path / "shape.npy", np.full((4, 6), 0.25))
+    np.save(tmp_path / "range.npy", np.full((4, 5), 1.5))
+    np.save(tmp_path / "negative.npy", np.full((4, 5), -0.5))
+    np.save(tmp_path / "nan.npy", np.full((4, 5), np.nan))
+    np.save(tmp_path / "objects.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    (tmp_path / "cut.npy").write_bytes((tmp_path / "good.npy").read_bytes()[:100])
+    for name in ("shape", "range", "negative", "nan", "objects", "cut", "missing"):
+        with pytest.raises(SystemExit, match="--fresh"):
+            script.load_member(tmp_path / f"{name}.npy", (4, 5))
