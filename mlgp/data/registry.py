@@ -166,6 +166,16 @@ DATASETS: dict[str, DatasetInfo] = {
                     "music emotions, dense real features (Mulan split)"),
         DatasetInfo("scene", 1211, 1196, 294, 6, 1.0740, MULAN_URL,
                     "scene image classification, dense real features (Mulan split)"),
+        DatasetInfo("birds", 322, 323, 271, 19, 1.0140, MULAN_URL,
+                    "bird species in audio recordings, dense real features; 294 of 645 unlabelled (Mulan split)"),
+        DatasetInfo("genbase", 463, 199, 1185, 27, 1.2523, MULAN_URL,
+                    "protein function classes, binary motif features, many duplicate rows (Mulan split)"),
+        DatasetInfo("flags", 129, 65, 43, 7, 3.3918, MULAN_URL,
+                    "colours on national flags, mixed numeric and one-hot features (Mulan split)"),
+        DatasetInfo("cal500", 335, 167, 68, 174, 26.0438, MULAN_URL,
+                    "song tags, dense real audio features, 26 labels per song (seeded 2/3 : 1/3 split)"),
+        DatasetInfo("foodtruck", 272, 135, 32, 12, 2.2899, MULAN_URL,
+                    "preferred kinds of food, mixed numeric and one-hot features (seeded 2/3 : 1/3 split)"),
     )
 }
 
