@@ -3,7 +3,9 @@ Python process of its own (:func:`_run_isolated`, through :mod:`mlgp.comparison.
 
 Either way the result is a row (``family``, ``estimator``, ``settings``, ``error``, the fit and predict
 seconds, the peak memory, P@k, nDCG@k and PSP@k for k in :data:`KS` up to the number of labels, the
-columns of :mod:`mlgp.comparison.probabilities`, and the reliability bins under ``_reliability``) and
+columns of :mod:`mlgp.comparison.probabilities`, the reliability bins under ``_reliability`` and, for
+a family that ran, each test row's P@1, P@5 and log predictive density under ``_rows``
+(:mod:`mlgp.comparison.rows`; ``{measure: [N_test values]}``, lists so that the row stays JSON)) and
 a trace frame (:mod:`mlgp.comparison.traces`). A family that raises is a row whose ``error`` is the
 exception's first line (``traceback`` holds the last frames). A worker process that ends without a
 result — killed by a signal (the out-of-memory killer's SIGKILL, a SIGTERM) or exiting early — is a
@@ -22,6 +24,7 @@ import pandas as pd
 
 from ..families import family, fit_arguments, uses_tensorflow
 from .probabilities import probability_row
+from .rows import ranking_rows
 from .traces import _empty_trace, _trace_of
 
 __all__ = ["KS", "QUIET"]
@@ -114,7 +117,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
     Returns
     -------
     tuple of (dict, pandas.DataFrame)
-        The row and the trace frame.
+        The row (with ``_rows`` when it ran) and the trace frame.
     """
     from sklearn import config_context
 
@@ -139,9 +142,11 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
         table = evaluate(ds.test.Y, top, ks=ks, inv_propensity=inv_propensity)
         for metric in ("P", "nDCG", "PSP"):
             row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
-        probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y)
+        per_row = ranking_rows(ds.test.Y, top)
+        probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y, rows=per_row)
         row.update(probabilities)
         trace = _trace_of(name, estimator)
+        row["_rows"] = {measure: values.tolist() for measure, values in per_row.items()}
     except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
         row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
         row["traceback"] = traceback.format_exc(limit=5)

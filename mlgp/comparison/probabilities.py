@@ -16,6 +16,9 @@ columns below (and the reliability bins for ``calibration.png``), or, for an est
   the thresholds are chosen on one half of the test rows and applied to the other, both ways
   (:func:`mlgp.metrics.select_thresholds`), so no row is judged by thresholds it chose;
 - ``proba_seconds``: the time of ``predict_proba`` on the test split.
+
+Given a dict ``rows``, :func:`probability_row` also puts into it each test row's log predictive
+density under ``"LPD"`` (:func:`mlgp.comparison.rows.log_density_rows`; their mean is ``LPD``).
 """
 
 from __future__ import annotations
@@ -60,11 +63,13 @@ def _tuned_f1(Y, P: np.ndarray, seed: int) -> dict[str, float]:
     return out
 
 
-def probability_row(estimator, X_test, Y_test, seed: int = 0) -> tuple[dict, dict]:
+def probability_row(estimator, X_test, Y_test, seed: int = 0, rows: dict | None = None) -> tuple[dict, dict]:
     """The probability columns of ``estimator`` on ``(X_test, Y_test)`` and its reliability bins
     (``{"all": ..., "top5": ...}``, each ``{"mean_probability": [...], "frequency": [...],
-    "count": [...]}``); F1 in percent. Without ``predict_proba``: ``({"proba_note": why}, {})``."""
+    "count": [...]}``); F1 in percent. Without ``predict_proba``: ``({"proba_note": why}, {})``.
+    ``rows``, when given, receives ``"LPD"``: the (N_test,) log predictive density of each test row."""
     from ..metrics import calibration_error_interval, evaluate_proba, f1_scores
+    from .rows import log_density_rows
 
     if not hasattr(estimator, "predict_proba"):
         return {"proba_note": f"{type(estimator).__name__} has no predict_proba"}, {}
@@ -78,6 +83,8 @@ def probability_row(estimator, X_test, Y_test, seed: int = 0) -> tuple[dict, dic
     row.update({"LPD": report.log_predictive_density, "NLL": report.nll_per_entry, "Brier": report.brier,
                 "ECE": report.ece, "MCE": report.mce})
     row.update({f"ECE@{k}": v for k, v in report.ece_at_k.items()})
+    if rows is not None:
+        rows["LPD"] = log_density_rows(Y_test, P)
     if N * K <= MAX_BOOTSTRAP_ENTRIES:
         row["ECE_low"], row["ECE_high"] = calibration_error_interval(Y_test, P, n_bins, random_state=seed)
     f1 = f1_scores(Y_test, P >= 0.5)

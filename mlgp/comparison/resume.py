@@ -9,8 +9,10 @@ name, class, every parameter's ``repr``, the budget, the seed and the fingerprin
 family did not fail there, and the file is whole: every field of the row present with the type and
 range it has when written (a name, seconds ≥ 0, percentages in [0, 100], probabilities and
 calibration errors in [0, 1], reliability bins of equal lengths, no field it does not write) and the
-trace's five columns of equal lengths and their types. Any other file is not used: :func:`_finished`
-says why in one line and the family is fitted again.
+trace's five columns of equal lengths and their types. Beside it, ``out/runs/<family>.rows.npz``
+holds the family's per-test-row values (:mod:`mlgp.comparison.rows`), written before the run file;
+an earlier result is taken only with its rows file whole too. Any other file, or a missing rows file,
+is not used: :func:`_finished` says why in one line and the family is fitted again.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from .isolation import KS
 from .probabilities import KS as CALIBRATION_KS
+from .rows import BrokenRows, read_rows, save_rows
 from .traces import TRACE_COLUMNS, _empty_trace
 
 __all__ = ["Earlier"]
@@ -34,14 +38,15 @@ class Earlier(NamedTuple):
 
     Attributes
     ----------
-    result : tuple of (dict, pandas.DataFrame) or None
-        The earlier row and trace to take; ``None``: the family is fitted.
+    result : tuple of (dict, pandas.DataFrame, dict) or None
+        The earlier row, trace and per-test-row values (measure → (N_test,) array) to take;
+        ``None``: the family is fitted.
     problem : str or None
         Why the run file was not used, when it is broken (``None`` when there is no file, or it was
         made with other settings or data, or the family failed there).
     """
 
-    result: tuple[dict, pd.DataFrame] | None
+    result: tuple[dict, pd.DataFrame, dict[str, np.ndarray]] | None
     problem: str | None = None
 
 
@@ -202,8 +207,9 @@ def _read(path: Path) -> dict:
     return saved
 
 
-def _finished(out: Path | None, name: str, config: dict, num_labels: int) -> Earlier:
-    """An earlier run's ``(row, trace)`` for ``name`` made with ``config``, if its run file is whole.
+def _finished(out: Path | None, name: str, config: dict, num_labels: int, num_rows: int) -> Earlier:
+    """An earlier run's ``(row, trace, rows)`` for ``name`` made with ``config``, if its run file and
+    its rows file are whole.
 
     Parameters
     ----------
@@ -215,6 +221,8 @@ def _finished(out: Path | None, name: str, config: dict, num_labels: int) -> Ear
         What it is run with now (:func:`mlgp.comparison.run._config`): the file's must be equal.
     num_labels : int
         Labels of the data (which P@k, nDCG@k, PSP@k and ECE@k the row has).
+    num_rows : int
+        Test rows of the data (the length of each per-row array).
 
     Returns
     -------
@@ -236,17 +244,22 @@ def _finished(out: Path | None, name: str, config: dict, num_labels: int) -> Ear
             raise _Bad(f"the row is {type(row).__name__}, not an object")
         _check_row(row, name, config["class"], num_labels)
         trace = _trace_frame(saved["trace"], name)
-    except _Bad as bad:
+        rows = read_rows(out, name, row, num_rows, num_labels)
+    except (_Bad, BrokenRows) as bad:
         return Earlier(None, str(bad))
-    return Earlier((dict(row), trace))
+    return Earlier((dict(row), trace, rows))
 
 
-def _record(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame) -> None:
-    """Write family ``name``'s run file atomically: ``config``, ``row`` and ``trace`` (what
-    :func:`_finished` reads back on a later call)."""
+def _record(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame,
+            rows: dict[str, np.ndarray] | None = None) -> None:
+    """Write family ``name``'s rows file (when it ran: ``rows``, measure → (N_test,) array), then its
+    run file, each atomically: ``config``, ``row`` and ``trace`` (what :func:`_finished` reads back
+    on a later call)."""
     from ..files import atomic_write
 
     (out / "runs").mkdir(parents=True, exist_ok=True)
+    if rows:
+        save_rows(out, name, rows)
     text = json.dumps({"config": config, "row": row, "trace": trace.to_dict(orient="list")}, indent=1,
                       default=float).encode()
     atomic_write(_run_file(out, name), lambda f: f.write(text))

@@ -17,7 +17,8 @@ with its error and the others go on. With ``out``, each finished family is writt
 ``out/runs/<family>.json`` with what it was run with (its parameters, the budget, the seed and a
 fingerprint of the data); a later call with the same ``out`` takes a family's result from there
 instead of refitting it when all of these match, the family did not fail and the file is whole
-(:mod:`mlgp.comparison.resume`), so a killed run resumes. The tables and figures are written by
+(:mod:`mlgp.comparison.resume`), so a killed run resumes; each test row's P@1, P@5 and log predictive
+density are kept beside it in ``out/runs/<family>.rows.npz`` (:mod:`mlgp.comparison.rows`). The tables and figures are written by
 :mod:`mlgp.comparison.report`.
 """
 
@@ -68,15 +69,21 @@ class Comparison:
         The reliability bins of each family with probabilities: ``family``, ``entries`` (``"all"``
         entries, or ``"top5"``: each point's 5 most probable labels), ``mean_probability``,
         ``frequency`` and ``count``, one row per non-empty equal-mass bin.
+    rows : dict of str to dict of str to numpy.ndarray
+        Per family that ran, each test row's values (:mod:`mlgp.comparison.rows`): ``"P@1"``,
+        ``"P@5"`` (K ≥ 5; fractions) and ``"LPD"`` (with probabilities; nats), each (N_test,).
     """
 
     results: pd.DataFrame
     traces: pd.DataFrame
     reliability: pd.DataFrame = None
+    rows: dict = None
 
     def __post_init__(self) -> None:
         if self.reliability is None:
             self.reliability = _reliability_frame({})
+        if self.rows is None:
+            self.rows = {}
 
 
 def _takes(name: str, what: str, value) -> ArgumentError:
@@ -239,38 +246,41 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
             return _run_isolated(name, estimator, ds, inv_propensity, bool(progress), bool(quiet_tensorflow))
         return _run_one(name, estimator, ds, inv_propensity, bool(progress))
 
-    rows, traces = [], []
+    rows, traces, per_row = [], [], {}
     for name, estimator in estimators.items():
         config = _config(name, estimator, budget, seed, fingerprint)
-        row, trace = _fit_or_resume(name, estimator, config, out, ds.train.Y.shape[1], fit, echo)
+        row, trace, values = _fit_or_resume(name, estimator, config, out, ds.test.Y.shape, fit, echo)
         rows.append(row)
         traces.append(trace)
+        if values:
+            per_row[name] = values
     bins = {row["family"]: row.pop("_reliability", None) or {} for row in rows}
     trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
-    return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins))
+    return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins), per_row)
 
 
-def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, num_labels: int,
-                   fit: Callable, echo: Callable[[str], None]) -> tuple[dict, pd.DataFrame]:
-    """Family ``name``'s row and trace: from its run file under ``out`` when that is whole and was
-    made with ``config`` (:func:`mlgp.comparison.resume._finished`), else from ``fit(name,
-    estimator)``, then recorded there."""
-    earlier = _finished(out, name, config, num_labels)
+def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, test_shape: tuple[int, int],
+                   fit: Callable, echo: Callable[[str], None]) -> tuple[dict, pd.DataFrame, dict]:
+    """Family ``name``'s row, trace and per-test-row values: from its run and rows files under ``out``
+    when they are whole and were made with ``config`` (:func:`mlgp.comparison.resume._finished`), else
+    from ``fit(name, estimator)``, then recorded there. ``test_shape`` is (N_test, K)."""
+    earlier = _finished(out, name, config, test_shape[1], test_shape[0])
     if earlier.result is not None:
         echo(f"{name}: taken from {_run_file(out, name)}")
-        row, trace = earlier.result
+        row, trace, values = earlier.result
         row["resumed"] = True
-        return row, trace
+        return row, trace, values
     if earlier.problem is not None:
         echo(f"{name}: not resuming from {_run_file(out, name)}: {earlier.problem}; fitting again")
     echo(f"{name}: fitting {type(estimator).__name__} ...")
     row, trace = fit(name, estimator)
+    values = {m: np.asarray(v, dtype=np.float64) for m, v in (row.pop("_rows", None) or {}).items()}
     row["resumed"] = False
     if out is not None:
-        _record(out, name, config, row, trace)
+        _record(out, name, config, row, trace, values)
     echo(f"{name}: " + (f"error: {row['error']}" if row["error"] else
                         f"P@1 {row['P@1']:.2f} in {row['fit_seconds']:.1f} s"))
-    return row, trace
+    return row, trace, values
 
 
 def _results_frame(rows: list[dict]) -> pd.DataFrame:

@@ -13,6 +13,7 @@ from _compare_stubs import tiny
 
 import mlgp
 from mlgp.baselines import LabelFrequency
+from mlgp.comparison.rows import save_rows
 
 
 def _compare(ds, out, lines=None, models="frequency"):
@@ -26,11 +27,25 @@ def _run_file(out, name="frequency"):
 
 
 @pytest.fixture(scope="module")
-def good_file(tmp_path_factory) -> dict:
-    """The run file of frequency on :func:`tiny`, as written by a comparison."""
+def good_folder(tmp_path_factory):
+    """The folder of a comparison of frequency on :func:`tiny`."""
     out = tmp_path_factory.mktemp("good")
     _compare(tiny(), out)
-    return json.loads(_run_file(out).read_text())
+    return out
+
+
+@pytest.fixture(scope="module")
+def good_file(good_folder) -> dict:
+    """The run file of frequency on :func:`tiny`, as written by a comparison."""
+    return json.loads(_run_file(good_folder).read_text())
+
+
+@pytest.fixture(scope="module")
+def good_rows(good_folder) -> dict:
+    """The per-test-row values of frequency on :func:`tiny`, as written beside its run file."""
+    from mlgp.files import read_npz
+
+    return read_npz(good_folder / "runs" / "frequency.rows.npz")
 
 
 def test_a_whole_run_file_is_taken_without_fitting(tmp_path) -> None:
@@ -75,7 +90,7 @@ def test_a_family_that_failed_is_fitted_again(tmp_path, monkeypatch) -> None:
     assert json.loads(_run_file(out).read_text())["row"]["error"] == ""
 
 
-def test_a_family_without_probabilities_resumes(tmp_path, good_file) -> None:
+def test_a_family_without_probabilities_resumes(tmp_path, good_file, good_rows) -> None:
     """A row with a ``proba_note`` and no probability columns or reliability bins is whole."""
     saved = copy.deepcopy(good_file)
     row = saved["row"]
@@ -87,6 +102,7 @@ def test_a_family_without_probabilities_resumes(tmp_path, good_file) -> None:
     row.update({"proba_note": "LabelFrequency has no predict_proba", "_reliability": {}})
     (tmp_path / "c" / "runs").mkdir(parents=True)
     _run_file(tmp_path / "c").write_text(json.dumps(saved))
+    save_rows(tmp_path / "c", "frequency", {"P@1": good_rows["P@1"], "P@5": good_rows["P@5"]})  # no LPD rows
     resumed = _compare(tiny(), tmp_path / "c")
     assert resumed.loc["frequency", "resumed"]
     assert resumed.loc["frequency", "proba_note"] == "LabelFrequency has no predict_proba"

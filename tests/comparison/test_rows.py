@@ -1,0 +1,145 @@
+"""Each test row's P@1, P@5 and log predictive density (:mod:`mlgp.comparison.rows`): equal on
+average to the columns of the results, kept beside the run file, read back on resume, and a missing
+or broken rows file fits the family again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from _compare_stubs import tiny
+from sklearn.metrics import log_loss
+
+import mlgp
+from mlgp.comparison.rows import log_density_rows, ranking_rows, rows_file, save_rows
+from mlgp.metrics import evaluate_proba
+from mlgp.scores import topk
+
+
+@pytest.mark.parametrize("name", ["frequency", "mlknn"])
+def test_the_rows_average_to_the_columns(name) -> None:
+    from mlgp.comparison.isolation import _run_one
+    from mlgp.families import make_estimator
+
+    ds = tiny()
+    row, _ = _run_one(name, make_estimator(name), ds, ds.inverse_propensity(), False)
+    rows = {m: np.asarray(v) for m, v in row["_rows"].items()}
+    assert sorted(rows) == ["LPD", "P@1", "P@5"] and all(v.shape == (20,) for v in rows.values())
+    assert set(np.unique(rows["P@1"])) <= {0.0, 1.0}
+    assert 100 * rows["P@1"].mean() == pytest.approx(row["P@1"], rel=1e-12)
+    assert 100 * rows["P@5"].mean() == pytest.approx(row["P@5"], rel=1e-12)
+    assert rows["LPD"].mean() == pytest.approx(row["LPD"], rel=1e-12)
+
+
+def test_the_row_log_density_is_minus_the_log_loss_of_each_row() -> None:
+    """Against scikit-learn's ``log_loss`` row by row, with probabilities 0 and 1 (clipped alike)."""
+    rng = np.random.default_rng(2)
+    P = rng.random((30, 7))
+    P[0, :3] = [0.0, 1.0, 1.0]
+    y = (rng.random((30, 7)) < P).astype(float)
+    y[0, 0], y[0, 1] = 1.0, 0.0  # a positive given probability 0, a negative given 1
+    Y = sp.csr_matrix(y)
+    rows = log_density_rows(Y, P)
+    expected = [-7 * log_loss(y[i], P[i], labels=[0, 1]) for i in range(30)]
+    np.testing.assert_allclose(rows, expected, rtol=1e-12)
+    assert rows.mean() == pytest.approx(evaluate_proba(Y, P, n_bins=None).log_predictive_density, rel=1e-12)
+
+
+def test_ranking_rows_are_hits_of_the_top_labels() -> None:
+    Y = sp.csr_matrix(np.array([[1, 0, 0, 1, 0, 1], [0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]], dtype=float))
+    scores = np.array([[6, 5, 4, 3, 2, 1], [6, 5, 4, 3, 2, 1], [1, 2, 3, 4, 5, 6]], dtype=float)
+    rows = ranking_rows(Y, topk(scores, 5))
+    assert rows["P@1"].tolist() == [1.0, 0.0, 0.0]
+    assert rows["P@5"].tolist() == [2 / 5, 1 / 5, 0.0]
+    assert sorted(ranking_rows(Y[:, :4], topk(scores[:, :4], 4))) == ["P@1"]  # K < 5: no P@5
+
+
+def _compare(out, lines=None, models="frequency"):
+    return mlgp.compare(models, dataset=tiny(), out=out, isolate=False,
+                        echo=None if lines is None else lines.append)
+
+
+def test_the_rows_are_kept_and_read_back_on_resume(tmp_path) -> None:
+    first = _compare(tmp_path, models="frequency,mlknn")
+    assert sorted(first.rows) == ["frequency", "mlknn"]
+    assert rows_file(tmp_path, "mlknn").is_file()
+    stamp = rows_file(tmp_path, "mlknn").stat().st_mtime_ns
+    again = _compare(tmp_path, models="frequency,mlknn")
+    assert again.results["resumed"].all() and rows_file(tmp_path, "mlknn").stat().st_mtime_ns == stamp
+    for family, rows in first.rows.items():
+        assert sorted(again.rows[family]) == sorted(rows)
+        for measure, values in rows.items():
+            np.testing.assert_array_equal(again.rows[family][measure], values)
+
+
+def _truncate(path) -> None:
+    path.write_bytes(path.read_bytes()[:50])
+
+
+def _rewrite(change):
+    def apply(path) -> None:
+        from mlgp.files import read_npz
+
+        rows = read_npz(path)
+        change(rows)
+        save_rows(path.parent.parent, "frequency", rows)
+    return apply
+
+
+BROKEN = {
+    "missing": lambda path: path.unlink(),
+    "truncated": _truncate,
+    "LPD rows missing": _rewrite(lambda rows: rows.pop("LPD")),
+    "an unknown measure": _rewrite(lambda rows: rows.update({"P@3": rows["P@1"]})),
+    "one row short": _rewrite(lambda rows: rows.update({"P@1": rows["P@1"][:-1]})),
+    "a P@1 of one half": _rewrite(lambda rows: rows["P@1"].__setitem__(0, 0.5)),
+    "a P@5 not a fifth": _rewrite(lambda rows: rows["P@5"].__setitem__(0, 0.3)),
+    "a positive LPD": _rewrite(lambda rows: rows["LPD"].__setitem__(0, 0.1)),
+    "a NaN": _rewrite(lambda rows: rows["LPD"].__setitem__(0, np.nan)),
+    "another mean": _rewrite(lambda rows: rows["P@1"].__setitem__(slice(None), 1.0 - rows["P@1"])),
+    "LPD rows of another family": _rewrite(lambda rows: rows.update({"LPD": rows["LPD"] - 0.5})),
+    "integers": lambda path: _write_npz(path),
+}
+
+
+def _write_npz(path) -> None:
+    """The rows file with P@1 as 0/1 integers (``save_rows`` would make them floats)."""
+    from mlgp.files import read_npz
+
+    rows = read_npz(path)
+    rows["P@1"] = rows["P@1"].astype(np.int64)
+    with open(path, "wb") as f:
+        np.savez(f, **rows)
+
+
+@pytest.fixture()
+def no_ece_interval(monkeypatch) -> None:
+    """No bootstrap interval of ECE (the slowest part of scoring a family; not looked at here)."""
+    import mlgp.comparison.probabilities as probabilities
+
+    monkeypatch.setattr(probabilities, "MAX_BOOTSTRAP_ENTRIES", 0)
+
+
+@pytest.mark.parametrize("change", list(BROKEN.values()), ids=list(BROKEN))
+def test_a_missing_or_broken_rows_file_fits_the_family_again(tmp_path, no_ece_interval, change) -> None:
+    first = _compare(tmp_path)
+    change(rows_file(tmp_path, "frequency"))
+    lines: list[str] = []
+    again = _compare(tmp_path, lines)
+    assert not again.results["resumed"].any()
+    said = [line for line in lines if "not resuming" in line]
+    assert len(said) == 1 and "rows" in said[0] and said[0].endswith("fitting again"), lines
+    for measure, values in first.rows["frequency"].items():
+        np.testing.assert_array_equal(again.rows["frequency"][measure], values)
+    assert _compare(tmp_path).results["resumed"].all()  # the rows file written again is whole
+
+
+def test_a_family_that_failed_has_no_rows(tmp_path, monkeypatch) -> None:
+    from mlgp.baselines import LabelFrequency
+
+    def broken(self, X, Y):
+        raise RuntimeError("planted failure")
+
+    monkeypatch.setattr(LabelFrequency, "fit", broken)
+    result = _compare(tmp_path)
+    assert result.rows == {} and not rows_file(tmp_path, "frequency").exists()
