@@ -1,5 +1,5 @@
-"""``mlgp compare (--dataset NAME | --train FILE --test FILE) --models a,b,c [--budget SECONDS]
-[--params FAMILY=FILE.json ...] [--set FAMILY.NAME=VALUE ...] [--seed N] --out DIR``.
+"""``mlgp compare (--dataset NAME[,NAME...] | --dataset all | --train FILE --test FILE) --models a,b,c
+[--budget SECONDS] [--params FAMILY=FILE.json ...] [--set FAMILY.NAME=VALUE ...] [--seed N] --out DIR``.
 
 Fits each family on the same split and scores it on the test split (:func:`mlgp.compare`), prints
 the ranking and probability tables and writes ``DIR/results.csv``, ``DIR/traces.csv``,
@@ -10,6 +10,16 @@ resumes. A family that fails is reported with its error and the others go on; th
 then 1. ``--params FAMILY=FILE`` reads that family's parameters from a JSON file (as ``mlgp params
 FAMILY`` writes it; :mod:`mlgp.cli.params`) with the meaning of ``mlgp fit --params``: the file wins
 over ``--seed`` and ``--budget``, ``--set FAMILY.NAME=VALUE`` wins over the file.
+
+Several data sets (``--dataset a,b,c``, or ``--dataset all``: every data set of the data home) are
+compared one after the other into ``DIR/<dataset>/`` (each folder exactly what ``--dataset <dataset>``
+writes into ``DIR``, resumable alike) by :func:`mlgp.comparison.compare_many`, which writes the
+summary into ``DIR`` (:mod:`mlgp.comparison.summary`: ``summary.csv``, ``ranks.csv``,
+``friedman.csv``, ``bootstrap.csv``, ``cd_P1.png``, ``cd_LPD.png``, ``summary.md``); the command
+prints each data set's ranking table, the mean ranks and the tests. A data set named twice is a
+usage error before any work; one that cannot be read is skipped with its reason (on stderr and in
+the summary) and the exit status is then 1, as when a family failed. A single name keeps the
+one-data-set layout above.
 """
 
 from __future__ import annotations
@@ -33,9 +43,16 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
                        description="Fit each family on the same training split, score the test split, print "
                                    "the tables (ranking, held-out likelihood, calibration, F1) and write results.csv, "
                                    "traces.csv, traces.png, reliability.csv, calibration.png and report.md. "
+                                   "With several datasets (--dataset a,b,c or --dataset all), each is compared into "
+                                   "DIR/<dataset>/ and DIR gets the summary over the datasets: summary.csv, ranks.csv "
+                                   "(mean rank by P@1 and by LPD), friedman.csv (Friedman and Iman-Davenport tests, "
+                                   "Nemenyi critical difference), bootstrap.csv (each family against the best per "
+                                   "dataset, paired bootstrap over test rows), cd_P1.png, cd_LPD.png and summary.md. "
                                    f"Families: {' '.join(FAMILIES)}.")
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--dataset", metavar="NAME", help="a dataset of the data home")
+    source.add_argument("--dataset", metavar="NAME[,NAME...]|all",
+                        help="a dataset of the data home; several, comma-separated, or 'all' (every dataset of the "
+                             "data home) for a comparison over datasets with its summary")
     source.add_argument("--train", type=Path, metavar="FILE", help="a labelled training file (with --test)")
     p.add_argument("--test", type=Path, metavar="FILE", help="a labelled test file (with --train)")
     add_format_option(p)
@@ -67,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.train is None) != (args.test is None):
         raise ArgumentError("--train and --test go together")
+    if args.dataset is not None and ("," in args.dataset or args.dataset.strip() == "all"):
+        return _run_many(args)
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
                      data_format=args.data_format, budget=args.budget, settings=compare_settings(args),
                      seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
@@ -81,3 +100,31 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(best_lines(result.results)))
     print(f"written: {', '.join(str(p) for p in paths.values())}")
     return 1 if result.results["error"].astype(bool).any() else 0
+
+
+def _run_many(args: argparse.Namespace) -> int:
+    """Compare on several data sets, print the tables and the summary; 1 when a family failed or a
+    data set could not be read."""
+    from ..comparison import compare_many, table_text
+    from ..comparison.summary import ranks_text, tests_text
+    from .params import compare_settings
+
+    command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
+    many = compare_many(args.models, args.dataset, budget=args.budget, settings=compare_settings(args),
+                        seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
+                        echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
+                        isolate=not args.in_process, command=command)
+    for name, result in many.comparisons.items():
+        print(f"== {name} ==")
+        print(table_text(result.results))
+        print()
+    for name, why in many.skipped.items():
+        print(f"== {name} == skipped, it cannot be read: {why}")
+    print("mean ranks over the datasets (1 = best; a family that failed on a dataset ranks last there):")
+    print(ranks_text(many))
+    print()
+    print(tests_text(many))
+    print(f"written: {', '.join(str(args.out / name) + '/' for name in many.comparisons)}"
+          + "".join(f", {p}" for p in many.files.values()))
+    failed = any(result.results["error"].astype(bool).any() for result in many.comparisons.values())
+    return 1 if failed or many.skipped else 0
