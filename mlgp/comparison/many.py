@@ -16,7 +16,8 @@ others run.
 The summary over the data sets (:func:`summarise`): per data set and family P@1, P@5, LPD, NLL per
 entry and ECE (or the family's error); each family's mean rank by P@1 and by LPD
 (:func:`mlgp.comparison.ranks.rank_table`: rank 1 = best, ties share the mean rank, a family that
-failed on a data set ranks last there, a family without probabilities is not ranked by LPD); per
+failed on a data set ranks last there, a family without probabilities is not ranked by LPD, a data
+set on which every family failed is left out); per
 measure the Friedman test, its Iman–Davenport form and the Nemenyi critical difference at
 ``alpha``; per data set and measure each family's difference to the best family with a paired
 bootstrap interval over the test rows (P@1 in percentage points, LPD in nats per test point). With
@@ -252,7 +253,8 @@ def summarise(comparisons: dict[str, Comparison], skipped: dict[str, str], model
     for measure in RANKED:
         values = ran.pivot(index="dataset", columns="family", values=measure)
         values = values.reindex(index=list(comparisons), columns=models)
-        ranks = rank_table(values)
+        failed = ran.assign(failed=ran["error"] != "").pivot(index="dataset", columns="family", values="failed")
+        ranks = rank_table(values, failed=failed)
         tables[measure] = ranks
         means[measure] = ranks.mean(axis=0)
         N, k = ranks.shape

@@ -8,10 +8,11 @@ Contract (NumPy, SciPy and pandas only; no TensorFlow):
   tied (two families with the same predictions then tie whatever order their sums were taken in).
   **Missing values**: a family with no value on a data set
   (it failed there) is ranked *last* on that data set, tied with the other families missing there;
-  a family with no value on any data set (e.g. no probabilities, so no LPD) is left out of the
-  table, and so is a data set where no family has a value. Ranking a failure last keeps every data
-  set in the test (a family that cannot run on a data set has lost there) rather than dropping the
-  data sets where any family failed.
+  a family with no value on any data set is left out of the table (e.g. no probabilities, so no
+  LPD) unless it failed on every one (then it is last on each), and a data set where no family has
+  a value is left out. Ranking a failure last keeps every data set in the test (a family that
+  cannot run on a data set has lost there) rather than dropping the data sets where any family
+  failed.
 - :func:`friedman`: the Friedman statistic χ²_F = 12N/(k(k+1)) [Σ_j R_j² − k(k+1)²/4] over the mean
   ranks R_j of k families on N data sets, divided by the tie correction 1 − Σ(t³ − t)/(N k (k² − 1))
   (as :func:`scipy.stats.friedmanchisquare`; 1 without ties), its p-value from χ²(k − 1), and the
@@ -46,26 +47,34 @@ __all__ = ["TIE_DIGITS", "FriedmanResult", "cliques", "critical_difference", "fr
            "rank_table"]
 
 
-def rank_table(values: pd.DataFrame, *, higher_is_better: bool = True) -> pd.DataFrame:
+def rank_table(values: pd.DataFrame, *, failed: pd.DataFrame | None = None,
+               higher_is_better: bool = True) -> pd.DataFrame:
     """Each data set's ranks of the families (module docstring: ties, missing values).
 
     Parameters
     ----------
     values : pandas.DataFrame (N data sets, k families)
         One measure; NaN where a family has no value.
+    failed : pandas.DataFrame (N, k) of bool, optional
+        Where a family failed (default: nowhere); only a family that failed on every data set is
+        ranked without any value.
     higher_is_better : bool
         Whether the largest value gets rank 1.
 
     Returns
     -------
     pandas.DataFrame (N', k')
-        Ranks in [1, k'], each row summing to k'(k' + 1)/2; families with no value anywhere and data
-        sets with no value at all are left out.
+        Ranks in [1, k'], each row summing to k'(k' + 1)/2; families with no value anywhere that did
+        not fail everywhere, and data sets with no value at all, are left out.
     """
     from scipy.stats import rankdata
 
     table = values.astype(float)
-    table = table.loc[table.notna().any(axis=1), table.notna().any(axis=0)]
+    everywhere = pd.Series(False, index=table.columns)
+    if failed is not None and len(table):
+        everywhere = failed.reindex(index=table.index, columns=table.columns).fillna(False).astype(bool).all(axis=0)
+    table = table.loc[:, table.notna().any(axis=0) | everywhere]
+    table = table.loc[table.notna().any(axis=1)]
     rounded = np.array([[float(f"{v:.{TIE_DIGITS}g}") for v in row] for row in table.to_numpy()]).reshape(table.shape)
     signed = -rounded if higher_is_better else rounded
     ranks = rankdata(np.where(np.isnan(signed), np.inf, signed), method="average", axis=1)

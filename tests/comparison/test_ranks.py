@@ -145,3 +145,16 @@ def test_the_bootstrap_needs_rows_of_one_length() -> None:
         paired_bootstrap({})
     with pytest.raises(ArgumentError):
         paired_bootstrap({"a": np.zeros(3)}, n_resamples=0)
+
+
+def test_a_family_that_failed_everywhere_ranks_last_everywhere() -> None:
+    """Without a value anywhere a family is left out — unless it failed on every data set."""
+    nan = np.nan
+    values = pd.DataFrame({"a": [0.9, 0.2], "b": [0.5, 0.3], "gone": [nan, nan], "no_proba": [nan, nan]},
+                          index=["d1", "d2"])
+    failed = pd.DataFrame({"a": [False, False], "b": [False, False], "gone": [True, True],
+                           "no_proba": [True, False]}, index=["d1", "d2"])
+    ranks = rank_table(values, failed=failed)
+    assert list(ranks.columns) == ["a", "b", "gone"]
+    assert ranks["gone"].tolist() == [3.0, 3.0] and ranks["a"].tolist() == [1.0, 2.0]
+    assert list(rank_table(values).columns) == ["a", "b"]
