@@ -99,6 +99,11 @@ def test_two_data_sets_each_as_its_own_comparison_and_a_summary(tmp_path, quick,
     p1 = many.summary.pivot(index="dataset", columns="family", values="P@1")
     for name, result in many.comparisons.items():
         assert 100 * result.rows["mlknn"]["P@1"].mean() == pytest.approx(p1.loc[name, "mlknn"])
+    # the bootstrap's means are the summary's columns: P@1 in percent, LPD in nats per test point
+    means = bootstrap.pivot_table(index=["dataset", "family"], columns="measure", values="mean")
+    summary = many.summary.set_index(["dataset", "family"])
+    for measure in ("P@1", "LPD"):
+        np.testing.assert_allclose(means[measure], summary.loc[means.index, measure], rtol=1e-9)
 
 
 def _no_work(monkeypatch) -> list:
