@@ -48,7 +48,7 @@ def test_the_summary_of_given_results_by_hand() -> None:
     nan = np.nan
     comparisons = {
         "d1": _comparison({"a": {"P@1": 50.0, "LPD": -3.0}, "b": {"P@1": 40.0, "LPD": -2.0},
-                           "c": {"P@1": nan, "LPD": nan, "error": "ValueError: planted"}}),
+                           "c": {"P@1": 99.0, "LPD": nan, "error": "ValueError: planted"}}),  # failed after P@k
         "d2": _comparison({"a": {"P@1": 30.0, "LPD": -1.0}, "b": {"P@1": 30.0, "LPD": -4.0},
                            "c": {"P@1": 20.0, "LPD": nan, "proba_note": "no predict_proba"}}),
         "d3": _comparison({"a": {"P@1": 10.0, "LPD": -5.0}, "b": {"P@1": 20.0, "LPD": -6.0},

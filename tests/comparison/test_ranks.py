@@ -111,6 +111,14 @@ def test_the_bootstrap_of_identical_families_contains_zero() -> None:
     assert (table["low"] <= 0).all() and (table["high"] >= 0).all()
 
 
+def test_differences_of_rounding_are_not_beyond_the_noise() -> None:
+    """The same values summed in another order differ in the last bits, all of one sign."""
+    rows = np.random.default_rng(0).random(100) - 5.0
+    table = paired_bootstrap({"a": rows, "b": rows * (1 + 1e-14)}, n_resamples=200).set_index("family")
+    assert table.loc["b", "high"] < 0  # every row's difference of one sign: the interval lies below 0 ...
+    assert not table["excludes_zero"].any()  # ... by rounding only, which is not a difference
+
+
 def test_a_family_worse_on_every_row_is_beyond_the_noise() -> None:
     rng = np.random.default_rng(0)
     good = rng.random(50)

@@ -86,19 +86,45 @@ def _rewrite(change):
     return apply
 
 
+def _halves(rows) -> None:
+    """One P@1 row of 1 and one of 0 both made 1/2: the mean stays."""
+    v = rows["P@1"]
+    v[np.flatnonzero(v == 1)[0]] = 0.5
+    v[np.flatnonzero(v == 0)[0]] = 0.5
+
+
+def _off_the_fifths(rows) -> None:
+    """Two P@5 rows moved by ±0.1 (off the multiples of 1/5): the mean stays."""
+    v = rows["P@5"]
+    i = np.flatnonzero(v > 0.1)[0]
+    j = next(j for j in range(len(v)) if j != i and v[j] < 0.9)
+    v[i] -= 0.1
+    v[j] += 0.1
+
+
+def _positive_lpd(rows) -> None:
+    """One LPD row made +0.1, another lowered to keep the mean."""
+    v = rows["LPD"]
+    v[1] -= 0.1 - v[0]
+    v[0] = 0.1
+
+
+#: a change to the rows file → what the line that says why names
 BROKEN = {
-    "missing": lambda path: path.unlink(),
-    "truncated": _truncate,
-    "LPD rows missing": _rewrite(lambda rows: rows.pop("LPD")),
-    "an unknown measure": _rewrite(lambda rows: rows.update({"P@3": rows["P@1"]})),
-    "one row short": _rewrite(lambda rows: rows.update({"P@1": rows["P@1"][:-1]})),
-    "a P@1 of one half": _rewrite(lambda rows: rows["P@1"].__setitem__(0, 0.5)),
-    "a P@5 not a fifth": _rewrite(lambda rows: rows["P@5"].__setitem__(0, 0.3)),
-    "a positive LPD": _rewrite(lambda rows: rows["LPD"].__setitem__(0, 0.1)),
-    "a NaN": _rewrite(lambda rows: rows["LPD"].__setitem__(0, np.nan)),
-    "another mean": _rewrite(lambda rows: rows["P@1"].__setitem__(slice(None), 1.0 - rows["P@1"])),
-    "LPD rows of another family": _rewrite(lambda rows: rows.update({"LPD": rows["LPD"] - 0.5})),
-    "integers": lambda path: _write_npz(path),
+    "missing": (lambda path: path.unlink(), "rows file frequency.rows.npz is missing"),
+    "truncated": (_truncate, "rows file frequency.rows.npz does not read"),
+    "LPD rows missing": (_rewrite(lambda rows: rows.pop("LPD")), "holds ['P@1', 'P@5'], not"),
+    "an unknown measure": (_rewrite(lambda rows: rows.update({"P@3": rows["P@1"]})), "holds ['LPD', 'P@1', 'P@3', 'P@5']"),
+    "one row short": (_rewrite(lambda rows: rows.update({"P@1": rows["P@1"][:-1]})), "the P@1 rows have shape (19,)"),
+    "a P@1 of one half": (_rewrite(_halves), "the P@1 rows are not multiples of 1/1"),
+    "a P@5 not a fifth": (_rewrite(_off_the_fifths), "the P@5 rows are not multiples of 1/5"),
+    "a positive LPD": (_rewrite(_positive_lpd), "the LPD rows are not all ≤ 0"),
+    "a NaN": (_rewrite(lambda rows: rows["LPD"].__setitem__(0, np.nan)), "the LPD rows are not all finite"),
+    "another mean": (_rewrite(lambda rows: rows["P@1"].__setitem__(slice(None), 1.0 - rows["P@1"])),
+                     "the P@1 rows have the mean"),
+    "LPD rows of another family": (_rewrite(lambda rows: rows.update({"LPD": rows["LPD"] - 0.5})),
+                                   "the LPD rows have the mean"),
+    "integers": (lambda path: _write_npz(path), "dtype int64"),
 }
 
 
@@ -120,15 +146,15 @@ def no_ece_interval(monkeypatch) -> None:
     monkeypatch.setattr(probabilities, "MAX_BOOTSTRAP_ENTRIES", 0)
 
 
-@pytest.mark.parametrize("change", list(BROKEN.values()), ids=list(BROKEN))
-def test_a_missing_or_broken_rows_file_fits_the_family_again(tmp_path, no_ece_interval, change) -> None:
+@pytest.mark.parametrize("change, why", list(BROKEN.values()), ids=list(BROKEN))
+def test_a_missing_or_broken_rows_file_fits_the_family_again(tmp_path, no_ece_interval, change, why) -> None:
     first = _compare(tmp_path)
     change(rows_file(tmp_path, "frequency"))
     lines: list[str] = []
     again = _compare(tmp_path, lines)
     assert not again.results["resumed"].any()
     said = [line for line in lines if "not resuming" in line]
-    assert len(said) == 1 and "rows" in said[0] and said[0].endswith("fitting again"), lines
+    assert len(said) == 1 and why in said[0] and said[0].endswith("fitting again"), lines
     for measure, values in first.rows["frequency"].items():
         np.testing.assert_array_equal(again.rows["frequency"][measure], values)
     assert _compare(tmp_path).results["resumed"].all()  # the rows file written again is whole
