@@ -56,9 +56,9 @@ def _assert_same_forest(a: FastXML, b: FastXML) -> None:
 
 def test_fastxml_sends_its_data_once_and_grows_the_same_forest(scatters) -> None:
     X, Y = _data()
-    ref = FastXML(n_estimators=10, max_leaf=5, random_state=3, n_jobs=1).fit(X, Y)
+    ref = FastXML(n_estimators=10, max_leaf=5, random_state=3, n_jobs=1, calibration=None).fit(X, Y)
     with _cluster() as cluster, distributed.Client(cluster), joblib.parallel_backend("dask"):
-        est = FastXML(n_estimators=10, max_leaf=5, random_state=3).fit(X, Y)
+        est = FastXML(n_estimators=10, max_leaf=5, random_state=3, calibration=None).fit(X, Y)
     _assert_same_forest(ref, est)
     # one scatter of the four data objects (X, Y, the weighted labels, the discounts), none per tree
     assert len(scatters) == 1 and len(scatters[0]) == 4, scatters
@@ -105,7 +105,7 @@ def test_a_worker_killed_mid_fit_is_replaced_and_the_forest_is_the_same() -> Non
     """Two worker processes (with nannies); one is killed while the trees grow. Dask reruns its
     trees elsewhere and on the restarted worker, and the forest is the one-process forest."""
     X, Y = _data(N=1500, D=60, K=12)
-    ref = FastXML(n_estimators=24, max_leaf=5, random_state=9, n_jobs=1).fit(X, Y)
+    ref = FastXML(n_estimators=24, max_leaf=5, random_state=9, n_jobs=1, calibration=None).fit(X, Y)
     with _cluster(processes=True, memory_limit="2GB") as cluster, distributed.Client(cluster) as client:
         pids = client.run(os.getpid)
         victim = max(pids.values())
@@ -122,7 +122,7 @@ def test_a_worker_killed_mid_fit_is_replaced_and_the_forest_is_the_same() -> Non
         killer = threading.Thread(target=kill_when_busy, daemon=True)
         killer.start()
         with joblib.parallel_backend("dask"):
-            est = FastXML(n_estimators=24, max_leaf=5, random_state=9).fit(X, Y)
+            est = FastXML(n_estimators=24, max_leaf=5, random_state=9, calibration=None).fit(X, Y)
         fitted.set()
         killer.join()
         assert killed_while_fitting == [True]

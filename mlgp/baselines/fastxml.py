@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
+from ..estimator.prior_map import CALIBRATION
 from ..estimator.training import MAX_SECONDS, Budget
 from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
@@ -178,6 +179,7 @@ class FastXML(MultiLabelEstimator):
         "separator_features": [StrOptions({"all", "node"}), None],
         "solver": [StrOptions({"newglmnet", "liblinear"})],
         "max_seconds": MAX_SECONDS,
+        "calibration": CALIBRATION,
     }
 
     _block_format = "csr"
@@ -187,7 +189,8 @@ class FastXML(MultiLabelEstimator):
                  n_w_updates: int = 1, max_iter: int = 10, tol: float = 0.1, split_loss: str = "ndcg",
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
-                 solver: str = "newglmnet", prior_strength: float = 1.0, max_seconds: float | None = None) -> None:
+                 solver: str = "newglmnet", prior_strength: float = 1.0, max_seconds: float | None = None,
+                 calibration: str | None = "prior") -> None:
         self.n_estimators = n_estimators
         self.max_leaf = max_leaf
         self.max_leaf_labels = max_leaf_labels
@@ -208,6 +211,7 @@ class FastXML(MultiLabelEstimator):
         self.solver = solver
         self.prior_strength = prior_strength
         self.max_seconds = max_seconds
+        self.calibration = calibration
 
     # ----------------------------------------------------------------------------------- fit --
     def _label_weights(self, Y: sp.csr_matrix) -> np.ndarray | None:
@@ -234,7 +238,7 @@ class FastXML(MultiLabelEstimator):
     __metadata_request__fit = {"tree_dir": metadata_routing.UNUSED, "progress": metadata_routing.UNUSED}
     #: Parameters that do not change the trees (not recorded beside stored trees).
     _NOT_TREE_PARAMETERS = frozenset({"n_jobs", "verbose", "threshold", "random_state", "gamma", "alpha",
-                                      "prior_strength", "max_seconds"})
+                                      "prior_strength", "max_seconds", "calibration"})
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y, *, tree_dir=None, progress: bool = False) -> "FastXML":
@@ -271,6 +275,7 @@ class FastXML(MultiLabelEstimator):
         opts = self._split_options()
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=self.n_estimators)
         store = None if tree_dir is None else TreeStore(tree_dir, self._tree_settings(X, Y))
+        self._fit_proba_map(X, Y, budget)  # after every check: bad input is refused before any work
         trees: dict = {t: store.load(t, seeds[t]) for t in store.grown(self.n_estimators)} if store else {}
         todo = [t for t in range(self.n_estimators) if t not in trees]
         # the compiled solver runs without the GIL: trees in threads share X (a joblib backend set by
@@ -367,7 +372,7 @@ class FastXML(MultiLabelEstimator):
 
     # --------------------------------------------------------------------------- persistence --
     def _fitted_arrays(self) -> dict:
-        arrays = {f"forest_.{f.name}": getattr(self.forest_, f.name) for f in fields(Forest)}
+        arrays = {**super()._fitted_arrays(), **{f"forest_.{f.name}": getattr(self.forest_, f.name) for f in fields(Forest)}}
         arrays["tree_seeds_"] = self.tree_seeds_
         return arrays
 

@@ -26,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
+from ..estimator.prior_map import CALIBRATION
 from ..validation import check_thresholds
 from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, multiclass_posterior, restore_basis,
                              restore_coef)
@@ -109,17 +110,19 @@ class LSPC(MultiLabelEstimator):
     _parameter_constraints: dict = {
         **BASIS_CONSTRAINTS,
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
+        "calibration": CALIBRATION,
     }
     _predict_from = "proba"
 
     def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
-                 prior_weight: float = 0.1, threshold=0.5, random_state=None) -> None:
+                 prior_weight: float = 0.1, threshold=0.5, random_state=None, calibration: str | None = "prior") -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis
         self.alpha = alpha
         self.prior_weight = prior_weight
         self.threshold = threshold
         self.random_state = random_state
+        self.calibration = calibration
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()           # the multi-label tags, then 1-D targets too
@@ -174,6 +177,10 @@ class LSPC(MultiLabelEstimator):
         self.kernel_width_ = self.basis_.width
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_ = int(N)
+        if self.multilabel_:  # class probabilities sum to one: the map is for label probabilities
+            self._fit_proba_map(X, Y)
+        else:
+            self.proba_map_ = None
         return self
 
     # ---------------------------------------------------------------- scoring
@@ -214,13 +221,13 @@ class LSPC(MultiLabelEstimator):
     # ------------------------------------------------------------ persistence
     def _fitted_scalars(self) -> dict:
         return {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_,
-                "multilabel_": self.multilabel_, "kernel_width_": self.kernel_width_}
+                "multilabel_": self.multilabel_, "kernel_width_": self.kernel_width_, **self._proba_map_scalars()}
 
     def _fitted_arrays(self) -> dict:
         classes = self.classes_
         if classes.dtype.kind == "O" and all(isinstance(c, str) for c in classes):
             classes = classes.astype(str)  # object-dtype strings (e.g. from pandas) as a string array
-        return {"coef_": self.coef_, "classes_": classes, "prior_": self.prior_, "basis_.centres": self.basis_.centres}
+        return {**super()._fitted_arrays(), "coef_": self.coef_, "classes_": classes, "prior_": self.prior_, "basis_.centres": self.basis_.centres}
 
     def _restore_fitted(self, state: SavedState) -> None:
         self.n_samples_ = state.count("n_samples_")

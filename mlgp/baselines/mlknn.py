@@ -28,6 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
+from ..estimator.prior_map import CALIBRATION
 
 __all__ = ["MLkNN"]
 
@@ -104,15 +105,17 @@ class MLkNN(MultiLabelEstimator):
         "metric": [StrOptions({"euclidean", "cosine", "manhattan"})],
         "threshold": [Interval(Real, 0, 1, closed="both")],
         "n_jobs": N_JOBS,
+        "calibration": CALIBRATION,
     }
 
     def __init__(self, *, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
-                 threshold: float = 0.5, n_jobs: int | None = None) -> None:
+                 threshold: float = 0.5, n_jobs: int | None = None, calibration: str | None = "prior") -> None:
         self.n_neighbors = n_neighbors
         self.smoothing = smoothing
         self.metric = metric
         self.threshold = threshold
         self.n_jobs = n_jobs
+        self.calibration = calibration
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "MLkNN":
@@ -156,6 +159,7 @@ class MLkNN(MultiLabelEstimator):
         self.features_ = X
         self.labels_ = Y
         self._set_fitted_shape(N, X.shape[1], K)
+        self._fit_proba_map(X, Y)
         return self
 
     @staticmethod
@@ -189,7 +193,7 @@ class MLkNN(MultiLabelEstimator):
 
     # ------------------------------------------------------------ persistence
     def _fitted_arrays(self) -> dict:
-        return {"prior_": self.prior_, "cond_prob_true_": self.cond_prob_true_,
+        return {**super()._fitted_arrays(), "prior_": self.prior_, "cond_prob_true_": self.cond_prob_true_,
                 "cond_prob_false_": self.cond_prob_false_, "posterior_": self.posterior_,
                 "features_": self.features_, "labels_": self.labels_}
 

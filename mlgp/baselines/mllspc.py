@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
+from ..estimator.prior_map import CALIBRATION
 from ..validation import check_thresholds
 from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, restore_basis, restore_coef
 from ._sylvester import SOLVERS, SolveInfo, coupling_matrix, pearson_similarity, solve_coupled
@@ -130,13 +131,14 @@ class MLLSPC(MultiLabelEstimator):
         "tol": [Interval(Real, 0, 1, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
+        "calibration": CALIBRATION,
     }
 
     _predict_from = "proba"
 
     def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  prior_weight: float = 0.1, coupling: float = 0.1, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
-                 max_iter: int | None = None, threshold=0.5, random_state=None) -> None:
+                 max_iter: int | None = None, threshold=0.5, random_state=None, calibration: str | None = "prior") -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis
         self.alpha = alpha
@@ -148,6 +150,7 @@ class MLLSPC(MultiLabelEstimator):
         self.max_iter = max_iter
         self.threshold = threshold
         self.random_state = random_state
+        self.calibration = calibration
 
     def _check_options(self, num_labels: int) -> tuple[np.ndarray | None, np.ndarray]:
         """User similarity (or None for Pearson) and thresholds, checked before any work."""
@@ -161,7 +164,9 @@ class MLLSPC(MultiLabelEstimator):
         """Fit the coupled least-squares classifiers on features ``X`` (N, D) and 0/1 labels ``Y``
         (N, K), arrays or scipy sparse matrices; returns ``self``."""
         X, Y = self._validate_fit_data(X, Y)
-        return self._fit(X, Y)
+        self._fit(X, Y)
+        self._fit_proba_map(X, Y)
+        return self
 
     def _fit(self, X, Y: sp.csr_matrix) -> "MLLSPC":
         """:meth:`fit` on checked data (float64 CSR or array X, CSR 0/1 Y); :class:`MLLSPCCV`'s
@@ -209,7 +214,7 @@ class MLLSPC(MultiLabelEstimator):
                                                               "residuals": list(info.residuals)}}
 
     def _fitted_arrays(self) -> dict:
-        return {"coef_": self.coef_, "basis_.centres": self.basis_.centres, "similarity_": self.similarity_,
+        return {**super()._fitted_arrays(), "coef_": self.coef_, "basis_.centres": self.basis_.centres, "similarity_": self.similarity_,
                 "prior_": self.prior_}
 
     def _restore_fitted(self, state: SavedState) -> None:

@@ -29,6 +29,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import GridSearch, SavedState
 from ..estimator.search import SCORINGS
+from ..estimator.prior_map import CALIBRATION
 from ..validation import check_thresholds
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 from ._least_squares import binary_posterior
@@ -88,6 +89,7 @@ class MLLSPCCV(GridSearch):
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
         "random_state": ["random_state"],
         "prior_weight": [Interval(Real, 0, None, closed="left")],
+        "calibration": CALIBRATION,
     }
 
     _searched = MLLSPC
@@ -95,7 +97,7 @@ class MLLSPCCV(GridSearch):
 
     def __init__(self, *, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
                  n_basis: int | None = 1000, similarity="pearson", cv=5, scoring: str = "hamming_loss",
-                 threshold=0.5, random_state=None, prior_weight: float = 0.1) -> None:
+                 threshold=0.5, random_state=None, prior_weight: float = 0.1, calibration: str | None = "prior") -> None:
         self.kernel_widths = kernel_widths
         self.alphas = alphas
         self.couplings = couplings
@@ -106,6 +108,7 @@ class MLLSPCCV(GridSearch):
         self.threshold = threshold
         self.random_state = random_state
         self.prior_weight = prior_weight
+        self.calibration = calibration
 
     @staticmethod
     def _grid_values(values, name: str, lower: float, closed: bool) -> list[float]:
@@ -117,7 +120,7 @@ class MLLSPCCV(GridSearch):
 
     def _fixed_params(self) -> dict:
         return dict(n_basis=self.n_basis, similarity=self.similarity, solver="eig", threshold=self.threshold,
-                    random_state=self.random_state, prior_weight=self.prior_weight)
+                    random_state=self.random_state, prior_weight=self.prior_weight, calibration=None)
 
     def _check_search(self, X, Y) -> dict:
         """The user similarity (None: Pearson's on each fold), thresholds, alphas and couplings,

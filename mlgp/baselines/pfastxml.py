@@ -63,13 +63,14 @@ class PfastXML(FastXML):
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
                  solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5,
-                 prior_strength: float = 1.0, max_seconds: float | None = None) -> None:
+                 prior_strength: float = 1.0, max_seconds: float | None = None,
+                 calibration: str | None = "prior") -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
                          separator_features=separator_features, solver=solver, prior_strength=prior_strength,
-                         max_seconds=max_seconds)
+                         max_seconds=max_seconds, calibration=calibration)
         self.propensity_a = propensity_a
         self.propensity_b = propensity_b
 
@@ -118,13 +119,15 @@ class PfastreXML(PfastXML):
                  split_loss_k: int | None = None, threshold: float = 0.5, n_jobs: int | None = None,
                  random_state=None, verbose: int = 0, separator_features: str | None = None,
                  solver: str = "newglmnet", propensity_a: float = 0.55, propensity_b: float = 1.5, gamma: float = 30.0,
-                 alpha: float = 0.8, prior_strength: float = 1.0, max_seconds: float | None = None) -> None:
+                 alpha: float = 0.8, prior_strength: float = 1.0, max_seconds: float | None = None,
+                 calibration: str | None = "prior") -> None:
         super().__init__(n_estimators=n_estimators, max_leaf=max_leaf, max_leaf_labels=max_leaf_labels,
                          c_pos=c_pos, c_neg=c_neg, c_rank=c_rank, bias=bias, n_w_updates=n_w_updates,
                          max_iter=max_iter, tol=tol, split_loss=split_loss, split_loss_k=split_loss_k,
                          threshold=threshold, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
                          separator_features=separator_features, solver=solver, propensity_a=propensity_a,
-                         propensity_b=propensity_b, prior_strength=prior_strength, max_seconds=max_seconds)
+                         propensity_b=propensity_b, prior_strength=prior_strength, max_seconds=max_seconds,
+                         calibration=calibration)
         self.gamma = gamma
         self.alpha = alpha
 

@@ -221,7 +221,27 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
         ``X`` and ``batch_size`` are as in :meth:`decision_function`.
         """
-        return self._score(self._proba_block, X, batch_size)
+        return self._score(self._mapped_proba_block, X, batch_size)
+
+    def _mapped_proba_block(self, xb):
+        """``_proba_block(xb)`` through the fitted :attr:`proba_map_` (:mod:`mlgp.estimator.prior_map`)
+        where the estimator has one: what every public probability method returns."""
+        P = self._proba_block(xb)
+        proba_map = getattr(self, "proba_map_", None)
+        return P if proba_map is None else proba_map.transform(P)
+
+    def _fit_proba_map(self, X, Y, budget=None, **fit_kwargs) -> None:
+        """Set :attr:`proba_map_` for ``calibration="prior"`` (else None): copies of this estimator
+        with ``calibration=None`` are fitted on the rows each fold of
+        :func:`~mlgp.estimator.prior_map.held_out_folds` keeps and score the rows it holds out, on
+        which the map is fitted (:func:`~mlgp.estimator.prior_map.cross_fitted_map`: within a quarter
+        of ``budget``, a :class:`~mlgp.estimator.training.Budget`, where the family has one). ``X``,
+        ``Y``: the validated training data; ``fit_kwargs``: the copies' other ``fit`` arguments."""
+        from .prior_map import cross_fitted_map
+
+        self.proba_map_ = None
+        if getattr(self, "calibration", None) == "prior":
+            self.proba_map_ = cross_fitted_map(self, X, Y, budget, **fit_kwargs)
 
     @available_if(_has_proba_block)
     def predict_proba_blocks(self, X, batch_size: int = 1000):
@@ -230,7 +250,7 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         float64 (B, K) probabilities, as :func:`mlgp.metrics.evaluate_proba` takes them. ``X`` is
         checked once, before the first block."""
         X = self._validate_score_data(X)  # here, not at the first next(): bad input fails at the call
-        blocks = scored_blocks(self._proba_block, X, batch_size, num_labels=self._n_outputs,
+        blocks = scored_blocks(self._mapped_proba_block, X, batch_size, num_labels=self._n_outputs,
                                dense=self._block_format == "dense")
         return ((rows, P.toarray() if hasattr(P, "toarray") else P) for rows, P in blocks)
 
@@ -240,7 +260,7 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
         ``X`` and ``batch_size`` are as in :meth:`decision_function`.
         """
-        hook = self._proba_block if self._predict_from == "proba" else self._decision_block
+        hook = self._mapped_proba_block if self._predict_from == "proba" else self._decision_block
         return self._decide(self._score(hook, X, batch_size))
 
     # --------------------------------------------------------------------------- persistence --
@@ -259,13 +279,39 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
 
     def _fitted_scalars(self) -> dict:
         """The fitted values saved in the JSON header (numbers, strings, lists, dicts)."""
-        return {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_, "n_labels_": self.n_labels_}
+        return {"n_samples_": self.n_samples_, "n_features_in_": self.n_features_in_, "n_labels_": self.n_labels_,
+                **self._proba_map_scalars()}
+
+    def _proba_map_scalars(self) -> dict:
+        """:attr:`proba_map_`'s entry of the header (none without a map); its prior is an array."""
+        proba_map = getattr(self, "proba_map_", None)
+        if proba_map is None:
+            return {}
+        return {"proba_map_": {"theta": [float(t) for t in proba_map.theta], "gain": proba_map.held_out_gain}}
 
     def _fitted_arrays(self) -> dict:
         """The fitted arrays to save by name: NumPy arrays (no objects) or scipy sparse matrices."""
-        return {}
+        proba_map = getattr(self, "proba_map_", None)
+        return {} if proba_map is None else {"proba_map_.prior": proba_map.prior}
 
     def _restore_fitted(self, state: SavedState) -> None:
         """Set the fitted attributes from a file's ``state`` (the inverse of the two hooks above);
         read through ``state``'s accessors, which check what they return."""
         self._set_fitted_shape(state.count("n_samples_"), state.count("n_features_in_"), state.count("n_labels_"))
+
+    def _restore_proba_map(self, state: SavedState, num_labels: int) -> None:
+        """:attr:`proba_map_` from a file's ``state`` (None where the file has none), checked; called
+        by the loader after :meth:`_restore_fitted`, so that the family's own state is checked first."""
+        self.proba_map_ = None
+        if state.has_scalar("proba_map_"):  # files of families without the map (or of earlier releases) lack it
+            from .prior_map import PriorMap
+
+            saved = state.nested("proba_map_")
+            theta = saved.scalar("theta", list)
+            if len(theta) != 3 or not all(isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t)
+                                          for t in theta):
+                raise state.error(f"the fitted value 'proba_map_.theta' must be 3 finite numbers, got {theta!r}")
+            prior = state.array("proba_map_.prior", (num_labels,), low=0.0, high=1.0)
+            if prior.size and (prior.min() <= 0.0 or prior.max() >= 1.0):
+                raise state.error("the array 'proba_map_.prior' must lie strictly between 0 and 1")
+            self.proba_map_ = PriorMap(theta, prior, saved.scalar("gain", float))

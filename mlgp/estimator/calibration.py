@@ -264,7 +264,7 @@ class CalibratedEstimator(MultiLabelEstimator):
 
     def _proba_block(self, xb) -> np.ndarray:
         """The calibrated (B, K) probabilities of the block: float64 in [0, 1]."""
-        p = self.estimator._proba_block(xb)
+        p = self.estimator._mapped_proba_block(xb)
         return self.calibrator_.transform(p.toarray() if sp.issparse(p) else p)
 
     def save(self, path) -> None:

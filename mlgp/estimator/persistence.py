@@ -278,6 +278,7 @@ def _load(path: Path, expected: type):
     state = SavedState(path, header["fitted"], arrays, header["sparse"])
     try:
         estimator._restore_fitted(state)
+        estimator._restore_proba_map(state, estimator._n_outputs)  # after the family's own checks
     except DataFormatError:
         raise
     except _STATE_ERRORS as err:

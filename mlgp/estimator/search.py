@@ -186,6 +186,22 @@ class GridSearch(MultiLabelEstimator):
         estimator._validate_params()
         return estimator
 
+    def _candidate(self, point: dict) -> MultiLabelEstimator:
+        """The unfitted candidate at ``point`` as it is scored: without ``calibration`` (the map is
+        the refit's; scoring the grid with it would fit every point several times more)."""
+        estimator = self._new_estimator(point)
+        if "calibration" in estimator.get_params(deep=False):
+            estimator.set_params(calibration=None)
+        return estimator
+
+    def _best_estimator(self) -> MultiLabelEstimator:
+        """The unfitted refit at ``best_params_``: the searched class's settings, with the search's own
+        ``calibration`` where both have one."""
+        estimator = self._new_estimator(self.best_params_)
+        if "calibration" in estimator.get_params(deep=False) and hasattr(self, "calibration"):
+            estimator.set_params(calibration=self.calibration)
+        return estimator
+
     # ----------------------------------------------------------------------------------- fit --
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "GridSearch":
@@ -216,7 +232,7 @@ class GridSearch(MultiLabelEstimator):
         self._set_best(int(np.argmin(self.cv_results_["rank_test_score"])), len(splits))
         self.__dict__.pop("best_estimator_", None)  # from an earlier fit
         if getattr(self, "refit", True):
-            self.best_estimator_ = self._new_estimator(self.best_params_).fit(X, Y)
+            self.best_estimator_ = self._best_estimator().fit(X, Y)
         self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
         return self
 
@@ -249,7 +265,7 @@ class GridSearch(MultiLabelEstimator):
         n = len(points)
         scores, fit_time, score_time = np.empty(n), np.empty(n), np.empty(n)
         for i, point in enumerate(points):
-            estimator = self._new_estimator(point)
+            estimator = self._candidate(point)
             start = time.perf_counter()
             estimator.fit(X_fit, Y_fit)
             middle = time.perf_counter()
@@ -293,7 +309,7 @@ class GridSearch(MultiLabelEstimator):
         return self._best_proba_block
 
     def _best_proba_block(self, xb):
-        return self.best_estimator_._proba_block(xb)
+        return self.best_estimator_._mapped_proba_block(xb)
 
     def _decide(self, scores: np.ndarray) -> np.ndarray:
         """``best_estimator_``'s ``predict`` rule on (N, K) scores."""
@@ -341,8 +357,10 @@ class GridSearch(MultiLabelEstimator):
         if best != int(np.argmin(self.cv_results_["rank_test_score"])):
             raise state.error(f"best_index_ = {best} is not the first best of the saved scores")
         self._set_best(best, len(splits))
-        self.best_estimator_ = estimator = self._new_estimator(self.best_params_)
-        estimator._restore_fitted(state.nested("best_estimator_"))
+        self.best_estimator_ = estimator = self._best_estimator()
+        nested = state.nested("best_estimator_")
+        estimator._restore_fitted(nested)
+        estimator._restore_proba_map(nested, estimator._n_outputs)
         if (estimator.n_features_in_, estimator.n_labels_) != (self.n_features_in_, self.n_labels_):
             raise state.error("the refitted model's n_features_in_ / n_labels_ differ from the search's")
 

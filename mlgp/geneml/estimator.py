@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
+from ..estimator.prior_map import CALIBRATION
 from ..estimator.training import MAX_SECONDS, Budget
 from .em import M_STEPS, Priors
 from .features import FeatureMap
@@ -194,6 +195,7 @@ class GenEML(MultiLabelEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_seconds": MAX_SECONDS,
+        "calibration": CALIBRATION,
         **{name: [Interval(Real, 0, None, closed="neither")]
            for name in ("lambda_u", "lambda_v", "lambda_w", "lambda_coef")},
         **{name: [Interval(Real, 1, None, closed="left")] for name in ("alpha", "beta")},
@@ -231,7 +233,8 @@ class GenEML(MultiLabelEstimator):
                  normalize_rows: bool | None = None, scale_move: bool = True,
                  precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
                  carry_local: bool = True, relevance_prior: tuple[float, float] | None = None,
-                 tol: float | None = 1e-4, preprocessing: str | None = "auto", m_step: str = "auto") -> None:
+                 tol: float | None = 1e-4, preprocessing: str | None = "auto", m_step: str = "auto",
+                 calibration: str | None = "prior") -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -266,6 +269,7 @@ class GenEML(MultiLabelEstimator):
         self.tol = tol
         self.preprocessing = preprocessing
         self.m_step = m_step
+        self.calibration = calibration
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -289,7 +293,7 @@ class GenEML(MultiLabelEstimator):
             raise ArgumentError("precision_prior and relevance_prior both set the precisions of V's columns: choose one")
         self.feature_map_ = FeatureMap.fit(X, self.preprocessing if self.normalize_rows is None
                                            else "rows" if self.normalize_rows else None)
-        X = self._rows(X)
+        X_given, X = X, self._rows(X)
         for stale in ("coef_", "samples_", "exposure_coef_", "diagnostics_"):  # from an earlier fit with other settings
             self.__dict__.pop(stale, None)
         (N, D), K = X.shape, Y.shape[1]
@@ -297,6 +301,7 @@ class GenEML(MultiLabelEstimator):
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
         validation = checked_validation(validation, D, K, self.feature_map_)
+        self._fit_proba_map(X_given, Y, budget, label_features=label_features)  # after every check
         run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
                      progress_bar(f"GenEML {self.inference}") if self.progress else None,
@@ -354,7 +359,7 @@ class GenEML(MultiLabelEstimator):
                             relevance_prior=self.relevance_prior)
 
     def _fitted_arrays(self) -> dict:
-        arrays = {"W_": self.W_, "V_": self.V_, "residual_covariance_": self.residual_covariance_}
+        arrays = {**super()._fitted_arrays(), "W_": self.W_, "V_": self.V_, "residual_covariance_": self.residual_covariance_}
         if self.exposure == "covariates":
             arrays["exposure_coef_"] = self.exposure_coef_
         if self.inference == "gibbs":

@@ -8,7 +8,11 @@
   by its standard deviation when X is dense (at least :data:`DENSE_FROM` of its entries stored),
   only divided by its root mean square when X is sparse (centring would fill it in). A column whose
   spread is 0 (constant, or all zero) is only centred: it carries nothing, and dividing would not
-  be defined;
+  be defined. Dense standardised columns are then shifted by +1 (``centre`` is the mean minus the
+  scale): GenEML has no per-label bias, so with centred features an average row has u = W x ≈ 0 and
+  σ(uᵀ v_l) ≈ ½ for every label, whatever its frequency; the shift gives u the constant direction
+  W·1, through which the labels' frequencies are learnt (foodtruck, at the defaults: test P@1 31.85
+  centred against the label prior's 72.59);
 - ``None``: the features as given;
 - ``"auto"``: ``"rows"`` for non-negative sparse features (fewer than :data:`DENSE_FROM` of the
   entries stored, none negative), ``"columns"`` otherwise (dense or signed features, where row
@@ -52,7 +56,10 @@ class FeatureMap:
             preprocessing = "columns" if wants_columns(X) else "rows"
         if preprocessing != "columns":
             return cls(preprocessing)
-        return cls("columns", *column_statistics(X))
+        centre, scale = column_statistics(X)
+        if centre.any():  # dense: centred columns, shifted by +1 (the module's note on the offset)
+            centre = centre - scale
+        return cls("columns", centre, scale)
 
     def saved(self) -> tuple[dict, dict]:
         """(scalars, arrays) of an estimator file: ``preprocessing_``, and ``feature_centre_`` and

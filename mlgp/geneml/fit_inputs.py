@@ -40,11 +40,18 @@ def check_m_step(m_step: str, inference: str, gibbs_start: str) -> None:
                             + " runs no batch EM: use m_step='auto' or 'exact'")
 
 
+#: GenEML's default ``n_components``: cut to min(N, K) without a warning (the documented default).
+DEFAULT_COMPONENTS = 100
+
+
 def components(k: int, N: int, K: int) -> int:
-    """k, or min(N, K) where that is smaller (a warning says what is used)."""
+    """k, or min(N, K) where that is smaller (a warning says what is used, unless k is the default
+    :data:`DEFAULT_COMPONENTS`, whose cut is the documented rule and nothing the caller asked for)."""
     if k <= min(N, K):
         return k
-    warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}", stacklevel=4)
+    if k != DEFAULT_COMPONENTS:
+        warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}",
+                      stacklevel=4)
     return min(N, K)
 
 

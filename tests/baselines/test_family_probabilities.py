@@ -115,7 +115,7 @@ def tree_fits():
     X, Y = _tree_data(rng)
     X_test, _ = _tree_data(rng, N=25)
     fits = {name: cls(n_estimators=4, max_leaf=5, max_leaf_labels=2, prior_strength=1.5, threshold=0.3,
-                      random_state=0).fit(X, Y)
+                      random_state=0, calibration=None).fit(X, Y)
             for name, cls in TREES.items()}
     return X, Y, X_test, fits
 
@@ -275,7 +275,7 @@ def test_lspc_label_matrix_probabilities_are_prior_weighted_and_strictly_inside(
     no training row carries."""
     X, Y, X_test = _multilabel_toy()
     Y = np.hstack([Y, np.zeros((Y.shape[0], 1), dtype=Y.dtype)])  # a label absent from training
-    est = LSPC(n_basis=50, prior_weight=0.1, random_state=0).fit(X, Y)
+    est = LSPC(n_basis=50, prior_weight=0.1, random_state=0, calibration=None).fit(X, Y)
     Phi = _dense_design(X_test, est.basis_.centres, est.kernel_width_)
     q1, q0 = Phi @ est.coef_[0], Phi @ est.coef_[1]
     assert (q1 <= 0).any()
@@ -284,7 +284,7 @@ def test_lspc_label_matrix_probabilities_are_prior_weighted_and_strictly_inside(
     proba = est.predict_proba(X_test)
     np.testing.assert_allclose(proba, (p1 + 0.1 * prior) / (p1 + p0 + 0.1), rtol=1e-12, atol=1e-15)
     assert proba.min() > 0 and proba.max() < 1
-    paper = LSPC(n_basis=50, prior_weight=0.0, random_state=0).fit(X, Y).predict_proba(X_test)
+    paper = LSPC(n_basis=50, prior_weight=0.0, random_state=0, calibration=None).fit(X, Y).predict_proba(X_test)
     assert paper.min() == 0  # what w > 0 repairs
 
 
@@ -298,10 +298,10 @@ def test_mllspccv_uses_prior_weight_in_its_folds_and_its_refit() -> None:
     folds = KFold(3, shuffle=True, random_state=5)
     w = 3.0
     ours = MLLSPCCV(kernel_widths=grid["kernel_width"], alphas=grid["alpha"], couplings=grid["coupling"],
-                    n_basis=50, cv=folds, prior_weight=w, random_state=0).fit(X, Y)
+                    n_basis=50, cv=folds, prior_weight=w, random_state=0, calibration=None).fit(X, Y)
 
     def grid_search(weight):
-        return GridSearchCV(MLLSPC(n_basis=50, prior_weight=weight, random_state=0), grid, cv=folds,
+        return GridSearchCV(MLLSPC(n_basis=50, prior_weight=weight, random_state=0, calibration=None), grid, cv=folds,
                             scoring=lambda est, Xv, Yv: -float(np.mean(est.predict(Xv) != Yv))).fit(X, Y)
 
     ref, unweighted = grid_search(w), grid_search(0.0)
@@ -313,7 +313,8 @@ def test_mllspccv_uses_prior_weight_in_its_folds_and_its_refit() -> None:
     assert np.abs(unweighted.cv_results_["mean_test_score"] - ref.cv_results_["mean_test_score"]).max() > 1e-3
     best = ours.best_estimator_
     assert best.prior_weight == w
-    refit = MLLSPC(n_basis=50, prior_weight=w, solver="eig", random_state=0, **ours.best_params_).fit(X, Y)
+    refit = MLLSPC(n_basis=50, prior_weight=w, solver="eig", random_state=0, calibration=None,
+                   **ours.best_params_).fit(X, Y)
     proba = ours.predict_proba(X_test)
     np.testing.assert_allclose(proba, refit.predict_proba(X_test), atol=1e-9)
     assert proba.min() > 0 and proba.max() < 1

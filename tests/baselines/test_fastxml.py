@@ -81,11 +81,11 @@ def test_dask_backend_grows_the_same_trees(rng) -> None:
     trees itself in the calling thread, and the test would prove nothing."""
     distributed = pytest.importorskip("distributed")
     X, Y = _data(rng, N=200, D=30)
-    ref = FastXML(n_estimators=8, max_leaf=5, random_state=5, n_jobs=1).fit(X, Y)
+    ref = FastXML(n_estimators=8, max_leaf=5, random_state=5, n_jobs=1, calibration=None).fit(X, Y)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with distributed.get_task_stream() as stream, joblib.parallel_backend("dask"):
-            est = FastXML(n_estimators=8, max_leaf=5, random_state=5).fit(X, Y)
+            est = FastXML(n_estimators=8, max_leaf=5, random_state=5, calibration=None).fit(X, Y)
     assert len(stream.data) >= 1  # the trees were grown by the cluster's worker
     _assert_same_forest(ref, est)
 
@@ -150,7 +150,8 @@ def test_predict_marks_scores_at_or_above_the_threshold(rng, threshold, expected
     Y[8:16, 1] = 1  # 0.25
     Y[:, 2] = 1  # 1.0
     # prior_strength=0: the probabilities are the bare leaf frequencies
-    est = FastXML(n_estimators=2, max_leaf=32, threshold=threshold, prior_strength=0.0, random_state=0).fit(X, Y)
+    est = FastXML(n_estimators=2, max_leaf=32, threshold=threshold, prior_strength=0.0, random_state=0,
+                  calibration=None).fit(X, Y)
     np.testing.assert_array_equal(est.decision_function(X[:2]), [[0.5, 0.25, 1.0]] * 2)
     np.testing.assert_array_equal(est.predict_proba(X[:2]), [[0.5, 0.25, 1.0]] * 2)
     np.testing.assert_array_equal(est.predict(X[:2]), [expected] * 2)
@@ -171,7 +172,7 @@ def test_leaves_are_the_training_points_routed_to_them(rng, monkeypatch, loss, l
     X, Y = _data(rng, N=120, D=15, K=8)
     max_leaf, max_labels, T = 6, 3, 3
     est = FastXML(n_estimators=T, max_leaf=max_leaf, max_leaf_labels=max_labels, split_loss=loss,
-                  split_loss_k=loss_k, c_pos=c, c_neg=c, random_state=4).fit(X, Y)
+                  split_loss_k=loss_k, c_pos=c, c_neg=c, random_state=4, calibration=None).fit(X, Y)
     f = est.forest_
     n_leaves = f.leaf_labels.shape[0]
     assert est.n_leaves_.shape == (T,) and est.n_leaves_.sum() == n_leaves == f.leaf_size.size

@@ -22,9 +22,9 @@ def test_no_tree_is_added_once_the_budget_is_spent(cls, data, monkeypatch) -> No
     """One tree at a time: the budget's looks after trees 1..4 read 1..4 s, so 3.5 s keeps 4 of 10,
     the first four tree numbers, with their seeds."""
     clock = fake_clock(monkeypatch)
-    est = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0, max_seconds=3.5).fit(*data)
+    est = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0, max_seconds=3.5, calibration=None).fit(*data)
     assert est.forest_.n_trees == 4 and clock.readings == 5
-    full = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0).fit(*data)
+    full = cls(n_estimators=10, max_leaf=10, n_jobs=1, random_state=0, calibration=None).fit(*data)
     np.testing.assert_array_equal(est.tree_seeds_, full.tree_seeds_[:4])
     assert full.forest_.n_trees == 10
 
@@ -32,7 +32,7 @@ def test_no_tree_is_added_once_the_budget_is_spent(cls, data, monkeypatch) -> No
 def test_the_set_up_counts(data, monkeypatch) -> None:
     """Work before the first tree (here the split loss, made to take 100 s) counts: one tree."""
     slowed(monkeypatch, fake_clock(monkeypatch), fastxml_module, "split_loss")
-    est = FastXML(n_estimators=5, n_jobs=1, random_state=0, max_seconds=50.0).fit(*data)
+    est = FastXML(n_estimators=5, n_jobs=1, random_state=0, max_seconds=50.0, calibration=None).fit(*data)
     assert est.forest_.n_trees == 1
 
 
@@ -40,7 +40,7 @@ def test_a_forest_cut_short_saves_and_loads_and_a_short_one_without_a_budget_is_
                                                                                          tmp_path) -> None:
     fake_clock(monkeypatch)
     X, Y = data
-    est = FastXML(n_estimators=6, n_jobs=1, random_state=0, max_seconds=2.5).fit(X, Y)
+    est = FastXML(n_estimators=6, n_jobs=1, random_state=0, max_seconds=2.5, calibration=None).fit(X, Y)
     est.save(tmp_path / "cut.npz")
     back = FastXML.load(tmp_path / "cut.npz")
     assert back.forest_.n_trees == 3

@@ -37,21 +37,21 @@ def counting(monkeypatch):
 
 def test_a_killed_fit_resumes_from_its_trees(rng, tmp_path, counting) -> None:
     X, Y = _data(rng, N=150)
-    whole = FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y)
+    whole = FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y)
     counting.clear()
     counting.fail_at = 4  # killed while growing the 4th tree
     with pytest.raises(KeyboardInterrupt, match="killed"):
-        FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+        FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert sorted(p.name for p in tmp_path.glob("tree_*.npz")) == ["tree_0000.npz", "tree_0001.npz", "tree_0002.npz"]
     counting.clear()
     counting.fail_at = None
-    resumed = FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    resumed = FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert counting == list(whole.tree_seeds_[3:])  # only the missing trees were grown
     _assert_same_forest(resumed, whole)
     # a tree deleted from the middle is grown again, the others are read
     (tmp_path / "tree_0001.npz").unlink()
     counting.clear()
-    again = FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    again = FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert counting == [whole.tree_seeds_[1]]
     _assert_same_forest(again, whole)
 
@@ -83,7 +83,9 @@ def test_parameters_that_do_not_shape_trees_may_change(rng, tmp_path, counting) 
     X, Y = _data(rng, N=120)
     first = FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
     counting.clear()
-    second = FastXML(n_estimators=2, max_leaf=6, random_state=2, threshold=0.3, verbose=0).fit(X, Y, tree_dir=tmp_path)
+    # calibration too (the first fit calibrates, by default): its copies grow no stored tree
+    second = FastXML(n_estimators=2, max_leaf=6, random_state=2, threshold=0.3, verbose=0,
+                     calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert counting == []
     _assert_same_forest(first, second)
 
@@ -142,15 +144,15 @@ def test_a_folder_serves_fewer_and_more_trees(rng, tmp_path, counting) -> None:
     """Tree t's seed does not depend on the number of trees: 3 stored trees give a 2-tree fit with
     no growing, and a 5-tree fit grows the last 2."""
     X, Y = _data(rng, N=150)
-    FastXML(n_estimators=3, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    FastXML(n_estimators=3, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     counting.clear()
-    two = FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    two = FastXML(n_estimators=2, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert counting == []
-    _assert_same_forest(two, FastXML(n_estimators=2, max_leaf=6, random_state=2).fit(X, Y))
+    _assert_same_forest(two, FastXML(n_estimators=2, max_leaf=6, random_state=2, calibration=None).fit(X, Y))
     counting.clear()
-    five = FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y, tree_dir=tmp_path)
+    five = FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y, tree_dir=tmp_path)
     assert counting == list(five.tree_seeds_[3:])
-    _assert_same_forest(five, FastXML(n_estimators=5, max_leaf=6, random_state=2).fit(X, Y))
+    _assert_same_forest(five, FastXML(n_estimators=5, max_leaf=6, random_state=2, calibration=None).fit(X, Y))
 
 
 @pytest.mark.parametrize("random_state", [None, np.random.RandomState(0)])

@@ -197,7 +197,7 @@ def test_matches_loop_reference_dense_and_csr(rng, metric, k, s) -> None:
 # --------------------------------------------------------------------------- #
 def test_posterior_is_normalised_and_predict_thresholds_it(rng) -> None:
     X, Y = _data(rng, N=60)
-    est = MLkNN(n_neighbors=5, smoothing=0.7).fit(X, Y)
+    est = MLkNN(n_neighbors=5, smoothing=0.7, calibration=None).fit(X, Y)
     np.testing.assert_allclose(est.cond_prob_true_.sum(axis=0), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(est.cond_prob_false_.sum(axis=0), 1.0, rtol=0, atol=1e-12)
     X_test = rng.normal(size=(25, X.shape[1]))
@@ -268,7 +268,7 @@ def test_duplicates_are_other_points_not_self() -> None:
 def test_params_and_clone() -> None:
     est = MLkNN(n_neighbors=3, smoothing=2.0, metric="cosine", threshold=0.3, n_jobs=1)
     assert est.get_params() == {"n_neighbors": 3, "smoothing": 2.0, "metric": "cosine", "threshold": 0.3,
-                                "n_jobs": 1}
+                                "n_jobs": 1, "calibration": "prior"}
     assert est.set_params(smoothing=0.5) is est and est.smoothing == 0.5
     est.fit(LINE_X, LINE_Y)
     copy = clone(est)

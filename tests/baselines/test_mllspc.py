@@ -95,8 +95,8 @@ def test_solvers_give_the_same_model(rng) -> None:
 
 def test_no_coupling_equals_independent_lspcs() -> None:
     X, Y, X_test, _ = _toy(T=5)
-    ml = MLLSPC(n_basis=50, alpha=0.2, coupling=0.0, random_state=3).fit(X, Y)
-    plain = LSPC(n_basis=50, alpha=0.2, random_state=3).fit(X, Y)
+    ml = MLLSPC(n_basis=50, alpha=0.2, coupling=0.0, random_state=3, calibration=None).fit(X, Y)
+    plain = LSPC(n_basis=50, alpha=0.2, random_state=3, calibration=None).fit(X, Y)
     np.testing.assert_allclose(ml.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(ml.predict_proba(X_test), plain.predict_proba(X_test), atol=1e-10)
     np.testing.assert_allclose(ml.decision_function(X_test), plain.decision_function(X_test), atol=1e-10)
@@ -113,7 +113,7 @@ def test_no_coupling_equals_independent_lspcs() -> None:
 @pytest.mark.parametrize("weight", [0.0, 0.1, 2.0])
 def test_probabilities_clip_normalise_and_fall_back_to_the_prior(weight) -> None:
     X, Y, X_test, _ = _toy()
-    est = MLLSPC(n_basis=60, random_state=0, prior_weight=weight).fit(X, Y)
+    est = MLLSPC(n_basis=60, random_state=0, prior_weight=weight, calibration=None).fit(X, Y)
     Phi = gaussian_design(X_test, est.basis_.centres, est.kernel_width_)
     q1, q0 = Phi @ est.coef_[0], Phi @ est.coef_[1]
     p1, p0 = np.maximum(q1, 0), np.maximum(q0, 0)

@@ -45,7 +45,8 @@ def test_inverse_propensities_weight_the_dcg_split_loss(rng, monkeypatch, a, b) 
 
     monkeypatch.setattr(mlgp.baselines._fastxml.growing, "grow_tree", recording)
     X, Y = _data(rng)
-    est = PfastXML(n_estimators=2, max_leaf=8, propensity_a=a, propensity_b=b, random_state=0).fit(X, Y)
+    est = PfastXML(n_estimators=2, max_leaf=8, propensity_a=a, propensity_b=b, random_state=0,
+                   calibration=None).fit(X, Y)
     assert est.split_loss == "dcg"
     # w_l = 1 + (ln N − 1)(b + 1)^a (N_l + b)^(−a), written out
     N, counts = Y.shape[0], Y.sum(axis=0)

@@ -100,7 +100,7 @@ def test_parameters_are_the_constructor_parameters_in_order() -> None:
     signature's order; as a set, exactly the keys of ``get_params``."""
     assert FAMILIES["frequency"].parameters() == ["smoothing", "threshold"]
     assert FAMILIES["lspc"].parameters() == ["kernel_width", "n_basis", "alpha", "prior_weight", "threshold",
-                                             "random_state"]
+                                             "random_state", "calibration"]
     for name in ("fastxml", "geneml", "mlknn"):
         f = FAMILIES[name]
         params = f.parameters()

@@ -46,7 +46,7 @@ def split_data(seed: int = 0, N: int = 300, D: int = 5, K: int = 4):
 @pytest.fixture(scope="module")
 def mlknn():
     X, Y, Xh, Yh = split_data()
-    return MLkNN(n_neighbors=5).fit(X, Y), Xh, Yh
+    return MLkNN(n_neighbors=5, calibration=None).fit(X, Y), Xh, Yh  # its own probabilities, to be calibrated
 
 
 class CalibrationProbe(MultiLabelEstimator):

@@ -94,7 +94,7 @@ def test_without_refit_it_reports_the_search_and_refuses_to_score_or_save(drawn,
     fits = []
     real_fit = GenEML.fit
     monkeypatch.setattr(GenEML, "fit", lambda self, X, Y: fits.append((self.get_params(), X, Y)) or real_fit(self, X, Y))
-    cv = _search(refit=False).fit(X, Y)
+    cv = _search(refit=False, estimator_params={**FIXED, "calibration": None}).fit(X, Y)  # the search's fits alone
     assert len(fits) == 6 and not hasattr(cv, "best_estimator_")
     assert [{name: params[name] for name in GRID} for params, _, _ in fits] == cv.cv_results_["params"]
     fit_rows = np.sort(np.random.default_rng(5).permutation(150)[:105])  # in row order

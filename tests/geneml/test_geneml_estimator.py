@@ -144,7 +144,7 @@ def test_gibbs_chains_start_where_batch_em_ends_with_gibbs_start_em(drawn, monke
     starts = []
     real = gibbs_module.gibbs
     monkeypatch.setattr(gibbs_module, "gibbs", lambda X, Y, start, *a, **kw: starts.append(start) or real(X, Y, start, *a, **kw))
-    params = dict(n_components=3, max_iter=4, exposure_init=0.6, random_state=3)
+    params = dict(n_components=3, max_iter=4, exposure_init=0.6, random_state=3, calibration=None)
     em = GenEML(inference="em", **params).fit(Xtr, Ytr)
     GenEML(inference="gibbs", gibbs_start="em", num_results=1, num_burnin_steps=0, num_chains=1, **params).fit(Xtr, Ytr)
     GenEML(inference="gibbs", num_results=1, num_burnin_steps=0, num_chains=1, **params).fit(Xtr, Ytr)

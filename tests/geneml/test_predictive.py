@@ -97,7 +97,8 @@ def fitted(request, data):
     original = inference_module.batch_em
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(inference_module, "batch_em", keep_state)
-        est = GenEML(n_components=k, max_iter=5, exposure=request.param, random_state=0, preprocessing=None).fit(X, Y)
+        est = GenEML(n_components=k, max_iter=5, exposure=request.param, random_state=0, preprocessing=None,
+                     calibration=None).fit(X, Y)
     return est, final["state"]
 
 
