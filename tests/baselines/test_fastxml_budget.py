@@ -49,3 +49,17 @@ def test_a_forest_cut_short_saves_and_loads_and_a_short_one_without_a_budget_is_
     est.save(tmp_path / "short.npz")
     with pytest.raises(DataFormatError, match="3 trees but n_estimators is 6 .and no max_seconds cut it short"):
         FastXML.load(tmp_path / "short.npz")
+
+
+def test_trees_abandoned_by_the_budget_are_not_warned_about(data, monkeypatch) -> None:
+    """With two workers, trees are in flight when the budget stops the forest: joblib's notice that
+    it cancelled them is the budget's rule at work, which the user cannot act on: no warning."""
+    import warnings
+
+    fake_clock(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = FastXML(n_estimators=30, max_leaf=10, n_jobs=2, random_state=0, max_seconds=1.5,
+                      calibration=None).fit(*data)
+    assert 1 <= est.forest_.n_trees < 30
+    assert [str(w.message) for w in caught] == []

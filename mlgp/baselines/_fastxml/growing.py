@@ -10,6 +10,7 @@ in flight and always has at least one.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Callable
 
 from ...estimator.training import Budget
@@ -44,4 +45,8 @@ def grow_trees(todo: list[int], trees: dict, arguments: Callable[[int], tuple], 
             bar.update()
         if budget.spent():
             break
+    with warnings.catch_warnings():  # abandoning the trees in flight is the budget's rule, not news
+        warnings.filterwarnings("ignore", message=r"\d+ tasks (which were still being processed|have been successfully)",
+                                category=UserWarning)
+        grown.close()
     return trees
