@@ -58,6 +58,16 @@ EXPECTED: dict[str, dict] = {
                 "posthoc": (["dataset", "family", "calibration", "NLL", "ECE", "ECE@5", "P@1", "fit s"], set())},
         figures=[],
     ),
+    "compare_datasets": dict(
+        # the tiny data sets have 30 test rows and other names: no ECE or ECE@5 target applies
+        tables={"targets": (["target", "value", "detail"], set()),
+                "targets_by_dataset": (["dataset", "P@1", "best P@1", "best by P@1", "P@1 − best", "P@1 within 2", "LPD",
+                                        "best LPD", "LPD short %", "LPD within 1 %", "test rows", "ECE", "ECE@5",
+                                        "cells worse than prior", "seconds"], {"ECE", "ECE@5"}),
+                "worse_than_prior": (["dataset", "family", "NLL", "prior NLL", "excess"], set()),
+                "mean_ranks": (["family", "mean rank P@1", "mean rank LPD"], set())},
+        figures=[],
+    ),
     "probability_metrics_scale": dict(
         tables={"scale": (["N", "K", "entries", "threads", "generation s", "metrics s", "total s", "peak MB",
                            "exact bins", "LPD", "NLL", "Brier", "ECE", "MCE", "ECE@1", "ECE@3", "ECE@5"], set())},
