@@ -38,7 +38,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..errors import BudgetWarning, ShapeError
 
-__all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
+__all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "PRIOR_THETA", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
            "PriorMap", "cross_fitted_map", "held_out_folds", "label_prior"]
 
 #: The parameter constraint of every family's ``calibration``: ``"prior"`` or None.
@@ -62,7 +62,8 @@ MAX_ENTRIES = 2_000_000
 #: (``c = 1 − a``, ``b = 0``): on a few dozen rows the label frequencies drift from the training
 #: rows', and a free intercept would learn the drift.
 FULL_MAP_MIN_ROWS = 200
-_PRIOR_THETA = np.array([0.0, 1.0, 0.0])
+#: θ_π: the map that is the label prior itself.
+PRIOR_THETA = np.array([0.0, 1.0, 0.0])
 _FULL = np.eye(3)
 _BLEND = np.array([[1.0], [-1.0], [0.0]])
 
@@ -99,7 +100,7 @@ def _objective(F: np.ndarray, y: np.ndarray, theta: np.ndarray, ridge: float) ->
     """Summed NLL of ``y`` under ``σ(F θ)`` plus ``ridge / 2 · ‖θ − θ_π‖²``."""
     s = F @ theta
     nll = -(y * log_expit(s) + (1.0 - y) * log_expit(-s)).sum()
-    return float(nll + 0.5 * ridge * np.sum((theta - _PRIOR_THETA) ** 2))
+    return float(nll + 0.5 * ridge * np.sum((theta - PRIOR_THETA) ** 2))
 
 
 def _newton(F: np.ndarray, y: np.ndarray, ridge: float, basis: np.ndarray, iterations: int = 50) -> np.ndarray:
@@ -107,10 +108,10 @@ def _newton(F: np.ndarray, y: np.ndarray, ridge: float, basis: np.ndarray, itera
     from φ = 0; each accepted step lowers the objective."""
     G = F @ basis
     phi = np.zeros(basis.shape[1])
-    value = _objective(F, y, _PRIOR_THETA, ridge)
+    value = _objective(F, y, PRIOR_THETA, ridge)
     gram = basis.T @ basis
     for _ in range(iterations):
-        theta = _PRIOR_THETA + basis @ phi
+        theta = PRIOR_THETA + basis @ phi
         p = expit(F @ theta)
         grad = G.T @ (p - y) + ridge * (gram @ phi)
         H = (G * (p * (1.0 - p))[:, None]).T @ G + ridge * gram
@@ -121,7 +122,7 @@ def _newton(F: np.ndarray, y: np.ndarray, ridge: float, basis: np.ndarray, itera
         t, improved = 1.0, False
         while t > 1e-6:
             trial = phi - t * step
-            trial_value = _objective(F, y, _PRIOR_THETA + basis @ trial, ridge)
+            trial_value = _objective(F, y, PRIOR_THETA + basis @ trial, ridge)
             if np.isfinite(trial_value) and trial_value < value:
                 phi, improved = trial, value - trial_value > 1e-10 * max(1.0, abs(value))
                 value = trial_value
@@ -129,7 +130,7 @@ def _newton(F: np.ndarray, y: np.ndarray, ridge: float, basis: np.ndarray, itera
             t *= 0.5
         if not improved:
             break
-    return _PRIOR_THETA + basis @ phi
+    return PRIOR_THETA + basis @ phi
 
 
 class PriorMap:
@@ -147,7 +148,7 @@ class PriorMap:
     """
 
     def __init__(self, theta, prior, held_out_gain: float = 0.0) -> None:
-        self.theta = np.asarray(theta, dtype=np.float64).reshape(3)
+        self.theta = np.array(theta, dtype=np.float64).reshape(3)  # its own copy
         self.prior = np.asarray(prior, dtype=np.float64).ravel()
         self.held_out_gain = float(held_out_gain)
 
@@ -181,15 +182,15 @@ class PriorMap:
         F = _features(P, np.asarray(held_prior, dtype=np.float64))
         y = (Y != 0).astype(np.float64).ravel()
         theta = _newton(F, y, float(ridge), basis)
-        gain = _objective(F, y, _PRIOR_THETA, 0.0) - _objective(F, y, theta, 0.0)
+        gain = _objective(F, y, PRIOR_THETA, 0.0) - _objective(F, y, theta, 0.0)
         if not gain > MIN_GAIN:
-            theta, gain = _PRIOR_THETA.copy(), 0.0
+            theta, gain = PRIOR_THETA.copy(), 0.0
         return cls(theta, prior, gain)
 
     @property
     def keeps_prior(self) -> bool:
         """Whether the map is the label prior itself (θ = θ_π)."""
-        return bool(np.array_equal(self.theta, _PRIOR_THETA))
+        return bool(np.array_equal(self.theta, PRIOR_THETA))
 
     def transform(self, P) -> np.ndarray:
         """The mapped probabilities: float64 (B, K) in [0, 1] from a (B, K) block ``P`` (strictly

@@ -25,6 +25,7 @@ tenth is worth a second fit, and only when the budget has room for it).
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -33,14 +34,16 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, BudgetWarning
 from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
+from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
 from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy, resolved_preprocessing
-from .held_out import (MIN_PATIENCE_STEPS, HeldOutStopping, IterateAverage, auto_or_flag, held_out_rows, keep_best_or_bias,
-                       refit_epochs)
+from .held_out import REFIT_MAX_ROWS, IterateAverage, auto_or_flag, held_out_rows, refit_epochs
+from .kernel_choice import AUTO, DEFAULT_KERNEL, candidate_kernels, choice_frame, train_candidates
+from .calibrate import held_out_prior_map
 from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, auto_epochs, setting_fields
 
@@ -66,7 +69,14 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
         ``preprocessing`` defaults to ``"auto"`` (the recipe's to ``"rows"``): columns standardised
         before the rows are normalised for dense or signed features (emotions, `mlgp compare
-        --budget 60`: test P@1 73.76 against 66.83 with rows alone).
+        --budget 60`: test P@1 73.76 against 66.83 with rows alone). ``kernel`` defaults to
+        ``"auto"`` (the recipe's to ``"se+linear-shared"``): with held-out rows, ``fit`` trains each
+        of ``se+linear-shared``, ``linear`` and ``se`` on the kept rows within an equal share of
+        ``max_seconds`` (70 % of it together when a refit on every row may follow), each with its
+        own early stopping and bias guard, and keeps the one with the highest held-out log
+        predictive density (``kernel_choice_``; :mod:`mlgp.recipes.kernel_choice`). Without
+        held-out rows, or with under 5 s per candidate, only ``se+linear-shared`` is trained (a
+        :class:`~mlgp.errors.BudgetWarning` says so when the budget was the cause).
     epochs : int or "auto", default="auto"
         Most passes over the training rows (early stopping usually ends training sooner).
         ``"auto"``: a cap of max(20, ⌈200 / steps per epoch⌉) epochs
@@ -115,7 +125,10 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     progress : bool, default=False
         Show tqdm progress bars over the epochs.
     threshold : float, default=0.5
-        ``predict`` marks labels whose probability E_q[σ(f)] is ``>= threshold``.
+        ``predict`` marks labels whose probability is ``>= threshold``.
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` is E_q[σ(f)] through the map toward the label prior fitted
+        on the held-out rows (:mod:`mlgp.estimator.prior_map`, ``proba_map_``); ``None``: E_q[σ(f)].
 
     Attributes
     ----------
@@ -142,6 +155,12 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         and ``n_iter_`` are the first fit's.
     n_iter_ : int
         Epochs run.
+    kernel_choice_ : pandas.DataFrame or None
+        With ``kernel="auto"``: one row per candidate kernel trained (``kernel``, ``held_out_lpd``
+        in nats per held-out row, ``epochs``, ``best_epoch``, ``seconds``, ``bias_only``,
+        ``chosen``); ``trace_`` is the winner's. ``None`` for a given kernel. Not saved.
+    proba_map_ : mlgp.estimator.prior_map.PriorMap or None
+        The map of ``calibration="prior"`` (None without held-out rows or with ``calibration=None``).
     n_features_in_, n_labels_, n_samples_, classes_
         As every mlgp estimator.
 
@@ -165,11 +184,12 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         "jit_compile": [StrOptions({"auto", "except-cholesky"}), "boolean"],
         "progress": ["boolean"],
         "threshold": [Interval(Real, 0, 1, closed="both")],
+        "calibration": CALIBRATION,
         # every setting of the recipe is checked by MLGPFSettings (see _validate_params)
         **{name: "no_validation" for name in _DEFAULTS if name not in _NOT_PARAMETERS},
     }
 
-    def __init__(self, *, kernel=_DEFAULTS["kernel"], num_latent_gps: int | None = None, num_inducing: int | None = None,
+    def __init__(self, *, kernel=AUTO, num_latent_gps: int | None = None, num_inducing: int | None = None,
                  epochs: int | str = "auto", batch_size: int | None = None,
                  negatives: int | None = _DEFAULTS["negatives"], learning_rate: float = _DEFAULTS["learning_rate"],
                  fixed_inducing: bool = _DEFAULTS["fixed_inducing"],
@@ -184,7 +204,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
                  n_iter_no_change: int = 5, average_from: int | None = None, refit="auto", jit_compile="auto",
                  progress: bool = False,
-                 threshold: float = 0.5) -> None:
+                 threshold: float = 0.5, calibration: str | None = "prior") -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
         self.num_inducing = num_inducing
@@ -216,6 +236,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         self.jit_compile = jit_compile
         self.progress = progress
         self.threshold = threshold
+        self.calibration = calibration
 
     # ----------------------------------------------------------------------------------- fit --
     def _settings(self, trusted: tuple[str, ...] = ()) -> MLGPFSettings:
@@ -224,6 +245,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         naming it. Kept until a parameter changes: ``fit`` reuses the settings its parameter check made."""
         values = {name: getattr(self, name) for name in _DEFAULTS if name not in _NOT_PARAMETERS}
         values["batch_size"] = _DEFAULTS["batch_size"] if self.batch_size is None else self.batch_size
+        if isinstance(self.kernel, str) and self.kernel == AUTO:  # chosen in fit: the default checks the rest
+            values["kernel"] = DEFAULT_KERNEL
         if isinstance(self.epochs, str):  # "auto": set from the steps per epoch in fit
             values["epochs"] = _DEFAULTS["epochs"]
         kept = getattr(self, "_checked_settings", None)
@@ -281,20 +304,27 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         if jit == "auto":
             jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
         check_strategy(strategy, jit)
-        average = None if self.average_from is None else IterateAverage(self.average_from)
         steps_per_epoch = -(-Xtr.shape[0] // s.batch_size)
         if isinstance(self.epochs, str):
             s = s.replace(epochs=auto_epochs(steps_per_epoch))
-        stopping = None if held is None or early is False else HeldOutStopping(
-            X[held], Y[held], self.n_iter_no_change, steps_per_epoch, MIN_PATIENCE_STEPS, average)
-        model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
-                                       progress=bool(self.progress), strategy=strategy, callback=stopping or average)
-        if stopping is None and average is not None:
-            average.assign(model)
-        self.bias_only_ = keep_best_or_bias(model, stopping, None if held is None else (X[held], Y[held]))
+        held_rows = None if held is None else (X[held], Y[held])
+        refit_possible = early is not False and (refit is True or (refit == "auto" and N <= REFIT_MAX_ROWS))
+        kernels, choice_seconds, reason = candidate_kernels(self.kernel, held is not None, budget.seconds,
+                                                            refit_possible and held is not None)
+        if reason and held is not None:  # the budget was too small for the choice
+            warnings.warn(f"{type(self).__name__}: kernel='auto' trains {DEFAULT_KERNEL} only: {reason}",
+                          BudgetWarning, stacklevel=3)
+        trials, winner = train_candidates(self, kernels, choice_seconds, budget, s, Xtr, Ytr, held_rows, steps_per_epoch,
+                                          jit, validation, strategy, early)
+        model, trace, stopping, s = winner.model, winner.trace, winner.stopping, winner.settings
+        self.kernel_choice_ = choice_frame(trials, winner) if len(trials) > 1 or reason else None
+        self.bias_only_ = winner.bias_only
         self.best_epoch_ = None if stopping is None else stopping.best_epoch
+        self.proba_map_ = None
+        if self.calibration == "prior" and held is not None:  # before any refit: held rows unseen
+            self.proba_map_ = held_out_prior_map(model, X[held], Y[held], Ytr, Y, self.seed, self.bias_only_)
         self.refitted_ = False
-        epochs = refit_epochs(refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0])
+        epochs = refit_epochs(refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0], winner.seconds)
         if epochs:
             average = None if self.average_from is None else IterateAverage(self.average_from)
             again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
@@ -347,6 +377,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                                                      if name not in _NOT_PARAMETERS})
         N = int(model.num_data)
         est.model_, est.settings_, est.bias_only_, est.best_epoch_, est.refitted_ = model, settings, False, None, False
+        est.proba_map_ = est.kernel_choice_ = None
         est.trace_ = cls._trace(trace, N)
         est.n_iter_ = len(est.trace_)
         est._set_fitted_shape(N, model.num_features, model.num_labels)

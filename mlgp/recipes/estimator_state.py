@@ -40,7 +40,7 @@ class SavedClassifierState:
 
     def _fitted_arrays(self) -> dict:
         _, values, constants = self._described_model()
-        arrays = {f"model_.param:{name}": v for name, v in values.items()}
+        arrays = {**super()._fitted_arrays(), **{f"model_.param:{name}": v for name, v in values.items()}}
         arrays.update({f"model_.const:{name}": v for name, v in (constants or {}).items()})
         arrays.update({f"trace_:{c}": self.trace_[c].to_numpy(dtype=np.float64) for c in self.trace_.columns})
         return arrays
@@ -51,6 +51,7 @@ class SavedClassifierState:
         from ..models.save_folder import Saved
 
         super()._restore_fitted(state)
+        self.kernel_choice_ = None  # not saved
         self.n_iter_ = state.scalar("n_iter_", int, low=0)
         self.bias_only_ = state.scalar("bias_only_", bool)
         self.refitted_ = state.scalar("refitted_", bool) if state.has_scalar("refitted_") else False

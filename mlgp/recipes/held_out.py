@@ -87,19 +87,20 @@ def held_out_rows(N: int, fraction: float, early_stopping, seed: int):
 
 
 def refit_epochs(refit, stopping: "HeldOutStopping | None", bias_only: bool, budget, epochs_run: int, num_rows: int,
-                 num_train: int) -> int:
+                 num_train: int, fit_seconds: float | None = None) -> int:
     """How many epochs :class:`~mlgp.recipes.MLGPFClassifier` trains again, from the start, on all
     ``num_rows`` rows after early stopping chose them on the held-out rows: the best epoch, when
     ``refit`` asks for it (True; ``"auto"``: up to :data:`REFIT_MAX_ROWS` rows), early stopping
     ran, the guard kept the model, and ``budget`` (:class:`~mlgp.estimator.Budget`) has room for
-    it at the first fit's pace — its seconds so far × best epoch / ``epochs_run`` × ``num_rows`` /
-    ``num_train`` — else 0."""
+    it at the first fit's pace — its seconds (``fit_seconds``, default the budget's so far) × best
+    epoch / ``epochs_run`` × ``num_rows`` / ``num_train`` — else 0."""
     if refit is False or (refit == "auto" and num_rows > REFIT_MAX_ROWS):
         return 0
     if stopping is None or bias_only or stopping.best_epoch < 1:
         return 0
     budget.spent()  # looks at the clock: elapsed is now
-    needed = budget.elapsed * stopping.best_epoch / max(epochs_run, 1) * num_rows / num_train
+    took = budget.elapsed if fit_seconds is None else fit_seconds
+    needed = took * stopping.best_epoch / max(epochs_run, 1) * num_rows / num_train
     return stopping.best_epoch if budget.elapsed + needed <= budget.seconds else 0
 
 

@@ -11,6 +11,7 @@ import pytest
 from mlgp.estimator import ParameterError
 from mlgp.recipes import MLGPFClassifier, held_out
 from mlgp.recipes import estimator as estimator_module
+from mlgp.recipes import kernel_choice as kernel_choice_module
 from mlgp.recipes.held_out import HeldOutStopping, IterateAverage
 
 
@@ -103,7 +104,8 @@ class _Recording(IterateAverage):
 @pytest.fixture
 def recording(monkeypatch):
     _Recording.made = []
-    monkeypatch.setattr(estimator_module, "IterateAverage", _Recording)
+    monkeypatch.setattr(kernel_choice_module, "IterateAverage", _Recording)  # the first fit's
+    monkeypatch.setattr(estimator_module, "IterateAverage", _Recording)  # the refit's
     return _Recording.made
 
 

@@ -53,7 +53,7 @@ def test_sklearn_estimator_checks(estimator, check) -> None:
 
 def test_parameters_are_the_settings_fields() -> None:
     """One source: every MLGPFSettings field but max_train is a parameter with the same default,
-    except the sizes the estimator chooses from the data (None), the preprocessing and the epochs ("auto")."""
+    except the sizes the estimator chooses from the data (None), the preprocessing, the epochs and the kernel ("auto")."""
     params = inspect.signature(MLGPFClassifier.__init__).parameters
     fields = setting_fields()
     for name, f in fields.items():
@@ -61,11 +61,12 @@ def test_parameters_are_the_settings_fields() -> None:
             assert name not in params
             continue
         expected = {"num_latent_gps": None, "num_inducing": None, "batch_size": None, "preprocessing": "auto",
-                    "epochs": "auto"}.get(name, f.default)
+                    "epochs": "auto", "kernel": "auto"}.get(name, f.default)
         assert params[name].default == expected, name
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}
-    assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "average_from", "refit", "jit_compile", "progress", "threshold"}
+    assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "average_from", "refit", "jit_compile", "progress", "threshold",
+                     "calibration"}
 
 
 def test_bad_settings_are_parameter_errors_before_fit() -> None:
@@ -182,7 +183,7 @@ def test_max_seconds_is_looked_at_after_every_step(monkeypatch) -> None:
     clock = fake_clock(monkeypatch)
     ds = default_problem()
     clf = MLGPFClassifier(epochs=50, max_seconds=3.5, num_latent_gps=2, num_inducing=10, batch_size=40,
-                          validation_fraction=0)
+                          validation_fraction=0, kernel="se+linear-shared")
     clf.fit(ds.train.X, ds.train.Y)
     per_epoch = -(-ds.train.X.shape[0] // 40)
     assert per_epoch > 4 and clf.n_iter_ == 1
@@ -194,9 +195,10 @@ def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     fit takes at least one), and the validation evaluations count too."""
     import mlgp.recipes.build as recipe
 
-    slowed(monkeypatch, fake_clock(monkeypatch), recipe, "_build")
+    clock = fake_clock(monkeypatch)
+    slowed(monkeypatch, clock, recipe, "_build")
     ds = default_problem()
-    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10)
+    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10, kernel="se+linear-shared")
     clf.fit(ds.train.X, ds.train.Y, validation=(ds.test.X, ds.test.Y))
     assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
 
@@ -206,7 +208,8 @@ def test_max_seconds_counts_the_parameter_checks(monkeypatch) -> None:
     process) and count: checks that take 100 s of a 50 s budget leave one step."""
     clock = fake_clock(monkeypatch)
     ds = default_problem()
-    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10, validation_fraction=0)
+    clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10, validation_fraction=0,
+                          kernel="se+linear-shared")
     real = MLGPFClassifier._validate_params
     monkeypatch.setattr(MLGPFClassifier, "_validate_params", lambda self: (clock.advance(100.0), real(self))[1])
     clf.fit(ds.train.X, ds.train.Y)
@@ -252,10 +255,13 @@ def test_a_given_num_inducing_above_the_training_rows_is_refused_and_a_chosen_on
     ds = mlgpf_prior(num_train=200, num_test=10, num_features=3, num_labels=4, num_latent=2, seed=0)
     with pytest.raises(ShapeError, match=r"M must be in \[1, N=180\].*got 181: 200 samples given, 180 left after"):
         MLGPFClassifier(num_inducing=181, epochs=1).fit(ds.train.X, ds.train.Y)
-    clf = MLGPFClassifier(num_inducing=180, epochs=1, num_latent_gps=2).fit(ds.train.X, ds.train.Y)
+    clf = MLGPFClassifier(num_inducing=180, epochs=1, num_latent_gps=2, kernel="se+linear-shared").fit(ds.train.X,
+                                                                                                      ds.train.Y)
     assert clf.settings_.num_inducing == 180
     small = mlgpf_prior(num_train=40, num_test=10, num_features=3, num_labels=4, num_latent=2, seed=0)
-    assert MLGPFClassifier(epochs=1).fit(small.train.X, small.train.Y).settings_.num_inducing == 36
+    # one kernel: "auto" would cap a chosen M by D = 3 for its linear candidate
+    assert MLGPFClassifier(epochs=1, kernel="se+linear-shared").fit(small.train.X,
+                                                                    small.train.Y).settings_.num_inducing == 36
 
 
 # ------------------------------------------------------------------------------ from_model --
@@ -374,7 +380,7 @@ def test_loading_checks_k_and_d_against_the_header(fitted, tmp_path, monkeypatch
 @pytest.mark.parametrize("rows, seconds, xla", [(1999, None, False), (2000, None, True), (2000, 59.9, False),
                                                 (2000, 60, True)])
 def test_xla_is_chosen_from_two_thousand_training_rows_and_a_minute(monkeypatch, rows, seconds, xla) -> None:
-    import mlgp.recipes.estimator as estimator
+    import mlgp.recipes.kernel_choice as kernel_choice
 
     seen = {}
 
@@ -382,12 +388,12 @@ def test_xla_is_chosen_from_two_thousand_training_rows_and_a_minute(monkeypatch,
         seen["jit"] = jit_compile
         raise RuntimeError("stop before training")
 
-    monkeypatch.setattr(estimator, "build_and_train", stop)
+    monkeypatch.setattr(kernel_choice, "build_and_train", stop)  # the first fit's
     rng = np.random.default_rng(0)
     X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
     with pytest.raises(RuntimeError, match="stop before training"):
         MLGPFClassifier(q_family="whitened", validation_fraction=0, num_inducing=5, epochs=1,
-                        max_seconds=seconds).fit(X, Y)
+                        max_seconds=seconds, kernel="se+linear-shared").fit(X, Y)
     assert (seen["jit"] is not False) is xla
 
 

@@ -26,7 +26,8 @@ def test_a_budget_spent_by_the_first_step_is_said(monkeypatch, validation_fracti
 
     slowed(monkeypatch, fake_clock(monkeypatch), recipe, "_build")
     ds = default_problem()
-    clf = MLGPFClassifier(max_seconds=50.0, validation_fraction=validation_fraction, **SMALL)
+    clf = MLGPFClassifier(max_seconds=50.0, validation_fraction=validation_fraction, kernel="se+linear-shared",
+                          **SMALL)
     with pytest.warns(BudgetWarning, match=r"^MLGPFClassifier: max_seconds=50 was spent by the end of the first "
                                            r"training step \(10\d s, set-up included\): ") as caught:
         clf.fit(ds.train.X, ds.train.Y)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import mlgp.recipes.estimator as estimator_module
+import mlgp.recipes.kernel_choice as kernel_choice_module
 from mlgp.errors import DataFormatError
 from mlgp.estimator import MultiLabelEstimator
 from mlgp.recipes import MLGPFClassifier
@@ -15,14 +15,14 @@ from mlgp.recipes.held_out import HeldOutStopping
 
 @pytest.fixture
 def seen(monkeypatch) -> dict:
-    """``build_and_train``'s arguments, recorded; it raises instead of training."""
+    """The first fit's ``build_and_train``'s arguments, recorded; it raises instead of training."""
     recorded: dict = {}
 
     def stop(Xtr, Ytr, s, *, jit_compile, callback=None, **kwargs):
         recorded.update(rows=Xtr.shape[0], batch=s.batch_size, jit=jit_compile, callback=callback, epochs=s.epochs)
         raise RuntimeError("stop before training")
 
-    monkeypatch.setattr(estimator_module, "build_and_train", stop)
+    monkeypatch.setattr(kernel_choice_module, "build_and_train", stop)
     return recorded
 
 
@@ -30,7 +30,8 @@ def _fit(seen: dict, rows: int = 200, **params) -> dict:
     rng = np.random.default_rng(0)
     X, Y = rng.random((rows, 3)), (rng.random((rows, 4)) < 0.3).astype(np.int8)
     with pytest.raises(RuntimeError, match="stop before training"):
-        MLGPFClassifier(num_inducing=5, **{"epochs": 1, **params}).fit(X, Y)
+        # one kernel (kernel="auto" would try three): the options of one training run
+        MLGPFClassifier(num_inducing=5, **{"epochs": 1, "kernel": "se+linear-shared", **params}).fit(X, Y)
     return seen
 
 

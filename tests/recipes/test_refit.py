@@ -11,13 +11,15 @@ import pytest
 from _clock import fake_clock
 
 import mlgp.recipes.estimator as estimator_module
+import mlgp.recipes.kernel_choice as kernel_choice_module
 from mlgp.data.synthetic import default_problem
 from mlgp.estimator import MultiLabelEstimator, ParameterError
 from mlgp.estimator.training import Budget
 from mlgp.recipes import MLGPFClassifier
 from mlgp.recipes.held_out import REFIT_MAX_ROWS, refit_epochs
 
-SMALL = dict(num_latent_gps=2, num_inducing=10, epochs=4, n_iter_no_change=1)
+#: One kernel: the first fit is one training run (kernel="auto" would try three)
+SMALL = dict(num_latent_gps=2, num_inducing=10, epochs=4, n_iter_no_change=1, kernel="se+linear-shared")
 
 
 def _budget(monkeypatch, seconds: float | None, elapsed: float) -> Budget:
@@ -52,15 +54,20 @@ def test_refit_only_where_the_budget_has_room_at_the_first_fits_pace(monkeypatch
 
 @pytest.fixture
 def calls(monkeypatch) -> list:
-    """Every ``build_and_train`` of MLGPFClassifier: (rows, epochs, validation given, callback given)."""
+    """Every ``build_and_train`` of MLGPFClassifier (the first fit's in kernel_choice, the refit's in
+    the estimator): (rows, epochs, validation given, callback given)."""
     seen: list = []
-    real = estimator_module.build_and_train
 
-    def recorded(X, Y, s, **kwargs):
-        seen.append((X.shape[0], s.epochs, kwargs.get("validation") is not None, kwargs.get("callback") is not None))
-        return real(X, Y, s, **kwargs)
+    def recording(real):
+        def recorded(X, Y, s, **kwargs):
+            seen.append((X.shape[0], s.epochs, kwargs.get("validation") is not None,
+                         kwargs.get("callback") is not None))
+            return real(X, Y, s, **kwargs)
 
-    monkeypatch.setattr(estimator_module, "build_and_train", recorded)
+        return recorded
+
+    for module in (kernel_choice_module, estimator_module):
+        monkeypatch.setattr(module, "build_and_train", recording(module.build_and_train))
     return seen
 
 

@@ -1,0 +1,145 @@
+"""MLGPFClassifier's ``kernel="auto"``: a few kernels tried on the kept rows, judged on the held-out rows.
+
+Contract: :func:`candidate_kernels` says which kernels a fit tries. ``kernel="auto"`` with held-out
+rows tries :data:`CANDIDATES` in that order (the default first: a tie keeps it), each trained on the
+kept rows within an equal share of what the budget leaves for the choice (all of ``max_seconds``,
+or :data:`CHOICE_SHARE` of it when a refit on every row may follow), with its own early stopping
+and bias guard (a candidate not begun before the choice's seconds are spent is left out); the winner is the candidate whose kept model has the highest held-out log
+predictive density (nats per row, E_q[σ(f)] — the density early stopping and the guard use).
+Without held-out rows, or when a share would be under :data:`MIN_CANDIDATE_SECONDS`, only
+:data:`DEFAULT_KERNEL` is trained, and the reason is returned (the estimator warns with it when the
+budget was the cause). Any other ``kernel`` is the one candidate. :class:`Trial` is one candidate's
+outcome, :func:`train_candidates` trains them in turn (keeping only the best model so far) and
+:func:`choice_frame` is the table of them (``kernel_choice_``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ..estimator.training import Budget
+from .build import build_and_train
+from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, IterateAverage, held_out_lpd, keep_best_or_bias
+
+__all__ = ["AUTO", "CANDIDATES", "CHOICE_SHARE", "DEFAULT_KERNEL", "MIN_CANDIDATE_SECONDS", "Trial",
+           "candidate_kernels", "choice_frame", "train_candidates"]
+
+AUTO = "auto"
+#: The kernel trained when ``"auto"`` cannot choose (and the first candidate).
+DEFAULT_KERNEL = "se+linear-shared"
+#: What ``"auto"`` tries: the default SE + linear with a shared ARD vector, the linear kernel (best
+#: on few, one-hot features) and the SE kernel (dense, non-linear features).
+CANDIDATES = (DEFAULT_KERNEL, "linear", "se")
+#: Share of ``max_seconds`` the candidates take together when a refit on every row may follow.
+CHOICE_SHARE = 0.7
+#: A candidate's share of the budget below this (seconds): only the default kernel is trained.
+MIN_CANDIDATE_SECONDS = 5.0
+
+
+def candidate_kernels(kernel, has_held_out: bool, seconds: float, refit_possible: bool) -> tuple[list, float, str]:
+    """``(kernels, choice_seconds, reason)``: the kernels to train, the seconds they share
+    (``inf``: no budget) and, when ``"auto"`` falls back to the default kernel, why (else "").
+
+    ``kernel``: the estimator's ``kernel``; ``has_held_out``: whether rows are held out;
+    ``seconds``: ``max_seconds`` (``inf`` for None); ``refit_possible``: whether a refit on every
+    row may follow (the candidates then leave it ``1 − CHOICE_SHARE`` of the budget)."""
+    if not (isinstance(kernel, str) and kernel == AUTO):
+        return [kernel], seconds, ""
+    if not has_held_out:
+        return [DEFAULT_KERNEL], seconds, "no rows are held out to judge the kernels on"
+    share = CHOICE_SHARE if refit_possible else 1.0
+    choice_seconds = seconds * share
+    if math.isfinite(seconds) and choice_seconds / len(CANDIDATES) < MIN_CANDIDATE_SECONDS:
+        return [DEFAULT_KERNEL], seconds, (f"max_seconds={seconds:g} leaves under {MIN_CANDIDATE_SECONDS:g} s for each of "
+                                           f"the {len(CANDIDATES)} candidate kernels")
+    return list(CANDIDATES), choice_seconds, ""
+
+
+@dataclass
+class Trial:
+    """One candidate kernel trained on the kept rows: its model (the best epoch, or the bias alone),
+    trace, early stopping, guard verdict, held-out density (nats per row), seconds, and the settings
+    it was trained with."""
+
+    kernel: str
+    model: object
+    trace: pd.DataFrame
+    stopping: object
+    bias_only: bool
+    held_out_lpd: float
+    seconds: float
+    settings: object = None
+
+    @property
+    def epochs(self) -> int:
+        return len(self.trace)
+
+
+def choice_frame(trials: list[Trial], winner: Trial | None) -> pd.DataFrame:
+    """``kernel_choice_``: one row per candidate, ``kernel``, ``held_out_lpd``, ``epochs``,
+    ``best_epoch``, ``seconds``, ``bias_only`` and ``chosen``."""
+    return pd.DataFrame({
+        "kernel": [t.kernel if isinstance(t.kernel, str) else type(t.kernel).__name__ for t in trials],
+        "held_out_lpd": [float(t.held_out_lpd) for t in trials],
+        "epochs": [int(t.epochs) for t in trials],
+        "best_epoch": [int(t.stopping.best_epoch) if t.stopping is not None else int(t.epochs) for t in trials],
+        "seconds": [float(t.seconds) for t in trials],
+        "bias_only": [bool(t.bias_only) for t in trials],
+        "chosen": [t is winner for t in trials],
+    })
+
+
+def train_candidates(est, kernels: list, choice_seconds: float, budget: Budget, s, Xtr, Ytr, held_rows,
+                     steps_per_epoch: int, jit, validation, strategy, early) -> tuple[list[Trial], Trial]:
+    """Train each of ``kernels`` for the estimator ``est`` (its ``average_from``, ``n_iter_no_change``,
+    ``num_inducing`` and ``progress``) on the kept rows ``Xtr``, ``Ytr`` with the sized settings ``s``:
+    one kernel within ``budget`` itself, several each within an equal share of what
+    ``choice_seconds`` leaves (counted, like ``budget``, from the start of ``fit``, so that every
+    trace's ``elapsed`` is); once the choice's seconds are spent, the candidates not yet tried are
+    left out. Returns the :class:`Trial` of each candidate trained (losers without their model) and
+    the winner: the highest held-out density, the first of equals."""
+    trials, best = [], None
+    for i, kernel in enumerate(kernels):
+        if len(kernels) == 1:
+            trial_budget, begun = budget, budget.elapsed
+        else:
+            budget.spent()
+            left = choice_seconds - budget.elapsed
+            if left <= 0 and best is not None:
+                break
+            begun = budget.elapsed
+            trial_budget = Budget.trusted(begun + max(left, 1e-9) / (len(kernels) - i), budget.started)
+        trial = _trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch, jit, validation, trial_budget,
+                       strategy, early, begun)
+        trials.append(trial)
+        if best is None or trial.held_out_lpd > best.held_out_lpd:
+            if best is not None:
+                best.model = None  # a losing candidate's model is not kept
+            best = trial
+        else:
+            trial.model = None
+    return trials, best
+
+
+def _trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch: int, jit, validation, budget, strategy,
+           early, begun: float) -> Trial:
+    """Train one candidate ``kernel`` on the kept rows within ``budget``: early stopping on the
+    ``held_rows`` (X, Y) where there are any, the best epoch restored, the bias guard applied.
+    ``begun``: the budget's seconds when the candidate began (its seconds are the budget's looks
+    since; no extra reading of the clock)."""
+    average = None if est.average_from is None else IterateAverage(est.average_from)
+    stopping = None if held_rows is None or early is False else HeldOutStopping(
+        *held_rows, est.n_iter_no_change, steps_per_epoch, MIN_PATIENCE_STEPS, average)
+    s = s.replace(kernel=kernel)
+    if isinstance(kernel, str) and kernel == "linear" and est.num_inducing is None:  # a linear K_ZZ has rank ≤ D
+        s = s.replace(num_inducing=min(s.num_inducing, Xtr.shape[1]))
+    model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
+                                   progress=bool(est.progress), strategy=strategy, callback=stopping or average)
+    if stopping is None and average is not None:
+        average.assign(model)
+    bias_only = keep_best_or_bias(model, stopping, held_rows)
+    lpd = -math.inf if held_rows is None else held_out_lpd(model, *held_rows)
+    return Trial(kernel, model, trace, stopping, bias_only, lpd, budget.elapsed - begun, s)
