@@ -1,7 +1,8 @@
 """Fitting and scoring one family of a comparison, in this process (:func:`_run_one`) or in a fresh
 Python process of its own (:func:`_run_isolated`, through :mod:`mlgp.comparison.worker`).
 
-Either way the result is a row (``family``, ``estimator``, ``settings``, ``error``, the fit and predict
+Either way the result is a row (``family``, ``estimator``, ``settings``, ``error``, ``chosen`` where the
+fitted estimator made a choice of its own (MLGPF's ``kernel_choice_``: :func:`_chosen_text`), the fit and predict
 seconds, the peak memory, P@k, nDCG@k and PSP@k for k in :data:`KS` up to the number of labels, the
 columns of :mod:`mlgp.comparison.probabilities`, the reliability bins under ``_reliability`` and, for
 a family that ran, each test row's P@1, P@5 and log predictive density under ``_rows``
@@ -42,6 +43,21 @@ def _settings_text(estimator) -> str:
     defaults = type(estimator)().get_params(deep=False)
     changed = {k: v for k, v in estimator.get_params(deep=False).items() if repr(defaults.get(k)) != repr(v)}
     return "; ".join(f"{k}={v!r}" for k, v in changed.items()) or "defaults"
+
+
+def _chosen_text(choice) -> str:
+    """What a fitted estimator chose and why, as text: MLGPF's ``kernel_choice_`` (one row per
+    candidate kernel, its held-out density and whether it was chosen) as ``"kernel linear
+    (held-out LPD -3.514; se+linear-shared -3.694, se -3.741)"``; ``""`` for None or no rows."""
+    if choice is None or len(choice) == 0:
+        return ""
+    won = choice[choice["chosen"]]
+    if len(won) != 1:
+        return ""
+    others = ", ".join(f"{k} {lpd:.3f}" for k, lpd in zip(choice.loc[~choice["chosen"], "kernel"],
+                                                          choice.loc[~choice["chosen"], "held_out_lpd"]))
+    text = f"kernel {won['kernel'].iloc[0]} (held-out LPD {won['held_out_lpd'].iloc[0]:.3f}"
+    return text + (f"; {others})" if others else ")")
 
 
 def _ending(returncode: int) -> str:
@@ -135,6 +151,9 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
             t0 = time.perf_counter()
             estimator.fit(ds.train.X, ds.train.Y, **kwargs)
             row["fit_seconds"] = time.perf_counter() - t0
+        chosen = _chosen_text(getattr(estimator, "kernel_choice_", None))
+        if chosen:
+            row["chosen"] = chosen
         row["peak_memory_mb"] = memory.peak_mb
         t0 = time.perf_counter()
         top = estimator.predict_topk(ds.test.X, max(ks))

@@ -50,7 +50,8 @@ def probability_table_text(results: pd.DataFrame, markdown: bool = False) -> str
 
 
 def best_lines(results: pd.DataFrame) -> list[str]:
-    """Which family has the best held-out log predictive density and which the best P@1."""
+    """Which family has the best held-out log predictive density and which the best P@1, which are
+    worse than the label prior, and what a family chose while fitting (``chosen``)."""
     lines = []
     for column, what, unit in (("LPD", "test log predictive density", " nats per test point"), ("P@1", "P@1", "")):
         if column in results and results[column].notna().any():
@@ -61,6 +62,9 @@ def best_lines(results: pd.DataFrame) -> list[str]:
         worse = results.loc[results["NLL"] > prior, "family"].tolist() if pd.notna(prior) else []
         lines.append(f"- Worse than the label prior (NLL per entry above frequency's {prior:.4f}): "
                      + (", ".join(worse) if worse else "none") + ".")
+    if "chosen" in results:
+        lines += [f"- {row['family']} chose {row['chosen']}." for _, row in results.iterrows()
+                  if isinstance(row["chosen"], str) and row["chosen"]]
     return lines
 
 

@@ -157,13 +157,15 @@ def _check_row(row: dict, name: str, estimator: str, num_labels: int) -> None:
     numbers = _expected_fields(row, num_labels)
     texts = {"family", "estimator", "settings", "error", "_reliability"}
     texts |= {"proba_note"} if "proba_note" in row else set()
+    texts |= {"chosen"} if "chosen" in row else set()
     _fields(row, texts | set(numbers) | ({"resumed"} if "resumed" in row else set()), "the row")
     _text("row field 'family'", row["family"], name)
     _text("row field 'estimator'", row["estimator"], estimator)
     _text("row field 'error'", row["error"], "")
     _text("row field 'settings'", row["settings"])
-    if "proba_note" in row:
-        _text("row field 'proba_note'", row["proba_note"])
+    for optional in ("proba_note", "chosen"):
+        if optional in row:
+            _text(f"row field {optional!r}", row[optional])
     if not isinstance(row.get("resumed", False), bool):
         raise _Bad(f"row field 'resumed' is {_show(row['resumed'])}, not true or false")
     for field, number in numbers.items():

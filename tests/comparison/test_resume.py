@@ -243,3 +243,12 @@ def test_an_ece_interval_needs_both_ends(kept) -> None:
     assert {"ECE_low", "ECE_high"} <= set(_expected_fields({kept: 0.1}, 6))
     assert not {"ECE_low", "ECE_high"} & set(_expected_fields({}, 6))
     assert not {"ECE_low", "ECE_high"} & set(_expected_fields({kept: 0.1, "proba_note": "none"}, 6))
+
+
+def test_a_row_may_say_what_the_family_chose_as_text(good_file) -> None:
+    from mlgp.comparison.resume import _Bad, _check_row
+
+    row = dict(copy.deepcopy(good_file["row"]), chosen="kernel se (held-out LPD -1.000)")
+    _check_row(row, "frequency", "LabelFrequency", 6)
+    with pytest.raises(_Bad, match="row field 'chosen'"):
+        _check_row(dict(row, chosen=3), "frequency", "LabelFrequency", 6)
