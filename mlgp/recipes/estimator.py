@@ -68,8 +68,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         (:func:`mlgp.recipes.settings.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
         A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
         ``preprocessing`` defaults to ``"auto"`` (the recipe's to ``"rows"``): columns standardised
-        before the rows are normalised for dense or signed features (emotions, `mlgp compare
-        --budget 60`: test P@1 73.76 against 66.83 with rows alone). ``kernel`` defaults to
+        before the rows are normalised for dense or signed features. ``kernel`` defaults to
         ``"auto"`` (the recipe's to ``"se+linear-shared"``): with held-out rows, ``fit`` trains each
         of ``se+linear-shared``, ``linear`` and ``se`` on the kept rows within an equal share of
         ``max_seconds`` (70 % of it together when a refit on every row may follow), each with its
@@ -81,7 +80,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         Most passes over the training rows (early stopping usually ends training sooner).
         ``"auto"``: a cap of max(20, ⌈200 / steps per epoch⌉) epochs
         (:func:`mlgp.recipes.settings.auto_epochs`), so that a data set of one minibatch is not
-        stopped after 20 steps (emotions: test P@1 73.76 against 66.83 after 20 epochs).
+        stopped after 20 steps.
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
         compiling the step and the ``validation`` evaluations included): the clock is looked at
@@ -113,10 +112,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         Average the parameters at the ends of the epochs from this one (1-based) on, and keep the
         mean (:class:`mlgp.recipes.held_out.IterateAverage`): early stopping scores and keeps the
         averaged parameters, a refit averages its own epochs. Training continues from the iterates.
-        ``None`` (the default): the last (or best) iterate. On Bibtex (from epoch 5, seeds 0–2) the
-        mean of 40 epochs ranks better than the 40th iterate (test P@1 63.99 against 63.22), but
-        with early stopping it gave 62.96 against 63.18, with a better held-out density
-        (docs/results.md), so it is not the default.
+        ``None`` (the default): the last (or best) iterate (docs/results.md has the measurements).
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
         How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
         :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
