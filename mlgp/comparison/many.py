@@ -34,9 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError, MLGPError
-from ..families import make_estimator
 from .ranks import critical_difference, friedman, paired_bootstrap, q_alpha, rank_table
-from .run import Comparison, _check_models, _check_settings, _check_types, _takes, compare
+from .run import Comparison, _checked_families, _takes, compare
 
 __all__ = ["ALL", "RANKED", "SUMMARY_COLUMNS", "ManyComparison", "compare_many", "summarise"]
 
@@ -178,12 +177,8 @@ def compare_many(models, datasets, *, budget=None, settings: dict | None = None,
     -------
     ManyComparison
     """
-    models = _check_models(models)
-    settings = _check_settings(settings, models)
-    _check_types(None, None, None, None, out, data_home, echo,
-                 {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
-    for m in models:
-        make_estimator(m, settings.get(m), seed=seed, budget=budget)
+    models, _ = _checked_families(models, settings, seed, budget, (None, None, None, None), out, data_home, echo,
+                                  {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
     if int(n_resamples) != n_resamples or isinstance(n_resamples, bool) or n_resamples < 1:
         raise _takes("n_resamples", "a whole number >= 1", n_resamples)
     q_alpha(2, alpha)  # checks alpha

@@ -152,6 +152,17 @@ def _check_types(dataset, train, test, data_format, out, data_home, echo, flags:
         raise _takes("echo", "a function of one line of text, or None", echo)
 
 
+def _checked_families(models, settings, seed, budget, source: tuple, out, data_home, echo,
+                      flags: dict) -> tuple[list[str], dict]:
+    """The family names and their estimators, every argument checked before any data are read
+    (:func:`compare` and :func:`mlgp.comparison.many.compare_many`); ``source``: ``(dataset, train,
+    test, data_format)``."""
+    models = _check_models(models)
+    settings = _check_settings(settings, models)
+    _check_types(*source, out, data_home, echo, flags)
+    return models, {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
+
+
 def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
     """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
@@ -225,11 +236,9 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     """
     from ..fingerprint import data_fingerprint
 
-    models = _check_models(models)
-    settings = _check_settings(settings, models)
-    _check_types(dataset, train, test, data_format, out, data_home, echo,
-                 {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
-    estimators = {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
+    models, estimators = _checked_families(models, settings, seed, budget, (dataset, train, test, data_format),
+                                           out, data_home, echo,
+                                           {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
     if out is not None:
         from ..files import check_output_folder
 
