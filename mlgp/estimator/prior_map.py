@@ -14,8 +14,9 @@ fitted on — to minimise their negative log-likelihood summed over entries plus
 model and prior in logit space). Newton's method starts at ``θ_π``
 and never accepts a step that raises the penalised objective, so the held-out NLL of the fitted map
 is at most the prior's; the map replaces the prior only when it lowers the held-out NLL by more than
-:data:`MIN_GAIN` nats (Akaike's price of the full map's two numbers beyond the prior's one,
-kept for the one-number blend too, where it is conservative), else ``θ = θ_π`` and
+:data:`MIN_GAIN` nats (Akaike's price of the full map's two numbers beyond the prior's one, kept for
+the one-number blend too, where it is conservative) and the held-out rows' gains are significant
+(their paired z above :data:`MIN_Z`: rows, not entries, are the independent units), else ``θ = θ_π`` and
 ``p'`` is the label prior. ``θ = (1, 0, 0)`` is the model unchanged, so a model already calibrated
 keeps its probabilities. The map is monotone in ``p`` for ``a ≥ 0`` (it ranks a row's labels like
 ``p`` only when ``c = 0``): it is for probabilities, not for rankings, which stay the model's own.
@@ -38,7 +39,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from ..errors import BudgetWarning, ShapeError
 
-__all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "PRIOR_THETA", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
+__all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "MIN_Z", "PRIOR_THETA", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
            "PriorMap", "cross_fitted_map", "held_out_folds", "label_prior"]
 
 #: The parameter constraint of every family's ``calibration``: ``"prior"`` or None.
@@ -48,6 +49,11 @@ EPS = 1e-9
 #: The held-out NLL must fall by more than this (nats, summed over entries) for the map to replace
 #: the prior: Akaike's penalty of the full map's two extra numbers (conservative for the blend).
 MIN_GAIN = 2.0
+#: ... and the rows' gains must be significant: their paired z statistic (mean gain over its
+#: standard error, rows being the independent units: a row's labels are not) above this, a
+#: one-sided test at 5 %. (cal500, ML-kNN: gain 8.1 nats over 335 rows at z = 1.38, and a test NLL
+#: worse than the prior's beyond the test split's noise.)
+MIN_Z = 1.645
 #: Share of the training rows held out to fit the map.
 HELD_OUT_FRACTION = 0.2
 #: Up to this many training rows, the map is fitted on every row, held out in turn from one of
@@ -101,6 +107,22 @@ def _objective(F: np.ndarray, y: np.ndarray, theta: np.ndarray, ridge: float) ->
     s = F @ theta
     nll = -(y * log_expit(s) + (1.0 - y) * log_expit(-s)).sum()
     return float(nll + 0.5 * ridge * np.sum((theta - PRIOR_THETA) ** 2))
+
+
+def _row_nll(F: np.ndarray, y: np.ndarray, theta: np.ndarray, shape: tuple) -> np.ndarray:
+    """Each row's NLL (summed over its labels) under ``σ(F θ)``: (B,) for a (B, K) block."""
+    s = F @ theta
+    return -(y * log_expit(s) + (1.0 - y) * log_expit(-s)).reshape(shape).sum(axis=1)
+
+
+def _z(gains: np.ndarray) -> float:
+    """The paired z statistic of per-row gains: mean / standard error (−inf for fewer than two rows
+    or no spread with a mean ≤ 0, +inf with no spread and a mean > 0)."""
+    if gains.size < 2:
+        return -np.inf
+    se = gains.std(ddof=1) / np.sqrt(gains.size)
+    mean = gains.mean()
+    return mean / se if se > 0 else (np.inf if mean > 0 else -np.inf)
 
 
 def _newton(F: np.ndarray, y: np.ndarray, ridge: float, basis: np.ndarray, iterations: int = 50) -> np.ndarray:
@@ -182,8 +204,9 @@ class PriorMap:
         F = _features(P, np.asarray(held_prior, dtype=np.float64))
         y = (Y != 0).astype(np.float64).ravel()
         theta = _newton(F, y, float(ridge), basis)
-        gain = _objective(F, y, PRIOR_THETA, 0.0) - _objective(F, y, theta, 0.0)
-        if not gain > MIN_GAIN:
+        rows = _row_nll(F, y, PRIOR_THETA, P.shape) - _row_nll(F, y, theta, P.shape)  # each row's gain
+        gain = float(rows.sum())
+        if not (gain > MIN_GAIN and _z(rows) > MIN_Z):
             theta, gain = PRIOR_THETA.copy(), 0.0
         return cls(theta, prior, gain)
 

@@ -144,7 +144,8 @@ def test_the_held_out_nll_of_the_map_is_at_most_the_priors(slope, shift, noise, 
 
 def test_the_prior_is_kept_exactly_when_the_probabilities_carry_no_information() -> None:
     """p uniform noise, labels drawn from the prior alone: wherever the gain of the penalised minimiser
-    (by scipy) is at most MIN_GAIN nats, θ is exactly θ_π; and it is so on most draws."""
+    (by scipy) is at most MIN_GAIN nats, or its rows' paired z at most MIN_Z, θ is exactly θ_π; and it
+    is so on most draws."""
     kept = 0
     for seed in range(10):
         rng = np.random.default_rng(100 + seed)
@@ -153,7 +154,7 @@ def test_the_prior_is_kept_exactly_when_the_probabilities_carry_no_information()
         Y = (rng.random((200, 5)) < prior).astype(np.int64)
         expected, gain = _scipy_fit(P, Y, prior, 1.0)
         fitted = PriorMap.fit(P, Y, prior, prior)
-        if gain <= prior_map.MIN_GAIN:
+        if gain <= prior_map.MIN_GAIN or _row_z(P, Y, prior, expected) <= prior_map.MIN_Z:
             kept += 1
             assert fitted.keeps_prior and fitted.held_out_gain == 0.0
             np.testing.assert_array_equal(fitted.theta, PRIOR_THETA)
@@ -161,6 +162,34 @@ def test_the_prior_is_kept_exactly_when_the_probabilities_carry_no_information()
         else:
             np.testing.assert_allclose(fitted.theta, expected, rtol=0, atol=1e-5)
     assert kept >= 7
+
+
+def _row_z(P, Y, prior, theta) -> float:
+    """The paired z of the rows' NLL gains of ``theta`` over θ_π, computed here by hand."""
+    z, lp = logit(np.clip(P, 1e-9, 1 - 1e-9)), logit(np.broadcast_to(prior, P.shape))
+
+    def row_nll(t):
+        p = expit(t[0] * z + t[1] * lp + t[2])
+        return -(Y * np.log(p) + (1 - Y) * np.log1p(-p)).sum(axis=1)
+
+    d = row_nll(np.array([0.0, 1.0, 0.0])) - row_nll(np.asarray(theta))
+    return d.mean() / (d.std(ddof=1) / np.sqrt(d.size))
+
+
+def test_a_gain_carried_by_a_few_rows_is_not_significant_and_keeps_the_prior() -> None:
+    """400 rows whose probabilities carry nothing, and 4 rows of 50 labels where they are right: the
+    total gain is large, but it is those few rows' (paired z under MIN_Z): the prior is kept. The
+    same gain spread over every row is kept."""
+    rng = np.random.default_rng(5)
+    prior = np.full(50, 0.3)
+    Y = (rng.random((404, 50)) < 0.3).astype(np.int64)
+    P = rng.random((404, 50))
+    P[:4] = np.where(Y[:4] == 1, 0.99, 0.01)  # four rows predicted right and sure
+    few = PriorMap.fit(P, Y, prior, prior)
+    full_gain = _row_z(P, Y, prior, _scipy_fit(P, Y, prior, 1.0)[0])
+    assert full_gain <= prior_map.MIN_Z and few.keeps_prior
+    spread = np.where(Y == 1, 0.6, 0.2)  # every row a little better than the prior
+    assert not PriorMap.fit(spread, Y, prior, prior).keeps_prior
 
 
 def test_a_gain_just_under_the_threshold_keeps_the_prior(monkeypatch) -> None:
@@ -571,3 +600,12 @@ def test_the_copies_share_one_deadline_and_stop_at_it(monkeypatch) -> None:
                                            r"a quarter of max_seconds=3\.5 was spent before a copy was fitted"):
         est = FastXML(n_estimators=10, max_leaf=6, n_jobs=1, random_state=0, max_seconds=3.5).fit(X, Y)
     assert seen == ["prior"] and est.proba_map_ is None and est.forest_.n_trees >= 1
+
+
+def test_the_paired_z_of_row_gains() -> None:
+    from mlgp.estimator.prior_map import _z
+
+    assert _z(np.array([3.0])) == -np.inf  # one row: no spread to judge
+    assert _z(np.array([1.0, 1.0])) == np.inf and _z(np.array([0.0, 0.0])) == -np.inf
+    d = np.array([1.0, 2.0, 3.0, 6.0])
+    assert _z(d) == pytest.approx(d.mean() / (d.std(ddof=1) / 2.0), rel=1e-12)
