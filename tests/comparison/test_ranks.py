@@ -89,9 +89,9 @@ def test_critical_difference_of_demsars_example() -> None:
     """Demšar §3.2.2: four algorithms on 14 data sets, CD = 2.569 √(4·5/(6·14)) = 1.25."""
     assert critical_difference(4, 14) == pytest.approx(1.25, abs=5e-3)
     assert critical_difference(4, 14) == pytest.approx(q_alpha(4) * np.sqrt(20 / 84), rel=1e-12)
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match=r"^the Nemenyi test needs k >= 2 families, got 1$"):
         critical_difference(1, 14)
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match=r"^the critical difference needs N >= 1 data sets, got 0$"):
         critical_difference(3, 0)
 
 
@@ -147,11 +147,11 @@ def test_the_bootstrap_is_seeded_and_its_interval_is_the_percentile_one() -> Non
 
 
 def test_the_bootstrap_needs_rows_of_one_length() -> None:
-    with pytest.raises(ShapeError):
+    with pytest.raises(ShapeError, match=r"^paired_bootstrap needs \(N,\) arrays of one length N >= 1, got shapes"):
         paired_bootstrap({"a": np.zeros(3), "b": np.zeros(4)})
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match=r"^paired_bootstrap needs at least one family$"):
         paired_bootstrap({})
-    with pytest.raises(ArgumentError):
+    with pytest.raises(ArgumentError, match=r"^n_resamples must be a whole number >= 1 and level in \(0, 1\); got 0,"):
         paired_bootstrap({"a": np.zeros(3)}, n_resamples=0)
 
 
