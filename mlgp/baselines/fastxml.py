@@ -123,6 +123,9 @@ class FastXML(MultiLabelEstimator):
         at after every tree: no tree is added once it is spent (trees growing then are abandoned),
         so the forest may hold fewer than ``n_estimators`` trees (at least one; ``tree_seeds_``
         names them).
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
+        (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
 
     Attributes
     ----------

@@ -59,6 +59,9 @@ class MLkNN(MultiLabelEstimator):
         ``predict`` marks label ``l`` present when its posterior is ``>= threshold`` (in [0, 1]).
     n_jobs : int or None, default=None
         Parallel jobs of the neighbour search, passed to NearestNeighbors.
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
+        (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
 
     Attributes
     ----------

@@ -86,6 +86,9 @@ class MLLSPC(MultiLabelEstimator):
         paper's rule (the more probable of presence and absence).
     random_state : int, RandomState or None, default=None
         Seeds the choice of centres (and of the points the median heuristic looks at when N > 1000).
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
+        (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
 
     Attributes
     ----------

@@ -61,6 +61,9 @@ class MLLSPCCV(GridSearch):
         Criterion on the 0/1 predictions ``predict_proba >= threshold`` ("hamming_loss" is the
         misclassification rate over all (point, label) pairs, the paper's toy-study criterion), or
         precision at k of the ranking by ``decision_function`` (k <= K).
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
+        (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
 
     Attributes
     ----------

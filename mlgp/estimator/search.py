@@ -180,26 +180,14 @@ class GridSearch(MultiLabelEstimator):
     def _check_saved_points(self, state: SavedState, points: list[dict]) -> None:
         """Refuse a file's grid ``points`` the subclass could not have searched."""
 
-    def _new_estimator(self, point: dict) -> MultiLabelEstimator:
-        """The unfitted candidate at ``point``, its parameters checked (ParameterError)."""
+    def _new_estimator(self, point: dict, calibration="keep") -> MultiLabelEstimator:
+        """The unfitted estimator at ``point``, its parameters checked (ParameterError), its
+        ``calibration`` (where it has one) set to ``calibration`` unless ``"keep"``: the candidates
+        are scored without the map (None), the refit takes the search's own."""
         estimator = self._searched(**self._fixed_params(), **point)
         estimator._validate_params()
-        return estimator
-
-    def _candidate(self, point: dict) -> MultiLabelEstimator:
-        """The unfitted candidate at ``point`` as it is scored: without ``calibration`` (the map is
-        the refit's; scoring the grid with it would fit every point several times more)."""
-        estimator = self._new_estimator(point)
-        if "calibration" in estimator.get_params(deep=False):
-            estimator.set_params(calibration=None)
-        return estimator
-
-    def _best_estimator(self) -> MultiLabelEstimator:
-        """The unfitted refit at ``best_params_``: the searched class's settings, with the search's own
-        ``calibration`` where both have one."""
-        estimator = self._new_estimator(self.best_params_)
-        if "calibration" in estimator.get_params(deep=False) and hasattr(self, "calibration"):
-            estimator.set_params(calibration=self.calibration)
+        if calibration != "keep" and "calibration" in estimator.get_params(deep=False):
+            estimator.set_params(calibration=calibration)
         return estimator
 
     # ----------------------------------------------------------------------------------- fit --
@@ -232,7 +220,7 @@ class GridSearch(MultiLabelEstimator):
         self._set_best(int(np.argmin(self.cv_results_["rank_test_score"])), len(splits))
         self.__dict__.pop("best_estimator_", None)  # from an earlier fit
         if getattr(self, "refit", True):
-            self.best_estimator_ = self._best_estimator().fit(X, Y)
+            self.best_estimator_ = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep")).fit(X, Y)
         self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
         return self
 
@@ -265,7 +253,7 @@ class GridSearch(MultiLabelEstimator):
         n = len(points)
         scores, fit_time, score_time = np.empty(n), np.empty(n), np.empty(n)
         for i, point in enumerate(points):
-            estimator = self._candidate(point)
+            estimator = self._new_estimator(point, calibration=None)
             start = time.perf_counter()
             estimator.fit(X_fit, Y_fit)
             middle = time.perf_counter()
@@ -357,7 +345,7 @@ class GridSearch(MultiLabelEstimator):
         if best != int(np.argmin(self.cv_results_["rank_test_score"])):
             raise state.error(f"best_index_ = {best} is not the first best of the saved scores")
         self._set_best(best, len(splits))
-        self.best_estimator_ = estimator = self._best_estimator()
+        self.best_estimator_ = estimator = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep"))
         nested = state.nested("best_estimator_")
         estimator._restore_fitted(nested)
         estimator._restore_proba_map(nested, estimator._n_outputs)

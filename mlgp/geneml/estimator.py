@@ -136,6 +136,9 @@ class GenEML(MultiLabelEstimator):
         Seeds the initial U and V.
     threshold : float, default=0.5
         ``predict`` marks labels whose probability σ(ψ) is ``>= threshold``.
+    calibration : {"prior"} or None, default="prior"
+        ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
+        (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
 
     Attributes
     ----------

@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError, BudgetWarning
-from ..estimator.training import MAX_SECONDS, TRACE_COLUMNS, Budget, common_trace
+from ..estimator.training import MAX_SECONDS, Budget
 from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
@@ -46,15 +46,13 @@ from .kernel_choice import AUTO, DEFAULT_KERNEL, candidate_kernels, choice_frame
 from .calibrate import held_out_prior_map
 from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, auto_epochs, setting_fields
+from .wrapped import _NOT_PARAMETERS, classifier_trace, wrapped_classifier
 
 __all__ = ["MLGPFClassifier"]
 
 _DEFAULTS = {name: f.default for name, f in setting_fields().items()}
 #: Settings the estimator chooses from the data when left None.
 _SIZED = ("num_latent_gps", "num_inducing", "batch_size")
-#: Settings that are not estimator parameters (the caller chooses the rows).
-_NOT_PARAMETERS = ("max_train",)
-_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
 
 
 class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
@@ -331,7 +329,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                 model, self.refitted_ = again, True
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        self.trace_ = self._trace(trace, Xtr.shape[0])
+        self.trace_ = classifier_trace(trace, Xtr.shape[0])
         self.n_iter_ = len(self.trace_)
         budget.warn_if_first_step_spent(int(self.trace_["step"].max()) if len(self.trace_) else 0, type(self).__name__,
                                         "the bias alone is kept" if self.bias_only_ else "the model is its start after one step")
@@ -359,25 +357,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         MLGPFClassifier
             Fitted (``bias_only_`` False, ``n_iter_`` the trace's rows): it scores and saves as after ``fit``.
         """
-        from ..models import MLGPF
-
-        if not isinstance(model, MLGPF):
-            raise ArgumentError(f"from_model needs an mlgp.models.MLGPF, got {type(model).__name__}")
-        if model.num_data is None:
-            raise ArgumentError("from_model needs the model's num_data (N, its training points); set model.num_data")
-        if settings is not None and not isinstance(settings, MLGPFSettings):
-            raise ArgumentError(f"settings must be an MLGPFSettings or None, got {type(settings).__name__}")
-        est = cls()
-        if settings is not None:
-            est.set_params(validation_fraction=0, **{name: value for name, value in settings.as_dict().items()
-                                                     if name not in _NOT_PARAMETERS})
-        N = int(model.num_data)
-        est.model_, est.settings_, est.bias_only_, est.best_epoch_, est.refitted_ = model, settings, False, None, False
-        est.proba_map_ = est.kernel_choice_ = None
-        est.trace_ = cls._trace(trace, N)
-        est.n_iter_ = len(est.trace_)
-        est._set_fitted_shape(N, model.num_features, model.num_labels)
-        return est
+        return wrapped_classifier(cls, model, trace, settings)
 
     def _inducing(self, M: int, num_train: int, N: int) -> int:
         """M for ``num_train`` training rows: a chosen M capped by them, a given one checked."""
@@ -386,14 +366,6 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         held = "" if num_train == N else " after the hold-out"
         check_num_inducing(M, num_train, f": {N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
         return M
-
-    @staticmethod
-    def _trace(trace: pd.DataFrame | None, num_train: int) -> pd.DataFrame:
-        if trace is None:
-            return pd.DataFrame({c: [] for c in TRACE_COLUMNS}, dtype=float)
-        out = common_trace(trace, num_train, step="step", total="elbo")
-        out["elbo_per_point"] = out["objective"]
-        return out[[c for c in _TRACE_COLUMNS if c in out.columns]]
 
     # ------------------------------------------------------------------------------- scoring --
     def _validate_score_data(self, X):

@@ -1,0 +1,55 @@
+"""An :class:`mlgp.recipes.MLGPFClassifier` around an MLGPF trained elsewhere, and the classifier's
+trace form.
+
+:func:`wrapped_classifier` is the body of :meth:`MLGPFClassifier.from_model` (checks, parameters
+from the settings, the fitted attributes); :func:`classifier_trace` gives a training run's per-epoch
+trace the form every ``trace_`` has (:func:`mlgp.estimator.training.common_trace`, then
+``elbo_per_point`` and the classifier's columns, in order).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import ArgumentError
+from ..estimator.training import TRACE_COLUMNS, common_trace
+from .settings import MLGPFSettings
+
+__all__ = ["classifier_trace", "wrapped_classifier"]
+
+_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
+#: Settings that are not estimator parameters (the caller chooses the rows).
+_NOT_PARAMETERS = ("max_train",)
+
+
+def classifier_trace(trace: pd.DataFrame | None, num_train: int) -> pd.DataFrame:
+    """The per-epoch ``trace`` of :func:`mlgp.training.fit` over ``num_train`` rows in the classifier's
+    form (no rows for None)."""
+    if trace is None:
+        return pd.DataFrame({c: [] for c in TRACE_COLUMNS}, dtype=float)
+    out = common_trace(trace, num_train, step="step", total="elbo")
+    out["elbo_per_point"] = out["objective"]
+    return out[[c for c in _TRACE_COLUMNS if c in out.columns]]
+
+
+def wrapped_classifier(cls, model, trace, settings):
+    """A fitted ``cls`` (MLGPFClassifier) around ``model``: see :meth:`MLGPFClassifier.from_model`."""
+    from ..models import MLGPF
+
+    if not isinstance(model, MLGPF):
+        raise ArgumentError(f"from_model needs an mlgp.models.MLGPF, got {type(model).__name__}")
+    if model.num_data is None:
+        raise ArgumentError("from_model needs the model's num_data (N, its training points); set model.num_data")
+    if settings is not None and not isinstance(settings, MLGPFSettings):
+        raise ArgumentError(f"settings must be an MLGPFSettings or None, got {type(settings).__name__}")
+    est = cls()
+    if settings is not None:
+        est.set_params(validation_fraction=0, **{name: value for name, value in settings.as_dict().items()
+                                                 if name not in _NOT_PARAMETERS})
+    N = int(model.num_data)
+    est.model_, est.settings_, est.bias_only_, est.best_epoch_, est.refitted_ = model, settings, False, None, False
+    est.proba_map_ = est.kernel_choice_ = None
+    est.trace_ = classifier_trace(trace, N)
+    est.n_iter_ = len(est.trace_)
+    est._set_fitted_shape(N, model.num_features, model.num_labels)
+    return est
