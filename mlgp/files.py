@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from .errors import ArgumentError, DataFormatError, FileAccessError
 
 __all__ = ["as_path", "atomic_write", "atomic_write_text", "check_output_file", "check_output_folder", "csr_from_parts",
+           "make_folder",
            "read_npz"]
 
 
@@ -162,22 +163,38 @@ def as_path(path) -> Path:
 
 
 def check_output_file(path: Path, option: str = "--out") -> None:
-    """Before any work: ``path`` must name a file (not a folder) in an existing, writable folder."""
+    """Before any work: ``path`` must name a file (not a folder) whose folder is writable or can be
+    made (:func:`make_folder`) in the nearest existing folder above it, which must be writable."""
     if path.is_dir():
         raise FileAccessError(f"{option} {path}: is a folder, not a file name")
-    folder = path.parent
+    folder = _nearest_existing(path.parent)
     if not folder.is_dir():
-        raise FileAccessError(f"{option} {path}: folder {str(folder)!r} does not exist")
+        raise FileAccessError(f"{option} {path}: {str(folder)!r} is a file, not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise FileAccessError(f"{option} {path}: folder {str(folder)!r} is not writable")
+
+
+def make_folder(path: Path, option: str = "--out") -> Path:
+    """Make the folder ``path`` (and those above it) unless it exists; returns ``path``. A failure is a
+    :class:`~mlgp.errors.FileAccessError` naming ``option``."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileAccessError(f"{option}: cannot make the folder {str(path)!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or the nearest folder above it that exists (a file there is returned as it is)."""
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
 
 
 def check_output_folder(path: Path, option: str = "--out") -> None:
     """Before any work: ``path`` must be a writable folder or a new one in a writable folder."""
     if path.exists() and not path.is_dir():
         raise FileAccessError(f"{option} {path}: is a file, not a folder")
-    existing = path if path.is_dir() else path.parent
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+    existing = path if path.is_dir() else _nearest_existing(path.parent)
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise FileAccessError(f"{option} {path}: folder {str(existing)!r} is not writable")

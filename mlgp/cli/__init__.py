@@ -8,23 +8,28 @@
 ``mlgp predict``   top-k labels of a saved model (:mod:`mlgp.cli.predict`);
 ``mlgp compare``   fit several families on one split and compare them (:mod:`mlgp.cli.compare`).
 
-Output is mlgp's own: TensorFlow's start-up and log lines are kept out unless ``--verbose`` is
-given (:mod:`mlgp.cli.quiet`). Every error the package raises on bad input
+Output is mlgp's own: TensorFlow is imported only by the commands that build or load a family
+that uses it, and then without its start-up and log lines (:mod:`mlgp.quiet`) unless ``--verbose``
+is given. Every error the package raises on bad input
 (:class:`mlgp.errors.MLGPError`) and every bad option value is printed as ``mlgp: error: <message>``
 and the command exits with status 2, without a traceback. Where numba cannot cache FastXML's
 compiled kernels (a read-only install), the ``RuntimeWarning`` saying so is kept out too, unless
-``--verbose`` is given (:data:`NUMBA_CANNOT_CACHE`); other warnings show as usual.
+``--verbose`` is given (:data:`NUMBA_CANNOT_CACHE`); other warnings show as one line each,
+``mlgp: warning: <message>``, without a file name, line number or source line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import warnings
 from typing import Sequence
 
 from .. import __version__
 from ..errors import MLGPError
+from ..quiet import LEVEL
 from ..scores import load_scores
 from . import compare, datasets, demo, evaluate, fit, params, predict
 from .common import PROG, Parser, join_negative_values
@@ -68,24 +73,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     with warnings.catch_warnings():
+        warnings.showwarning = _one_line
         if "--verbose" not in argv:
             warnings.filterwarnings("ignore", message=NUMBA_CANNOT_CACHE, category=RuntimeWarning)
         return _run(argv)
+
+
+def _one_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """``warnings.showwarning`` for the command: ``mlgp: warning: <message>`` on one line of standard
+    error, without the package's file, line or source (they mean nothing to a shell user)."""
+    text = " ".join(str(message).split())
+    print(f"{PROG}: warning: {text}", file=sys.stderr if file is None else file, flush=True)
 
 
 def _run(argv: list[str]) -> int:
     """:func:`main` without its warning filter."""
     parser = build_parser()
     try:
-        if _command(argv) in ("demo", "params", "fit", "predict", "compare") and "--verbose" not in argv:
-            # before parsing: checking a choice (or printing the help) reads a registry of a model
-            # family, which imports TensorFlow
-            from .quiet import quiet_tensorflow
-
-            quiet_tensorflow()
-        args = parser.parse_args(join_negative_values(argv))
-        args.argv = tuple(argv)  # the words as given, for a report that records its command
-        return int(args.func(args) or 0)
+        with _tensorflow_logging(verbose="--verbose" in argv):
+            args = parser.parse_args(join_negative_values(argv))
+            args.argv = tuple(argv)  # the words as given, for a report that records its command
+            return int(args.func(args) or 0)
     except MLGPError as exc:
         sys.stdout.flush()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -93,6 +101,22 @@ def _run(argv: list[str]) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _tensorflow_logging(verbose: bool):
+    """With ``--verbose``, TensorFlow's own logging for the command's duration (and its worker
+    processes): ``TF_CPP_MIN_LOG_LEVEL=0`` unless the user set a level, which :mod:`mlgp.quiet`
+    takes as the user's choice. Without it nothing is done here: the library keeps TensorFlow's
+    start-up lines out when (and only when) a family that uses TensorFlow is imported."""
+    if not verbose or LEVEL in os.environ:
+        yield
+        return
+    os.environ[LEVEL] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(LEVEL, None)
 
 
 def _command(argv: Sequence[str]) -> str | None:

@@ -5,7 +5,9 @@ form and the CSV output's checks. No model code."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
+import re
 import os
 import sys
 from pathlib import Path
@@ -62,13 +64,24 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(2, f"{PROG}: error: {message}\n")
+        self.exit(2, f"{PROG}: error: {message}{_did_you_mean(message)}\n")
 
     def add_argument(self, *args, **kwargs):
         action = super().add_argument(*args, **kwargs)
         if action.option_strings and action.nargs != 0:
             VALUE_OPTIONS.update(action.option_strings)
         return action
+
+
+def _did_you_mean(message: str) -> str:
+    """``"; did you mean 'fastxml'?"`` for argparse's ``invalid choice: 'fastxm' (choose from …)``
+    when one choice is close to the word given; else ``""``."""
+    match = re.match(r"argument .*: invalid choice: '(.*)' \(choose from (.*)\)$", message)
+    if match is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", match.group(2))
+    close = difflib.get_close_matches(match.group(1), choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def join_negative_values(argv: list[str]) -> list[str]:

@@ -1,9 +1,11 @@
-"""``mlgp evaluate SCORES --dataset NAME [--split test] [--k 1,3,5] [--csv OUT]``.
+"""``mlgp evaluate SCORES (--dataset NAME [--split test] | --data FILE) [--k 1,3,5] [--csv OUT]``.
 
-P@k, nDCG@k, PSP@k and PSnDCG@k (percent) of a score file against a split's labels. ``SCORES`` is
-any file :func:`mlgp.scores.load_scores` reads — what :func:`mlgp.scores.save_scores` writes from a
+P@k, nDCG@k, PSP@k and PSnDCG@k (percent) of a score file against a split's labels, or against the
+labels of a labelled data file (``--data``, in any format ``mlgp fit --train`` reads; its
+propensities then come from its own labels, which the output says). ``SCORES`` is any file
+:func:`mlgp.scores.load_scores` reads — what :func:`mlgp.scores.save_scores` writes from a
 model's ``decision_function`` (dense ``.npy``) or ``predict_topk`` (``.npz`` with ``indices`` and
-``scores``), or a ``scipy.sparse.save_npz`` matrix. Rows are the split's points in file order;
+``scores``, or ``.txt``: what ``mlgp predict --format txt`` writes), or a ``scipy.sparse.save_npz`` matrix. Rows are the split's points in file order;
 columns (or ``indices``) are 0-based label indices. Without ``--k``, a top-k ranking is evaluated at
 the default cut-offs (1, 3, 5) that it holds (those ≤ its k: ``mlgp predict --top-k 3`` gives @1 and
 @3); a cut-off that ``--k`` asks for beyond the ranking's k is refused. Every input is checked
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from ..errors import DatasetNotFoundError, ShapeError
 from .common import check_csv_path, format_metrics, int_list, no_home_message, propensity_pair, resolve_home, write_csv
+from .inputs import add_format_option, add_labels_from_option, add_zero_based_option, read_file
 
 __all__ = ["DEFAULT_KS", "add_parser", "cut_offs", "run"]
 
@@ -28,18 +31,25 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     """Register the subcommand on ``sub`` (from ``add_subparsers``)."""
     p = sub.add_parser(
         "evaluate", help="P@k, nDCG@k, PSP@k, PSnDCG@k of a scores file",
-        description="Evaluate predicted scores against a dataset split. SCORES: .npy (dense N×K "
-                    "array), .npz from scipy.sparse.save_npz (sparse N×K; missing entries rank "
-                    "last), or .npz with arrays 'indices' and 'scores' (top-k ranking, both N×k, "
-                    "best first). Rows follow the split's file order, columns are 0-based label "
+        description="Evaluate predicted scores against a dataset split or a labelled data file. SCORES: .npy "
+                    "(dense N×K array), .npz from scipy.sparse.save_npz (sparse N×K; missing entries rank "
+                    "last), .npz with arrays 'indices' and 'scores' (top-k ranking, both N×k, "
+                    "best first), or .txt (top-k ranking, one line of label:score pairs per point, as "
+                    "'mlgp predict --format txt' writes). Rows follow the split's file order, columns are 0-based label "
                     "indices. Ties in scores are broken by lower label index.")
-    p.add_argument("scores", type=Path, metavar="SCORES", help="scores file (.npy or .npz)")
-    p.add_argument("--dataset", required=True, metavar="NAME", help="dataset name in the data home")
-    p.add_argument("--split", choices=("test", "train"), default="test", help="default: test")
+    p.add_argument("scores", type=Path, metavar="SCORES", help="scores file (.npy, .npz or .txt)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--dataset", metavar="NAME", help="dataset name in the data home")
+    source.add_argument("--data", type=Path, metavar="FILE",
+                        help="a labelled data file (its propensities then come from its own labels)")
+    p.add_argument("--split", choices=("test", "train"), default="test", help="with --dataset (default: test)")
+    add_format_option(p, "--data-format")
+    add_zero_based_option(p)
+    add_labels_from_option(p)
     p.add_argument("--k", type=int_list, default=None, metavar="K,K,...",
                    help="cut-offs (default: 1,3,5, those a top-k ranking holds)")
     p.add_argument("--propensity", type=propensity_pair, default=None, metavar="A,B",
-                   help="propensity parameters (default: the dataset's, usually 0.55,1.5)")
+                   help="propensity parameters (default: the dataset's, usually 0.55,1.5; 0.55,1.5 for --data)")
     p.add_argument("--csv", type=Path, default=None, metavar="OUT", help="also write the table as CSV")
     p.add_argument("--data-home", **home_kw)
     p.set_defaults(func=run)
@@ -79,33 +89,57 @@ def cut_offs(asked: list[int] | None, scores, where: str) -> list[int]:
     return asked
 
 
+def _labels(args: argparse.Namespace, scores):
+    """``(Y, inverse propensities, what the labels are, their propensities' source)`` of
+    ``--dataset``'s split or of the ``--data`` file."""
+    import scipy.sparse as sp
+
+    from ..data import load
+    from ..metrics import inverse_propensity
+    from ..scores import TopK
+
+    if args.data is not None:
+        width = None if isinstance(scores, TopK) else scores.shape[1]  # the K of full scores
+        _, Y = read_file(args.data, args.data_format, args.zero_based, labels_from=args.labels_from,
+                         num_labels=width)
+        if isinstance(scores, TopK) and scores.num_rows == Y.shape[0]:
+            needed = int(scores.indices.max()) + 1 if scores.indices.size else 0
+            Y = sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], max(Y.shape[1], needed)))
+        a, b = args.propensity if args.propensity is not None else (0.55, 1.5)
+        return Y, inverse_propensity(Y, a, b), f"{args.data}", f"{args.data}'s own labels with A={a:g}, B={b:g}"
+    home = resolve_home(args.data_home)
+    if home is None:
+        raise DatasetNotFoundError(no_home_message().replace("\n", " ").replace("    ", ""))
+    ds = load(args.dataset, home, option="--data-home")
+    split = ds.train if args.split == "train" else ds.test
+    a, b = args.propensity if args.propensity is not None else (ds.propensity_a, ds.propensity_b)
+    return (split.Y, ds.inverse_propensity(a, b), f"{ds.name}'s {split.name} split",
+            f"the train split with A={a:g}, B={b:g}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the metric table (and write it as CSV with ``--csv``)."""
-    from ..data import load
     from ..metrics import evaluate
     from ..scores import TopK, load_scores
 
     check_csv_path(args.csv)
     scores = load_scores(args.scores)
-    home = resolve_home(args.data_home)
-    if home is None:
-        raise DatasetNotFoundError(no_home_message().replace("\n", " ").replace("    ", ""))
-    ds = load(args.dataset, home)
-    split = ds.train if args.split == "train" else ds.test
-    N, K = split.Y.shape
+    Y, inv_propensity, labels, propensities = _labels(args, scores)
+    N, K = Y.shape
     where = f"{args.scores}"
     if isinstance(scores, TopK):
         if scores.num_rows != N:
-            raise ShapeError(f"{where}: the ranking has {scores.num_rows} rows but {ds.name}'s "
-                             f"{split.name} split has N={N} points")
+            raise ShapeError(f"{where}: the ranking has {scores.num_rows} rows but {labels} has N={N} points")
+        if scores.indices.size and scores.indices.max() >= K:
+            raise ShapeError(f"{where}: the ranking names label {int(scores.indices.max())} but {labels} has "
+                             f"K={K} labels")
     elif scores.shape != (N, K):
         raise ShapeError(f"{where}: scores have shape {scores.shape[0]}×{scores.shape[1]} but "
-                         f"{ds.name}'s {split.name} split has N×K = {N}×{K}")
+                         f"{labels} has N×K = {N}×{K}")
     ks = cut_offs(args.k, scores, where)
-    a, b = args.propensity if args.propensity is not None else (ds.propensity_a, ds.propensity_b)
-    table = evaluate(split.Y, scores, ks=ks, inv_propensity=ds.inverse_propensity(a, b), percent=True)
-    print(f"{ds.name}, {split.name} split (N={N}, K={K}); {_describe(scores)} from {where}")
-    print(f"propensities from the train split with A={a:g}, B={b:g}")
+    table = evaluate(Y, scores, ks=ks, inv_propensity=inv_propensity, percent=True)
+    print(f"{labels} (N={N}, K={K}); {_describe(scores)} from {where}")
+    print(f"propensities from {propensities}")
     print(format_metrics(table))
     if args.csv is not None:
         write_csv(table, args.csv)

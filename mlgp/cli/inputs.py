@@ -1,5 +1,5 @@
-"""What ``mlgp fit``, ``mlgp predict`` and ``mlgp compare`` share on the command line: the data-format
-and ``--zero-based`` options, the reading of a labelled file with them, and ``--set`` parsing; where
+"""What ``mlgp fit``, ``mlgp predict``, ``mlgp evaluate`` and ``mlgp compare`` share on the command
+line: the data-format, ``--zero-based`` and ``--labels-from`` options, the reading of a labelled file with them, and ``--set`` parsing; where
 a dataset of the data home (:func:`load_dataset`).
 """
 
@@ -10,12 +10,14 @@ from pathlib import Path
 
 from ..errors import ArgumentError
 
-__all__ = ["DATA_FORMATS", "ZERO_BASED", "add_format_option", "add_zero_based_option", "load_dataset", "read_file",
-           "sets"]
+__all__ = ["DATA_FORMATS", "LABELS_FROM", "ZERO_BASED", "add_format_option", "add_labels_from_option",
+           "add_zero_based_option", "load_dataset", "read_file", "sets"]
 
 DATA_FORMATS = ("xc", "libsvm", "npz")
 #: ``--zero-based`` choices → :func:`mlgp.data.read_labelled`'s ``zero_based``
 ZERO_BASED = {"no": False, "yes": True, "auto": "auto"}
+#: how the errors of :func:`mlgp.data.read_labelled` name ``--labels-from`` (a template for its value)
+LABELS_FROM = "--labels-from {}"
 
 
 def add_format_option(p: argparse.ArgumentParser, flag: str = "--format") -> None:
@@ -34,7 +36,16 @@ def add_zero_based_option(p: argparse.ArgumentParser) -> None:
                         "a training and a test file may then be read differently)")
 
 
-def read_file(path: Path, data_format: str | None, zero_based: str = "no", num_features: int | None = None):
+def add_labels_from_option(p: argparse.ArgumentParser) -> None:
+    """``--labels-from {0,1}``: where a LIBSVM file's labels count from (``args.labels_from``; None
+    when not given: from 0, and a file that never uses label 0 is refused, naming the option)."""
+    p.add_argument("--labels-from", dest="labels_from", type=int, choices=(0, 1), default=None,
+                   help="LIBSVM files: labels count from 0 (as XC and scikit-learn write them) or from 1 (as many "
+                        "papers do). Default: from 0, and a file that never uses label 0 is refused")
+
+
+def read_file(path: Path, data_format: str | None, zero_based: str = "no", num_features: int | None = None,
+              labels_from: int | None = None, num_labels: int | None = None):
     """``(X, Y)`` of a labelled data file (:func:`mlgp.data.read_labelled`).
 
     Parameters
@@ -46,13 +57,16 @@ def read_file(path: Path, data_format: str | None, zero_based: str = "no", num_f
     zero_based
         ``--zero-based``'s value (a key of :data:`ZERO_BASED`); an error about an index 0 names
         the option.
-    num_features
-        The width expected (a model's D): narrower files are padded, wider ones refused.
+    num_features, num_labels
+        The width expected (a model's D; scores' K): narrower files are padded, wider ones refused.
+    labels_from
+        ``--labels-from``'s value (None, 0 or 1); an error about where labels count from names it.
     """
     from ..data.io import read_labelled
 
-    return read_labelled(path, data_format, num_features=num_features, zero_based=ZERO_BASED[zero_based],
-                         zero_based_option="--zero-based yes")
+    return read_labelled(path, data_format, num_features=num_features, num_labels=num_labels,
+                         zero_based=ZERO_BASED[zero_based], zero_based_option="--zero-based yes",
+                         labels_from=labels_from, labels_option=LABELS_FROM)
 
 
 def sets(values: list[str] | None, prefix: bool = False) -> dict:
@@ -79,4 +93,4 @@ def load_dataset(name: str, data_home: str | None):
     """The dataset ``name`` of the data home (``--data-home`` or ``$MLGP_DATA``)."""
     from ..data import load
 
-    return load(name, data_home)
+    return load(name, data_home, option="--data-home")

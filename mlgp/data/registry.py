@@ -8,6 +8,7 @@ Nothing is cached on disk.
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -204,7 +205,7 @@ def data_home(path: str | Path | None = None, *, required: bool = True, option: 
             if not required:
                 return None
             raise DatasetNotFoundError(
-                f"no data home: pass {option}=... or set the environment variable {ENV_VAR} "
+                f"no data home: {_how_to_pass(option)} or set the environment variable {ENV_VAR} "
                 "to a folder holding one sub-folder per dataset (e.g. $MLGP_DATA/bibtex/"
                 "train.txt.gz, test.txt.gz, labels.txt)"
             )
@@ -215,6 +216,12 @@ def data_home(path: str | Path | None = None, *, required: bool = True, option: 
         what = "does not exist" if not p.exists() else "is not a folder"
         raise DatasetNotFoundError(f"data home {str(p)!r} (from {origin}) {what}")
     return p
+
+
+def _how_to_pass(option: str) -> str:
+    """How to give the data home: ``pass --data-home PATH`` for an option, ``pass data_home=...`` for a
+    keyword."""
+    return f"pass {option} PATH" if option.startswith("-") else f"pass {option}=..."
 
 
 # load() and available() take an argument named data_home, which hides the function.
@@ -230,6 +237,12 @@ def _find_file(folder: Path, stem: str) -> Path | None:
 
 
 def _missing_message(name: str, home: Path, folder: Path, missing: list[str]) -> str:
+    present = available(home)
+    if not folder.exists() and name not in DATASETS:
+        close = difflib.get_close_matches(name, sorted(set(present) | set(DATASETS)), n=1, cutoff=0.6)
+        if close:
+            where = f"in {home}" if close[0] in present else f"(nor in {home})"
+            return f"dataset {name!r} not found {where}: did you mean {close[0]!r}?"
     msg = (f"dataset {name!r} not found: expected {', '.join(missing)} in {folder} "
            f"(XC format, optionally gzip-compressed as .txt.gz; labels.txt with one label "
            f"name per line is optional).")
@@ -239,7 +252,6 @@ def _missing_message(name: str, home: Path, folder: Path, missing: list[str]) ->
     else:
         msg += (f" Known datasets: {', '.join(sorted(DATASETS))} (published at {XC_URL} "
                 f"and {MULAN_URL}).")
-    present = available(home)
     if present:
         msg += f" Present in {home}: {', '.join(present)}."
     return msg
@@ -262,7 +274,7 @@ def _read_label_names(path: Path, num_labels: int) -> list[str]:
     return names
 
 
-def load(name: str, data_home: str | Path | None = None, dtype=np.float64) -> Dataset:
+def load(name: str, data_home: str | Path | None = None, dtype=np.float64, *, option: str = "data_home") -> Dataset:
     """Load dataset ``name`` from the data home.
 
     Parameters
@@ -273,6 +285,8 @@ def load(name: str, data_home: str | Path | None = None, dtype=np.float64) -> Da
         The data home; default ``$MLGP_DATA``.
     dtype
         Floating dtype of X.
+    option
+        How ``data_home`` is named in messages (``"--data-home"`` from the command line).
 
     Returns
     -------
@@ -286,7 +300,7 @@ def load(name: str, data_home: str | Path | None = None, dtype=np.float64) -> Da
     DataFormatError
         When a file is malformed or train and test disagree on D or K.
     """
-    home = _resolve_home(data_home)
+    home = _resolve_home(data_home, option=option)
     folder = home / name
     train_path = _find_file(folder, "train")
     test_path = _find_file(folder, "test")

@@ -6,6 +6,10 @@ each with a test file beside it: :class:`PolyaGamma`, PG(b, c), which GenEML's a
 Nothing here imports the GP modules, GenEML or the baselines.
 """
 
+from ..quiet import quiet_tensorflow
+
+quiet_tensorflow()  # TensorFlow's first import, without its start-up lines (mlgp.quiet)
+
 from .polya_gamma import PolyaGamma
 
 __all__ = ["PolyaGamma"]

@@ -25,6 +25,9 @@ def _by_chunks(function, draws: np.ndarray) -> np.ndarray:
 def ess(draws: np.ndarray) -> np.ndarray:
     """Effective sample size of each coordinate of ``draws`` (R, C, …), summed over the chains
     (Geyer's initial-positive-sequence truncation); shape (…)."""
+    from ..quiet import quiet_tensorflow
+
+    quiet_tensorflow()
     import tensorflow_probability as tfp
 
     draws = np.asarray(draws, dtype=np.float64)
@@ -37,6 +40,9 @@ def ess(draws: np.ndarray) -> np.ndarray:
 def split_rhat(draws: np.ndarray) -> np.ndarray:
     """Split R-hat of each coordinate of ``draws`` (R, C, …) (each chain halved; NaN with fewer
     than 4 draws); shape (…)."""
+    from ..quiet import quiet_tensorflow
+
+    quiet_tensorflow()
     import tensorflow_probability as tfp
 
     draws = np.asarray(draws, dtype=np.float64)

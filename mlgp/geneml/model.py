@@ -27,6 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+
+from ..quiet import quiet_tensorflow
+
+quiet_tensorflow()  # TensorFlow's first import, without its start-up lines (mlgp.quiet)
+
 import tensorflow as tf
 import tensorflow_probability as tfp
 

@@ -1,5 +1,9 @@
 """Models: MLGPF as a ``gpflow.models.GPModel``; building it from data; saving it without pickle."""
 
+from ..quiet import quiet_tensorflow
+
+quiet_tensorflow()  # TensorFlow's first import, without its start-up lines (mlgp.quiet)
+
 from .builders import label_log_odds, mlgpf_from_data
 from .initialisation import kmeans_inducing, random_inducing
 from .mlgpf import MLGPF

@@ -57,6 +57,9 @@ def _bias_init_names() -> tuple[str, ...]:
 # --------------------------------------------------------------------------- checks
 def _kernel_object(kernel):
     """A GPflow kernel given instead of a name, or :class:`ArgumentError`."""
+    from ..quiet import quiet_tensorflow
+
+    quiet_tensorflow()
     from gpflow.kernels import Kernel
 
     if not isinstance(kernel, Kernel):

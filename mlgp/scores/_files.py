@@ -1,9 +1,10 @@
-"""Score files: what ``mlgp evaluate`` reads and models write (dense .npy, sparse or top-k .npz; no pickle).
+"""Score files: what ``mlgp evaluate`` reads and models write (dense .npy, sparse or top-k .npz, a
+top-k ranking as text; no pickle).
 
 :func:`load_scores` reads strictly: an ``.npz`` through :func:`mlgp.files.read_npz` (CRCs and every
 member's header checked), a sparse matrix rebuilt only from well-formed parts
 (:func:`mlgp.files.csr_from_parts`), and a ``.npy`` file whose header must account for exactly the
-bytes of the file; a file that is none of the forms it reads is a
+bytes of the file; a ``.txt`` ranking line by line (:mod:`mlgp.scores._text`); a file that is none of the forms it reads is a
 :class:`~mlgp.errors.DataFormatError` naming it, and nothing is allocated that the file does not hold.
 """
 
@@ -18,6 +19,7 @@ import scipy.sparse as sp
 
 from ..errors import DataFormatError, MLGPError, ShapeError
 from ..files import atomic_write, csr_from_parts, read_npz
+from ._text import read_topk_text, write_topk_text
 from ._topk import TopK
 
 __all__ = ["check_score_file_path", "load_scores", "save_scores"]
@@ -26,15 +28,20 @@ __all__ = ["check_score_file_path", "load_scores", "save_scores"]
 def save_scores(path: str | Path, scores) -> Path:
     """Write ``scores`` in a form :func:`load_scores` (and ``mlgp evaluate``) reads.
 
-    A :class:`TopK` goes to ``.npz`` with arrays ``indices`` and ``scores``; a sparse matrix to
+    A :class:`TopK` goes to ``.npz`` with arrays ``indices`` and ``scores`` (or to ``.txt``, one line
+    per point of ``label:score`` pairs: :mod:`mlgp.scores._text`); a sparse matrix to
     ``.npz`` by ``scipy.sparse.save_npz``; a dense (N, K) array to ``.npy``. The suffix of ``path``
-    must match (``.npz`` for the first two, ``.npy`` or ``.npz`` for a dense array); the folder must
+    must match (``.npz`` or ``.txt`` for a ranking, ``.npz`` for a sparse matrix, ``.npy`` or ``.npz`` for a dense array); the folder must
     exist. The file is written atomically (:func:`mlgp.files.atomic_write`). Returns the path
     written.
     """
     path = Path(path)
-    check_score_file_path(path, dense=not (isinstance(scores, TopK) or sp.issparse(scores)))
-    if isinstance(scores, TopK):
+    is_topk = isinstance(scores, TopK)
+    check_score_file_path(path, dense=not (is_topk or sp.issparse(scores)), ranking=is_topk)
+    if is_topk and path.suffix == ".txt":
+        write_topk_text(path, scores)
+        return path
+    if is_topk:
         write = lambda f: np.savez(f, indices=scores.indices, scores=scores.scores)  # noqa: E731
     elif sp.issparse(scores):
         matrix = sp.csr_matrix(scores)
@@ -48,14 +55,16 @@ def save_scores(path: str | Path, scores) -> Path:
     return path
 
 
-def check_score_file_path(path: str | Path, dense: bool = False, what: str = "scores file") -> Path:
+def check_score_file_path(path: str | Path, dense: bool = False, what: str = "scores file",
+                          ranking: bool = False) -> Path:
     """Check, before any work, that a score file can be written at ``path``; returns it.
 
-    ``.npz`` always; ``.npy`` too when ``dense``. Raises :class:`~mlgp.errors.MLGPError` naming
-    the path when the suffix is wrong or the folder does not exist.
+    ``.npz`` always; ``.npy`` too when ``dense``, ``.txt`` too for a top-k ``ranking``. Raises
+    :class:`~mlgp.errors.MLGPError` naming the path when the suffix is wrong or the folder does not
+    exist.
     """
     path = Path(path)
-    allowed = (".npz", ".npy") if dense else (".npz",)
+    allowed = (".npz",) + ((".npy",) if dense else ()) + ((".txt",) if ranking else ())
     if path.suffix not in allowed:  # NumPy appends its own suffix to any other, upper case included
         raise MLGPError(f"{what} {str(path)!r}: the file name must end in {' or '.join(allowed)}")
     if not path.parent.is_dir():
@@ -69,9 +78,11 @@ def load_scores(path: str | Path):
     Parameters
     ----------
     path
-        ``.npy`` (dense (N, K) array), or ``.npz`` holding either a scipy sparse matrix written by
+        ``.npy`` (dense (N, K) array), ``.npz`` holding either a scipy sparse matrix written by
         ``scipy.sparse.save_npz``, arrays ``indices`` and ``scores`` (a top-k ranking, both
-        (N, k), best first) or a single dense array ``scores``.
+        (N, k), best first) or a single dense array ``scores``, or ``.txt``: a top-k ranking, one
+        line per point of ``label:score`` pairs best first (what ``mlgp predict --format txt``
+        writes).
 
     Returns
     -------
@@ -94,11 +105,13 @@ def load_scores(path: str | Path):
     if path.is_dir():
         raise MLGPError(f"scores file {str(path)!r} is a folder, not a file")
     suffix = path.suffix.lower()
+    if suffix == ".txt":
+        return read_topk_text(path)
     if suffix not in (".npy", ".npz"):
         raise DataFormatError(
             f"unsupported scores file type {path.suffix or '(none)'!r}: use .npy (dense N×K "
-            "array) or .npz (scipy.sparse.save_npz matrix, or arrays 'indices' and 'scores' "
-            "for a top-k ranking)", path)
+            "array), .npz (scipy.sparse.save_npz matrix, or arrays 'indices' and 'scores' "
+            "for a top-k ranking) or .txt (a top-k ranking as label:score pairs, one line per point)", path)
     try:
         with open(path, "rb") as fh:
             magic = fh.read(6)

@@ -1,5 +1,9 @@
 """Training: doubly stochastic minibatches (points × labels) and the fit loop."""
 
+from ..quiet import quiet_tensorflow
+
+quiet_tensorflow()  # TensorFlow's first import, without its start-up lines (mlgp.quiet)
+
 from .contracts import StepOptimizer, TrainableModel
 from .fit import fit
 from .optimizers import OPTIMIZERS, make_optimizer

@@ -6,6 +6,10 @@ parameters per GP of "Fully scalable GPs"); :func:`to_cholesky` converts any fam
 equivalent Cholesky or whitened one.
 """
 
+from ..quiet import quiet_tensorflow
+
+quiet_tensorflow()  # TensorFlow's first import, without its start-up lines (mlgp.quiet)
+
 from .base import QDistribution
 from .cholesky import CholeskyQ, WhitenedQ
 from .factory import Q_FAMILIES, make_q, to_cholesky

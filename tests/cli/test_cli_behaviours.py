@@ -136,13 +136,16 @@ def test_cannot_cache_warning_is_silenced_and_only_it(monkeypatch, tmp_path, cap
     monkeypatch.setattr(evaluate, "run", run)
     for verbose, expected in (([], ["another warning"]), (["--verbose"], ["numba cannot cache", "another warning"])):
         monkeypatch.setattr(_jit, "_WARNED", False)
+        capsys.readouterr()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert main([*verbose, "evaluate", "s.npy", "--dataset", "tiny"]) == 0
             warnings.warn("numba cannot cache: after main, the filter is gone", RuntimeWarning)
-        messages = [str(w.message) for w in caught]
-        assert [m[:len(e)] for m, e in zip(messages, expected)] == expected, messages
-        assert messages[len(expected):] == ["numba cannot cache: after main, the filter is gone"]
+        lines = capsys.readouterr().err.splitlines()  # the command's warnings: one line each, no path
+        assert [line[:len("mlgp: warning: " + e)] for line, e in zip(lines, expected)] == \
+            ["mlgp: warning: " + e for e in expected], lines
+        assert len(lines) == len(expected) and not any(".py" in line for line in lines), lines
+        assert [str(w.message) for w in caught] == ["numba cannot cache: after main, the filter is gone"]
 
 
 @pytest.mark.slow
@@ -224,14 +227,23 @@ def test_output_is_checked_before_any_data_are_read(home, tmp_path, capsys) -> N
     garbage.write_text("this is not LIBSVM\n")
     with pytest.raises(DataFormatError, match=r"garbage\.svm, line 1: malformed label 'this'"):
         read_labelled(garbage)  # what reading it first would report
-    gone = tmp_path / "gone"
-    line = _error(["fit", "frequency", "--train", str(garbage), "--out", str(gone / "m.npz")], capsys)
-    assert line == f"mlgp: error: --out {gone / 'm.npz'}: folder {str(gone)!r} does not exist"
+    blocked = garbage / "sub"  # no folder can be made under a file
+    line = _error(["fit", "frequency", "--train", str(garbage), "--out", str(blocked / "m.npz")], capsys)
+    assert line == f"mlgp: error: --out {blocked / 'm.npz'}: {str(garbage)!r} is a file, not a folder"
     model = tmp_path / "m.npz"
     assert main(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home), "--out", str(model)]) == 0
-    line = _error(["predict", str(model), "--data", str(garbage), "--top-k", "2", "--out", str(gone / "t.npz")],
+    line = _error(["predict", str(model), "--data", str(garbage), "--top-k", "2", "--out", str(blocked / "t.npz")],
                   capsys)
-    assert line == f"mlgp: error: --out {gone / 't.npz'}: folder {str(gone)!r} does not exist"
+    assert line == f"mlgp: error: --out {blocked / 't.npz'}: {str(garbage)!r} is a file, not a folder"
+
+
+def test_output_folders_that_do_not_exist_are_made(home, tmp_path, capsys) -> None:
+    """``fit`` and ``predict`` make the folders of ``--out``, as ``compare`` does, once the work is done."""
+    model, scores = tmp_path / "a" / "b" / "m.npz", tmp_path / "c" / "t.txt"
+    assert main(["fit", "frequency", "--dataset", "tiny", "--data-home", str(home), "--out", str(model)]) == 0
+    assert main(["predict", str(model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "2",
+                 "--out", str(scores)]) == 0
+    assert model.is_file() and len(scores.read_text().splitlines()) == 80
 
 
 # ------------------------------------------------- every family's model in a fresh process --

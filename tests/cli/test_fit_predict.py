@@ -97,8 +97,9 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(home, tmp_path, capsys)
     _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(out), "--set", "n_estimators=0"], capsys, "n_estimators")
     _fails([*fit[:1], "mlgpf", *fit[1:], "--out", str(out), "--set", "kernel=cubic"], capsys, "kernel")
     _fails([*fit[:1], "mlgpf", *fit[1:], "--out", str(out), "--set", "oops"], capsys, "NAME=VALUE")
-    _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(tmp_path / "no" / "m.npz")], capsys, "does not exist")
-    assert not out.exists() and not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("")
+    _fails([*fit[:1], "fastxml", *fit[1:], "--out", str(tmp_path / "file" / "m.npz")], capsys, "is a file, not a folder")
+    assert not out.exists()
     # a train file with no labels
     empty = tmp_path / "empty.npz"
     X = np.eye(4)
@@ -141,7 +142,7 @@ def test_predict_refuses_bad_k_other_models_and_other_widths(home, tmp_path, cap
     out = tmp_path / "top.npz"
     _fails([*pred, "--top-k", "0", "--out", str(out)], capsys, "0")
     _fails([*pred, "--top-k", "13", "--out", str(out)], capsys, "K=12")
-    _fails([*pred, "--top-k", "3", "--out", str(tmp_path / "gone" / "t.npz")], capsys, "does not exist")
+    _fails([*pred, "--top-k", "3", "--out", str(model / "t.npz")], capsys, "is a file, not a folder")
     _fails([*pred, "--top-k", "3"], capsys, "--out")
     not_a_model = tmp_path / "x.npz"
     np.savez(not_a_model, a=np.zeros(3))

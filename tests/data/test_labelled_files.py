@@ -24,7 +24,7 @@ def _problem(seed: int = 0, n: int = 7, d: int = 6, k: int = 4):
     X[:, 0] = 1.0  # every point has a feature (LIBSVM cannot hold an empty point)
     X[0, :3] = [0.1 + 0.2, 1e-300, -5e300]  # needs 17 digits, tiny, huge
     Y = (rng.random((n, k)) < 0.4).astype(np.int8)
-    Y[0, k - 1] = 1  # the last label is used, so a LIBSVM file knows K
+    Y[0, k - 1] = Y[2, 0] = 1  # the last label is used, so a LIBSVM file knows K; label 0 too (it counts from 0)
     Y[1] = 0  # an unlabelled point
     return sp.csr_matrix(X), sp.csr_matrix(Y)
 
@@ -386,6 +386,8 @@ def test_libsvm_largest_index_that_fits_num_features(tmp_path, zero_based, last)
     with pytest.raises(ShapeError, match=too_wide):
         read_labelled(_text(tmp_path, f"0 1:1\n1 {last + 1}:1\n"), num_features=4, zero_based=zero_based)
     with pytest.raises(ShapeError, match=r"line 1: label 3 does not fit K = 3 \(the file needs K = 4"):
+        read_labelled(_text(tmp_path, f"3 {last}:1\n"), num_labels=3, zero_based=zero_based, labels_from=0)
+    with pytest.raises(DataFormatError, match=r"no point has label 0 and one has label 3: .* labels_from=1"):
         read_labelled(_text(tmp_path, f"3 {last}:1\n"), num_labels=3, zero_based=zero_based)
 
 

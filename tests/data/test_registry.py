@@ -80,7 +80,7 @@ def test_data_home_errors(monkeypatch, tmp_path):
     assert data_home(required=False) is None
     with pytest.raises(DatasetNotFoundError, match=r"^no data home: pass data_home=\.\.\. or set the environment variable MLGP_DATA"):
         data_home()
-    with pytest.raises(DatasetNotFoundError, match=r"^no data home: pass --data-home=\.\.\. or set"):
+    with pytest.raises(DatasetNotFoundError, match=r"^no data home: pass --data-home PATH or set"):
         data_home(option="--data-home")
     missing = tmp_path / "missing"
     with pytest.raises(DatasetNotFoundError, match=r"^data home '.*missing' \(from data_home\) does not exist$"):
@@ -112,6 +112,19 @@ def test_missing_dataset_message(tmp_path):
     assert "Known datasets" in str(info.value) and "mulan" in str(info.value)
     # FileNotFoundError is a base class: plain callers can catch it.
     assert isinstance(info.value, FileNotFoundError)
+
+
+def test_a_name_close_to_a_known_one_is_suggested(tmp_path):
+    """A typo gets "did you mean" (a data set of the home first, else a known one), not the long list."""
+    (tmp_path / "mine").mkdir()
+    for split in ("train", "test"):
+        (tmp_path / "mine" / f"{split}.txt").write_text("")
+    with pytest.raises(DatasetNotFoundError, match=rf"^dataset 'bibtx' not found \(nor in {tmp_path}\): did you mean 'bibtex'\?$"):
+        load("bibtx", tmp_path)
+    with pytest.raises(DatasetNotFoundError, match=rf"^dataset 'mines' not found in {tmp_path}: did you mean 'mine'\?$"):
+        load("mines", tmp_path)
+    with pytest.raises(DatasetNotFoundError, match="Known datasets"):
+        load("qqqqq", tmp_path)  # nothing close: the list
 
 
 def _toy(tmp_path, name="toy", d_test=4, k_test=3, labels=("a", "b", "c")):

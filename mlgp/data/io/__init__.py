@@ -76,7 +76,8 @@ def _resolve_format(path, format) -> str:
 
 def read_labelled(path, format: str | None = None, *, num_features: int | None = None,
                   num_labels: int | None = None, zero_based: bool | str = False,
-                  zero_based_option: str = "zero_based=True") -> tuple[sp.csr_matrix, sp.csr_matrix]:
+                  zero_based_option: str = "zero_based=True", labels_from: int | None = None,
+                  labels_option: str = "labels_from={}") -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """Read features and labels from a data file (see the module docstring for the formats).
 
     Parameters
@@ -92,6 +93,14 @@ def read_labelled(path, format: str | None = None, *, num_features: int | None =
         zero-based ones, ``"auto"`` for scikit-learn's guess.
     zero_based_option
         How to ask for zero-based reading, named by the error for an index 0 in a one-based file.
+    labels_from
+        LIBSVM files only: where labels count from. ``None`` (default): from 0, and a file whose
+        labels never use 0 (where K is read from it, or whose largest label is ``num_labels``) is
+        refused, naming ``labels_option``; ``0``: from 0, unchecked; ``1``: from 1 (label 1 is
+        column 0).
+    labels_option
+        How to choose ``labels_from``, as a template for ``str.format`` of its value, named by those
+        errors (``"--labels-from {}"`` on the command line).
 
     Returns
     -------
@@ -113,13 +122,15 @@ def read_labelled(path, format: str | None = None, *, num_features: int | None =
     num_labels = arguments.positive_int(num_labels, "num_labels", optional=True)
     if not (isinstance(zero_based, bool) or (isinstance(zero_based, str) and zero_based == "auto")):
         raise ArgumentError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    if not (labels_from is None or (type(labels_from) is int and labels_from in (0, 1))):
+        raise ArgumentError(f"labels_from must be None, 0 or 1, got {labels_from!r}")
     _check_readable(path)
     if fmt == "xc":
         X, Y = read_xc(path)
     elif fmt == "npz":
         X, Y = read_labelled_npz(path)
     else:
-        X, Y = read_libsvm(path, zero_based, num_features, num_labels, zero_based_option)
+        X, Y = read_libsvm(path, zero_based, num_features, num_labels, zero_based_option, labels_from, labels_option)
     return conformed(X, Y, path, num_features, num_labels)
 
 

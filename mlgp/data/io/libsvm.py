@@ -8,8 +8,13 @@ starts with its first pair); feature indices rise strictly along a line. Feature
 write them: feature 1 is column 0, and an index 0 is an error. ``zero_based=True`` reads
 zero-based files (scikit-learn's ``dump_svmlight_file`` default); ``"auto"`` is scikit-learn's
 guess (one-based unless some index is 0), which can read a training and a test file differently,
-so it is never the default. Labels are never shifted. The file does not store D and K: they are
-the largest column + 1 and label + 1 unless ``num_features`` / ``num_labels`` give them. Blank
+so it is never the default. Labels count from 0 (as in the XC format and scikit-learn) unless
+``labels_from=1`` says that they count from 1 (as many papers write them; label 1 is then column
+0, and a label 0 is an error). By default (``labels_from=None``) a file whose labels never use 0
+is refused, naming the option, where the count of labels is read from the file (a file counting
+from 1 would otherwise gain a label 0 that never occurs), or where the largest label is exactly K
+(``num_labels``); ``labels_from=0`` reads such a file as it is. The file does not store D and K:
+they are the largest column + 1 and label + 1 unless ``num_features`` / ``num_labels`` give them. Blank
 lines and ``#`` comments are skipped, tokens are separated by spaces or tabs, ``qid:`` is
 refused, indices and labels are at most 2**31 - 2. Every line is checked against this grammar,
 then scikit-learn's ``load_svmlight_file`` parses the file; its errors do not say where, so each
@@ -159,11 +164,14 @@ def _check_fits(path, rows, offset, entries) -> None:
 
 
 def read_libsvm(path: Path, zero_based: bool | str, num_features: int | None, num_labels: int | None,
-                option: str) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+                option: str, labels_from: int | None = None,
+                labels_option: str = "labels_from={}") -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """X (N, D) float64 and Y (N, K) int8 0/1 of a LIBSVM file, as the module docstring says; D
     (K) is ``num_features`` (``num_labels``) when given, else the file's. ``zero_based``: ``False``,
     ``True`` or ``"auto"``; ``option``: how the error for an index 0 in a one-based file tells to
-    read zero-based. Raises :class:`DataFormatError` naming the line, or :class:`ShapeError`."""
+    read zero-based; ``labels_from``: ``None`` (from 0, checked), 0 or 1; ``labels_option``: how
+    the errors about where labels count from name that choice (a template for its value). Raises :class:`DataFormatError`
+    naming the line, or :class:`ShapeError`."""
     src = _Lines(path, read_text(path).split("\n"), option)
     rows = _data_rows(src, zero_based)
     X, labels = _parse(src, rows, zero_based)
@@ -181,7 +189,7 @@ def read_libsvm(path: Path, zero_based: bool | str, num_features: int | None, nu
     if bad is not None:
         src.reject(int(rows[bad]), zero_based)
     cols -= offset
-    labs = flat.astype(np.int64)
+    labs = _labels_counted(flat.astype(np.int64), labels_from, num_labels, path, rows, label_row, labels_option)
     d = int(cols.max()) + 1 if cols.size else 0
     k = int(labs.max()) + 1 if labs.size else 0
     _check_fits(path, rows, offset, ((d, num_features, cols, feat_row), (k, num_labels, labs, label_row)))
@@ -189,6 +197,24 @@ def read_libsvm(path: Path, zero_based: bool | str, num_features: int | None, nu
     Y = sp.csr_matrix((np.ones(labs.size, np.int8), labs, np.concatenate([[0], np.cumsum(counts)])),
                       shape=(rows.size, k))
     return X, Y
+
+
+def _labels_counted(labs: np.ndarray, labels_from: int | None, num_labels: int | None, path: Path,
+                    rows: np.ndarray, label_row: np.ndarray, option: str) -> np.ndarray:
+    """The file's labels ``labs`` as 0-based column indices, by ``labels_from`` (module docstring);
+    ``rows``/``label_row`` locate a label's line for an error."""
+    if labels_from == 1:
+        zero = np.flatnonzero(labs == 0)
+        if zero.size:
+            raise DataFormatError(f"label 0 in a file read with {option.format(1)} (its labels count from 1)", path,
+                                  int(rows[label_row[zero[0]]]) + 1)
+        return labs - 1
+    if labels_from is None and labs.size and labs.min() > 0 and (num_labels is None or labs.max() == num_labels):
+        seen = "no point has label 0" if num_labels is None else f"no point has label 0 and one has label {num_labels}"
+        raise DataFormatError(f"{seen}: labels count from 0 here (as in the XC format and scikit-learn); if this "
+                              f"file's labels count from 1, read it with {option.format(1)} (or with {option.format(0)} "
+                              "if label 0 just never occurs)", path)
+    return labs
 
 
 def write_libsvm(path: Path, X, Y, zero_based: bool) -> None:
