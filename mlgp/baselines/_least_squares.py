@@ -7,10 +7,13 @@ centres and width: :func:`restore_basis` reads it back from a file's state);
 into probabilities ``max(0, q_y) / Σ_y' max(0, q_y')`` (the paper's rounding-up and
 normalisation), falling back to the training class prior where every ``q_y <= 0``, or, with a
 ``prior_weight`` w > 0 (the estimators' default 0.1), ``(max(0, q_y) + w π_y) / (Σ_y' max(0, q_y') + w)``.
+:func:`fit_proba_map_within` fits an estimator's prior map within what its budget has left.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -18,11 +21,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
+from ..errors import BudgetWarning
 from ..estimator import SavedState
+from ..estimator.training import Budget
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 
-__all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "fit_basis", "multiclass_posterior",
-           "restore_basis", "restore_coef"]
+__all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "fit_basis", "fit_proba_map_within",
+           "multiclass_posterior", "restore_basis", "restore_coef"]
 
 #: scikit-learn parameter constraints of the basis, shared by both estimators.
 BASIS_CONSTRAINTS: dict = {
@@ -134,3 +139,21 @@ def multiclass_posterior(Q: np.ndarray, prior: np.ndarray, weight: float = 0.0,
         smoothed = prior if num_points is None else (num_points * prior + 0.5) / (num_points + 0.5 * prior.size)
         return (pos + weight * smoothed) / (total + weight)
     return _normalise(pos, np.broadcast_to(total, pos.shape), np.broadcast_to(prior, pos.shape))
+
+def fit_proba_map_within(estimator, X, Y, budget: Budget) -> None:
+    """``estimator._fit_proba_map(X, Y)`` after its closed-form fit, within what ``budget`` (the
+    fit's, started when ``fit`` began) has left: the copies share a quarter of ``max_seconds`` or
+    what is left, the smaller, and a copy begun in time runs whole. Once the budget is spent the map
+    is left out (``proba_map_`` None, the probabilities the model's own), with a
+    :class:`~mlgp.errors.BudgetWarning`; without a budget, the map as without one."""
+    if getattr(estimator, "calibration", None) != "prior" or not math.isfinite(budget.seconds):
+        estimator._fit_proba_map(X, Y)
+        return
+    if budget.spent():
+        estimator.proba_map_ = None
+        warnings.warn(f"{type(estimator).__name__}: calibration='prior' left out, its probabilities are its own: "
+                      f"max_seconds={budget.seconds:g} was spent by the model's own fit ({budget.elapsed:.3g} s)",
+                      BudgetWarning, stacklevel=3)
+        return
+    # cross_fitted_map gives its copies a quarter of the budget it is handed, from now
+    estimator._fit_proba_map(X, Y, Budget.trusted(min(budget.seconds, 4.0 * (budget.seconds - budget.elapsed))))

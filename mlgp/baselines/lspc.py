@@ -27,9 +27,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
+from ..estimator.training import MAX_SECONDS, Budget
 from ..validation import check_thresholds
-from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, multiclass_posterior, restore_basis,
-                             restore_coef)
+from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, fit_proba_map_within,
+                             multiclass_posterior, restore_basis, restore_coef)
 
 __all__ = ["LSPC"]
 
@@ -75,6 +76,13 @@ class LSPC(MultiLabelEstimator):
     calibration : {"prior"} or None, default="prior"
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
+    max_seconds : float or None, default=None
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The model
+        is one closed-form solve (the design matrix, one Cholesky factorisation), which has no point
+        to stop at and always runs whole; what the bound governs is the prior map (label matrices
+        with ``calibration="prior"``): its copies share a quarter of ``max_seconds`` or what the solve
+        left, the smaller (a copy begun in time runs whole), and once the solve has spent the budget
+        the map is left out (``proba_map_`` None) with a :class:`~mlgp.errors.BudgetWarning`.
 
     Attributes
     ----------
@@ -114,11 +122,13 @@ class LSPC(MultiLabelEstimator):
         **BASIS_CONSTRAINTS,
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
         "calibration": CALIBRATION,
+        "max_seconds": MAX_SECONDS,
     }
     _predict_from = "proba"
 
     def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
-                 prior_weight: float = 0.1, threshold=0.5, random_state=None, calibration: str | None = "prior") -> None:
+                 prior_weight: float = 0.1, threshold=0.5, random_state=None, calibration: str | None = "prior",
+                 max_seconds: float | None = None) -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis
         self.alpha = alpha
@@ -126,6 +136,7 @@ class LSPC(MultiLabelEstimator):
         self.threshold = threshold
         self.random_state = random_state
         self.calibration = calibration
+        self.max_seconds = max_seconds
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()           # the multi-label tags, then 1-D targets too
@@ -157,6 +168,7 @@ class LSPC(MultiLabelEstimator):
         X : np.ndarray or scipy sparse matrix of shape (N, D)
         y : array-like of shape (N,) (class labels) or (N, K) (0/1 label matrix, CSR or dense)
         """
+        budget = Budget.trusted(self.max_seconds)
         X, (Y, classes) = self._validate_fit_data(X, y)
         N = X.shape[0]
         self.multilabel_ = classes is None
@@ -181,7 +193,7 @@ class LSPC(MultiLabelEstimator):
         self.n_features_in_ = int(X.shape[1])
         self.n_samples_ = int(N)
         if self.multilabel_:  # class probabilities sum to one: the map is for label probabilities
-            self._fit_proba_map(X, Y)
+            fit_proba_map_within(self, X, Y, budget)
         else:
             self.proba_map_ = None
         return self

@@ -13,7 +13,9 @@ presence probabilities), ``predict_topk`` ranks it (equal scores: lower label in
 of :func:`mlgp.scores.topk`), ``predict`` returns the int64 0/1 (N, K) matrix
 ``posterior >= threshold`` (the scoring methods are :class:`~mlgp.estimator.MultiLabelEstimator`'s).
 ``save(path)`` / ``MLkNN.load(path)`` keep the training points and labels and rebuild the
-neighbour index from them.
+neighbour index from them. With ``max_seconds`` the training points' neighbours are found
+:data:`QUERY_BLOCK` rows at a time, and the likelihoods are counted on the rows whose neighbours were
+found before the budget was spent (``n_counted_``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
+from ..estimator.training import MAX_SECONDS, Budget
 
-__all__ = ["MLkNN"]
+__all__ = ["MLkNN", "QUERY_BLOCK"]
+
+#: Training rows whose neighbours are found at a time under a budget (looked at after each block).
+QUERY_BLOCK = 1000
 
 
 class MLkNN(MultiLabelEstimator):
@@ -62,6 +68,14 @@ class MLkNN(MultiLabelEstimator):
     calibration : {"prior"} or None, default="prior"
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
+    max_seconds : float or None, default=None
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The prior
+        map (``calibration="prior"``, fitted first) takes at most a quarter of them; then the training
+        points' neighbours, the costly part, are found :data:`QUERY_BLOCK` rows at a time (in row
+        order), the budget looked at after each block: once it is spent the likelihoods are counted
+        on the rows done so far (``n_counted_``; at least one block), the prior and the neighbour
+        index on all N. A :class:`~mlgp.errors.BudgetWarning` says so when only the first block was
+        counted. A fit overruns the bound by at most one block's neighbour search.
 
     Attributes
     ----------
@@ -80,6 +94,9 @@ class MLkNN(MultiLabelEstimator):
         The training features (the points of ``nn_``).
     labels_ : scipy.sparse.csr_matrix of shape (N, K), float64
         The training labels.
+    n_counted_ : int
+        The training rows (the first ones) whose neighbours the likelihoods were counted on: N unless
+        ``max_seconds`` cut the count short.
     n_features_in_, n_labels_, classes_, n_samples_
         D, K, ``arange(K)`` and N, as every :class:`~mlgp.estimator.MultiLabelEstimator`.
 
@@ -109,16 +126,19 @@ class MLkNN(MultiLabelEstimator):
         "threshold": [Interval(Real, 0, 1, closed="both")],
         "n_jobs": N_JOBS,
         "calibration": CALIBRATION,
+        "max_seconds": MAX_SECONDS,
     }
 
     def __init__(self, *, n_neighbors: int = 10, smoothing: float = 1.0, metric: str = "euclidean",
-                 threshold: float = 0.5, n_jobs: int | None = None, calibration: str | None = "prior") -> None:
+                 threshold: float = 0.5, n_jobs: int | None = None, calibration: str | None = "prior",
+                 max_seconds: float | None = None) -> None:
         self.n_neighbors = n_neighbors
         self.smoothing = smoothing
         self.metric = metric
         self.threshold = threshold
         self.n_jobs = n_jobs
         self.calibration = calibration
+        self.max_seconds = max_seconds
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, Y) -> "MLkNN":
@@ -131,6 +151,7 @@ class MLkNN(MultiLabelEstimator):
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
+        budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         N, K = Y.shape
         k, s = int(self.n_neighbors), float(self.smoothing)
@@ -138,32 +159,57 @@ class MLkNN(MultiLabelEstimator):
             raise ShapeError(f"MLkNN with n_neighbors={k} needs at least {k + 1} training points (each "
                              f"point's {k} neighbours exclude itself); got {N} sample(s). Give more "
                              f"points or a smaller n_neighbors.")
+        self._fit_proba_map(X, Y, budget)  # after every check: at most a quarter of the budget
         nn = self._neighbour_index(X)
-        # X=None: each training point's k nearest training points, the point itself left out
-        neighbours = nn.kneighbors(return_distance=False)
-        counts = self._neighbour_counts(neighbours, Y)  # CSR (N, K): C[i, l] in 0..k
+        counts = self._training_counts(nn, X, Y, budget)  # CSR (n, K): C[i, l] in 0..k, the first n rows
+        n = counts.shape[0]
+        Y_counted = Y[:n]
 
         n_pos = np.asarray(Y.sum(axis=0), dtype=np.float64).ravel()
+        n_pos_counted = np.asarray(Y_counted.sum(axis=0), dtype=np.float64).ravel()
         # c1[j, l] for j >= 1 from the entries where both the point and >= 1 neighbour carry l;
         # c_all[j, l] (points of either kind with C = j) from all stored counts; j = 0 is the rest.
-        c1 = self._histogram(counts.multiply(Y).tocoo(), k, K)
+        c1 = self._histogram(counts.multiply(Y_counted).tocoo(), k, K)
         c_all = self._histogram(counts.tocoo(), k, K)
-        c1[0] = n_pos - c1[1:].sum(axis=0)
-        c_all[0] = N - c_all[1:].sum(axis=0)
+        c1[0] = n_pos_counted - c1[1:].sum(axis=0)
+        c_all[0] = n - c_all[1:].sum(axis=0)
         c0 = c_all - c1
 
         self.prior_ = (s + n_pos) / (2.0 * s + N)
         prior_false = (s + (N - n_pos)) / (2.0 * s + N)
-        self.cond_prob_true_ = (s + c1) / (s * (k + 1) + n_pos)
-        self.cond_prob_false_ = (s + c0) / (s * (k + 1) + (N - n_pos))
+        self.cond_prob_true_ = (s + c1) / (s * (k + 1) + n_pos_counted)
+        self.cond_prob_false_ = (s + c0) / (s * (k + 1) + (n - n_pos_counted))
         joint_true = self.prior_ * self.cond_prob_true_
         self.posterior_ = joint_true / (joint_true + prior_false * self.cond_prob_false_)
         self.nn_ = nn
         self.features_ = X
         self.labels_ = Y
+        self.n_counted_ = int(n)
         self._set_fitted_shape(N, X.shape[1], K)
-        self._fit_proba_map(X, Y)
         return self
+
+    def _training_counts(self, nn: NearestNeighbors, X, Y: sp.csr_matrix, budget: Budget) -> sp.csr_matrix:
+        """``C`` (n, K) of the first n training rows, each row's k nearest *other* training points:
+        all N at once without a budget (scikit-learn's query of the training points, ``X=None``),
+        else :data:`QUERY_BLOCK` rows at a time until ``budget`` is spent (n: the rows done)."""
+        if self.max_seconds is None:
+            return self._neighbour_counts(nn.kneighbors(return_distance=False), Y)
+        N, k = X.shape[0], int(self.n_neighbors)
+        blocks = []
+        for start in range(0, N, QUERY_BLOCK):
+            rows = np.arange(start, min(start + QUERY_BLOCK, N))
+            found = nn.kneighbors(X[rows], n_neighbors=k + 1, return_distance=False)
+            # leave each row out of its own neighbours, as scikit-learn's X=None does: where it is
+            # not among the k + 1 found (more duplicates of it than k), the first one found goes instead
+            others = found != rows[:, None]
+            others[others.all(axis=1), 0] = False
+            blocks.append(self._neighbour_counts(found[others].reshape(rows.size, k), Y))
+            if budget.spent():
+                break
+        if len(blocks) * QUERY_BLOCK < N:  # cut short
+            budget.warn_if_first_step_spent(len(blocks), type(self).__name__, f"the likelihoods are counted on the "
+                                            f"neighbours of the first {QUERY_BLOCK} of the {N} training points")
+        return sp.csr_matrix(sp.vstack(blocks))
 
     @staticmethod
     def _neighbour_counts(neighbours: np.ndarray, Y: sp.csr_matrix) -> sp.csr_matrix:
@@ -195,6 +241,9 @@ class MLkNN(MultiLabelEstimator):
         return NearestNeighbors(n_neighbors=int(self.n_neighbors), metric=self.metric, n_jobs=self.n_jobs).fit(X)
 
     # ------------------------------------------------------------ persistence
+    def _fitted_scalars(self) -> dict:
+        return {**super()._fitted_scalars(), "n_counted_": self.n_counted_}
+
     def _fitted_arrays(self) -> dict:
         return {**super()._fitted_arrays(), "prior_": self.prior_, "cond_prob_true_": self.cond_prob_true_,
                 "cond_prob_false_": self.cond_prob_false_, "posterior_": self.posterior_,
@@ -210,4 +259,8 @@ class MLkNN(MultiLabelEstimator):
             setattr(self, name, state.array(name, (k + 1, K), low=0, high=1))
         self.features_ = state.matrix("features_", (N, D))
         self.labels_ = state.csr("labels_", (N, K), low=1, high=1)
+        # files of an earlier release (no budget) counted every row
+        self.n_counted_ = state.scalar("n_counted_", int, low=1) if state.has_scalar("n_counted_") else N
+        if self.n_counted_ > N:
+            raise state.error(f"n_counted_ = {self.n_counted_} is above n_samples_ = {N}")
         self.nn_ = self._neighbour_index(self.features_)

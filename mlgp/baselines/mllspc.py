@@ -25,8 +25,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
+from ..estimator.training import MAX_SECONDS, Budget
 from ..validation import check_thresholds
-from ._least_squares import BASIS_CONSTRAINTS, binary_posterior, fit_basis, restore_basis, restore_coef
+from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, fit_proba_map_within, restore_basis,
+                             restore_coef)
 from ._sylvester import SOLVERS, SolveInfo, coupling_matrix, pearson_similarity, solve_coupled
 
 __all__ = ["MLLSPC", "AUTO_EIG_MAX_BASIS"]
@@ -89,6 +91,15 @@ class MLLSPC(MultiLabelEstimator):
     calibration : {"prior"} or None, default="prior"
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
+    max_seconds : float or None, default=None
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The model
+        is one solve of the Sylvester equation for all labels at once (the design matrix, ΦᵀΦ, and
+        for "eig" two eigendecompositions shared by every label), which has no point to stop at and
+        always runs whole; what the bound governs is the prior map (``calibration="prior"``): its
+        copies share a quarter of ``max_seconds`` or what the solve left, the smaller (a copy begun
+        in time runs whole), and once the solve has spent the budget the map is left out
+        (``proba_map_`` None) with a :class:`~mlgp.errors.BudgetWarning`. :class:`MLLSPCCV`'s search,
+        the costly part of choosing its settings, stops within its budget.
 
     Attributes
     ----------
@@ -135,13 +146,15 @@ class MLLSPC(MultiLabelEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "threshold": [Interval(Real, 0, 1, closed="both"), "array-like"],
         "calibration": CALIBRATION,
+        "max_seconds": MAX_SECONDS,
     }
 
     _predict_from = "proba"
 
     def __init__(self, *, kernel_width: float | None = None, n_basis: int | None = 1000, alpha: float = 0.1,
                  prior_weight: float = 0.1, coupling: float = 0.1, similarity="pearson", solver: str = "auto", tol: float = 1e-8,
-                 max_iter: int | None = None, threshold=0.5, random_state=None, calibration: str | None = "prior") -> None:
+                 max_iter: int | None = None, threshold=0.5, random_state=None, calibration: str | None = "prior",
+                 max_seconds: float | None = None) -> None:
         self.kernel_width = kernel_width
         self.n_basis = n_basis
         self.alpha = alpha
@@ -154,6 +167,7 @@ class MLLSPC(MultiLabelEstimator):
         self.threshold = threshold
         self.random_state = random_state
         self.calibration = calibration
+        self.max_seconds = max_seconds
 
     def _check_options(self, num_labels: int) -> tuple[np.ndarray | None, np.ndarray]:
         """User similarity (or None for Pearson) and thresholds, checked before any work."""
@@ -166,9 +180,10 @@ class MLLSPC(MultiLabelEstimator):
     def fit(self, X, Y) -> "MLLSPC":
         """Fit the coupled least-squares classifiers on features ``X`` (N, D) and 0/1 labels ``Y``
         (N, K), arrays or scipy sparse matrices; returns ``self``."""
+        budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
         self._fit(X, Y)
-        self._fit_proba_map(X, Y)
+        fit_proba_map_within(self, X, Y, budget)
         return self
 
     def _fit(self, X, Y: sp.csr_matrix) -> "MLLSPC":

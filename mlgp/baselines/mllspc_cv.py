@@ -11,6 +11,9 @@ rows than ``cv``'s folds, or folds ``cv`` cannot make with a :class:`~mlgp.error
 any work, scores every grid point on each fold with the same model an ``MLLSPC(...).fit`` on the fold
 would give, and refits ``MLLSPC`` with the best point on all of ``(X, Y)``. ``cv_results_``,
 ``best_params_``, the scoring methods (the refitted model's) and ``save`` / ``load`` are the floor's.
+The candidates are scored one kernel width at a time (every α and c of the width on every fold), so
+that ``max_seconds`` stops the search between widths, or between the folds of a width, keeping the
+best of the widths scored on every fold (:class:`~mlgp.estimator.GridSearch`'s budget).
 
 The saving: with ``C = α I + c L`` (L the Laplacian of the similarity W), the eigenvectors of C are
 those of L for every (α, c), and ``ΦᵀΦ`` does not depend on them, so each fold and width needs one
@@ -28,8 +31,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ShapeError
 from ..estimator import GridSearch, SavedState
-from ..estimator.search import SCORINGS
+from ..estimator.search_scores import SCORINGS
 from ..estimator.prior_map import CALIBRATION
+from ..estimator.training import MAX_SECONDS
 from ..validation import check_thresholds
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 from ._least_squares import binary_posterior
@@ -64,6 +68,15 @@ class MLLSPCCV(GridSearch):
     calibration : {"prior"} or None, default="prior"
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
+    max_seconds : float or None, default=None
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The search
+        takes :data:`~mlgp.estimator.search.SEARCH_SHARE` (0.7) of them: the budget is looked at
+        before each kernel width and each of its folds (after the first width, which is always
+        scored whole); once that share is spent, the width in progress is dropped, the best of the
+        widths scored on every fold is kept, ``search_stopped_`` is True and a
+        :class:`~mlgp.errors.BudgetWarning` says how many grid points were tried. The refit is an
+        ``MLLSPC`` with the seconds left as its ``max_seconds`` (its solve runs whole; its prior map
+        is bounded by them). A fit overruns the bound by at most one fold of one width, plus the refit.
 
     Attributes
     ----------
@@ -74,7 +87,9 @@ class MLLSPCCV(GridSearch):
     best_score_, best_index_ : float, int
         Its mean score over folds (greater is better) and position in ``cv_results_``.
     cv_results_ : dict of np.ndarray
-        GridSearchCV's layout (:class:`~mlgp.estimator.GridSearch`).
+        GridSearchCV's layout (:class:`~mlgp.estimator.GridSearch`), of the grid points tried.
+    search_stopped_ : bool
+        Whether ``max_seconds`` stopped the search before every grid point was tried.
     n_splits_ : int
         Number of folds.
     n_samples_, n_features_in_, n_labels_, classes_
@@ -93,6 +108,7 @@ class MLLSPCCV(GridSearch):
         "random_state": ["random_state"],
         "prior_weight": [Interval(Real, 0, None, closed="left")],
         "calibration": CALIBRATION,
+        "max_seconds": MAX_SECONDS,
     }
 
     _searched = MLLSPC
@@ -100,7 +116,8 @@ class MLLSPCCV(GridSearch):
 
     def __init__(self, *, kernel_widths=None, alphas=(1e-3, 1e-2, 1e-1, 1.0), couplings=(0.0, 0.01, 0.03, 0.1, 0.3),
                  n_basis: int | None = 1000, similarity="pearson", cv=5, scoring: str = "hamming_loss",
-                 threshold=0.5, random_state=None, prior_weight: float = 0.1, calibration: str | None = "prior") -> None:
+                 threshold=0.5, random_state=None, prior_weight: float = 0.1, calibration: str | None = "prior",
+                 max_seconds: float | None = None) -> None:
         self.kernel_widths = kernel_widths
         self.alphas = alphas
         self.couplings = couplings
@@ -112,6 +129,7 @@ class MLLSPCCV(GridSearch):
         self.random_state = random_state
         self.prior_weight = prior_weight
         self.calibration = calibration
+        self.max_seconds = max_seconds
 
     @staticmethod
     def _grid_values(values, name: str, lower: float, closed: bool) -> list[float]:
@@ -142,6 +160,12 @@ class MLLSPCCV(GridSearch):
         else:
             widths = self._grid_values(self.kernel_widths, "kernel_widths", 0.0, closed=False)
         return {"alpha": context["alpha"], "coupling": context["coupling"], "kernel_width": widths}
+
+    def _candidate_blocks(self, points: list[dict]) -> list[list[int]]:
+        """One block per kernel width (in the order the widths first appear), every (α, c) of it:
+        a fold's eigendecomposition of ΦᵀΦ serves them all."""
+        widths = dict.fromkeys(p["kernel_width"] for p in points)
+        return [[j for j, p in enumerate(points) if p["kernel_width"] == w] for w in widths]
 
     def _check_saved_points(self, state: SavedState, points: list[dict]) -> None:
         if not all(set(p) == set(self._GRID_PARAMS) for p in points):

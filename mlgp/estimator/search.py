@@ -16,9 +16,21 @@ scores each point on each split by :data:`SCORINGS` ``[scoring]`` (greater is be
 mean scores (equal to 12 decimals: the better rank), takes the first best point and, unless the
 subclass has a false ``refit`` parameter, fits it on all rows (``best_estimator_``).
 
+The budget: a subclass with a ``max_seconds`` parameter (its constraint
+:data:`~mlgp.estimator.training.MAX_SECONDS`) has one :class:`~mlgp.estimator.training.Budget`,
+started when ``fit`` begins. The candidates are scored a block at a time (``_candidate_blocks``: one
+point each by default; points sharing work, e.g. one kernel width, together), each block on every
+split in turn, and the budget is looked at before every block and every split but those of the first
+block (one block is always scored whole). Once :data:`SEARCH_SHARE` of it is spent (all of it with
+``refit=False``) the search stops: the block in progress is dropped, ``cv_results_`` holds the points
+scored on every split (in grid order), ``search_stopped_`` is True, a
+:class:`~mlgp.errors.BudgetWarning` says how many points were tried, and the refit (where the searched
+class takes ``max_seconds``) gets what the budget has left.
+
 ``cv_results_`` holds ``mean_fit_time``, ``std_fit_time``, ``mean_score_time``, ``std_score_time``,
 ``param_<name>``, ``params``, ``split<i>_test_score``, ``mean_test_score``, ``std_test_score`` and
-``rank_test_score``, as GridSearchCV's does. The scoring methods are ``best_estimator_``'s (its block
+``rank_test_score``, as GridSearchCV's does (of the points tried: every point unless the budget stopped
+the search). The scoring methods are ``best_estimator_``'s (its block
 hooks and ``predict`` rule; ``predict_proba`` where the searched class has one). ``save`` / ``load``
 keep the whole search: scores, times, grid points, ``best_index_``, ``best_estimator_`` nested, and
 the parameters JSON cannot hold as parameters (``_params_in_state``, e.g. a dict grid); files of an
@@ -27,6 +39,7 @@ earlier release (MLLSPCCV's or GenEMLCV's own layout) load too, the times they l
 
 from __future__ import annotations
 
+import math
 import re
 import time
 import warnings
@@ -34,79 +47,22 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.stats import rankdata
 from sklearn.base import _fit_context
 from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ArgumentError, ShapeError
-from ..metrics import f1_scores, precision_at_k
+from ..errors import ArgumentError, BudgetWarning, ShapeError
 from .base import MultiLabelEstimator, ParameterError
 from .saved_state import SavedState
+from .search_scores import SCORINGS, TIMES, TOP_K, plain, results_table
+from .training import Budget
 
-__all__ = ["SCORINGS", "TOP_K", "GridSearch", "HeldOutSplit"]
+__all__ = ["SEARCH_SHARE", "GridSearch", "HeldOutSplit"]
 
-
-def _dense(Y) -> np.ndarray:
-    return Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-
-
-#: Selection criteria (greater is better): a function of the true 0/1 labels ``Y`` (dense or
-#: sparse), the 0/1 predictions ``P`` and the decision scores ``S`` of the validation rows.
-SCORINGS = {
-    "hamming_loss": lambda Y, P, S: -float(np.mean(_dense(Y) != P)),
-    "f1_example": lambda Y, P, S: f1_scores(Y, P)["example"],
-    "f1_micro": lambda Y, P, S: f1_scores(Y, P)["micro"],
-    "f1_macro": lambda Y, P, S: f1_scores(Y, P)["macro"],
-    "precision@1": lambda Y, P, S: precision_at_k(Y, S, 1),
-    "precision@3": lambda Y, P, S: precision_at_k(Y, S, 3),
-    "precision@5": lambda Y, P, S: precision_at_k(Y, S, 5),
-}
-
-#: The scorings of the ranking alone (they need no predictions) → their cut-off k.
-TOP_K = {"precision@1": 1, "precision@3": 3, "precision@5": 5}
-
-_TIMES = ("mean_fit_time", "std_fit_time", "mean_score_time", "std_score_time")
-
-
-def _plain(value):
-    """``value`` as the JSON header stores it: NumPy scalars and arrays as Python numbers and lists,
-    tuples as lists, dict keys as strings."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-def _param_column(values: list) -> np.ndarray:
-    """``cv_results_["param_<name>"]``: (n,) numbers or strings, else objects (None, tuples, mixes)."""
-    try:
-        column = np.asarray(values)
-    except ValueError:  # ragged sequences
-        column = None
-    if column is None or column.ndim != 1 or column.dtype.kind not in "biufU":
-        column = np.empty(len(values), dtype=object)
-        for i, v in enumerate(values):
-            column[i] = v
-    return column
-
-
-def _results(points: list[dict], splits: list, mean: np.ndarray, std: np.ndarray, times: dict) -> dict:
-    """``cv_results_`` of the grid ``points``, their scores on each split, mean and std, and times."""
-    # equal means share the better rank, as in GridSearchCV; means equal to 12 decimals are taken as
-    # equal (fold averages of the same counts can differ in the last bit)
-    rank = rankdata(-np.round(mean, 12), method="min").astype(np.int32)
-    return {**times,
-            **{f"param_{name}": _param_column([p[name] for p in points]) for name in sorted(points[0])},
-            "params": points,
-            **{f"split{i}_test_score": s for i, s in enumerate(splits)},
-            "mean_test_score": mean, "std_test_score": std, "rank_test_score": rank}
+#: Share of ``max_seconds`` the candidates take together when a refit on every row follows (the
+#: refit has the rest); MLGPF's choice of kernel leaves its refit the same share
+#: (:data:`mlgp.recipes.kernel_choice.CHOICE_SHARE`).
+SEARCH_SHARE = 0.7
 
 
 class HeldOutSplit:
@@ -137,6 +93,15 @@ class HeldOutSplit:
         yield self.rows(np.shape(X)[0])
 
 
+class _Tried(list):
+    """The indices of the points tried, with ``arrays`` (scores, fit and score seconds: splits ×
+    points) and ``elapsed`` (the budget's seconds at its last look)."""
+
+    def __init__(self, indices: list[int], arrays: tuple, elapsed: float) -> None:
+        super().__init__(indices)
+        self.arrays, self.elapsed = arrays, elapsed
+
+
 class GridSearch(MultiLabelEstimator):
     """Base of the grid searches (module docstring): subclasses set ``_searched`` and implement
     ``__init__`` (their parameters, with ``scoring`` one of :data:`SCORINGS`), ``_param_grid`` and,
@@ -145,7 +110,8 @@ class GridSearch(MultiLabelEstimator):
 
     Fitted: ``best_estimator_`` (``_searched(**fixed, **best_params_)`` on all rows; absent with
     ``refit=False``), ``best_params_``, ``best_score_`` and ``best_index_`` (the first best point, its
-    mean score, its position), ``cv_results_``, ``n_splits_``, and N, D, K as every estimator.
+    mean score, its position), ``cv_results_``, ``n_splits_``, ``search_stopped_`` (whether the
+    budget stopped the search before every point was tried), and N, D, K as every estimator.
     """
 
     #: The estimator class searched (set by each subclass).
@@ -180,6 +146,11 @@ class GridSearch(MultiLabelEstimator):
     def _check_saved_points(self, state: SavedState, points: list[dict]) -> None:
         """Refuse a file's grid ``points`` the subclass could not have searched."""
 
+    def _candidate_blocks(self, points: list[dict]) -> list[list[int]]:
+        """The points scored together (indices into ``points``, every index once), in the order
+        tried: the budget is looked at between blocks. Default: one point per block, in grid order."""
+        return [[j] for j in range(len(points))]
+
     def _new_estimator(self, point: dict, calibration="keep") -> MultiLabelEstimator:
         """The unfitted estimator at ``point``, its parameters checked (ParameterError), its
         ``calibration`` (where it has one) set to ``calibration`` unless ``"keep"``: the candidates
@@ -201,6 +172,7 @@ class GridSearch(MultiLabelEstimator):
         Y : np.ndarray or scipy sparse matrix of shape (N, K)
             0/1 labels.
         """
+        budget = Budget.trusted(getattr(self, "max_seconds", None))
         X, Y = self._validate_fit_data(X, Y)
         context = self._check_search(X, Y)
         self._check_scoring(Y.shape[1])
@@ -210,19 +182,46 @@ class GridSearch(MultiLabelEstimator):
             raise ArgumentError(f"{type(self).__name__}: the grid has no point to try")
         for point in points:  # every invalid value refused before any fit
             self._new_estimator(point)
-        scores, fit_time, score_time = (np.empty((len(splits), len(points))) for _ in range(3))
-        for i, (fitting, held) in enumerate(splits):
-            scores[i], fit_time[i], score_time[i] = self._split_scores(X[fitting], Y[fitting], X[held], Y[held],
-                                                                       points, context)
-        times = dict(zip(_TIMES, (fit_time.mean(axis=0), fit_time.std(axis=0), score_time.mean(axis=0),
+        refit = getattr(self, "refit", True)
+        tried = self._score_candidates(X, Y, splits, points, context,
+                                       Budget.trusted(budget.seconds * (SEARCH_SHARE if refit else 1.0), budget.started))
+        scores, fit_time, score_time = (a[:, list(tried)] for a in tried.arrays)
+        times = dict(zip(TIMES, (fit_time.mean(axis=0), fit_time.std(axis=0), score_time.mean(axis=0),
                                   score_time.std(axis=0))))
-        self.cv_results_ = _results(points, list(scores), scores.mean(axis=0), scores.std(axis=0), times)
+        kept = [points[j] for j in tried]
+        self.cv_results_ = results_table(kept, list(scores), scores.mean(axis=0), scores.std(axis=0), times)
         self._set_best(int(np.argmin(self.cv_results_["rank_test_score"])), len(splits))
+        self.search_stopped_ = len(kept) < len(points)
+        if self.search_stopped_:
+            warnings.warn(f"{type(self).__name__}: max_seconds={budget.seconds:g} stopped the search after "
+                          f"{len(kept)} of the {len(points)} grid points ({tried.elapsed:.3g} s): the best of those "
+                          f"tried is kept", BudgetWarning, stacklevel=3)
         self.__dict__.pop("best_estimator_", None)  # from an earlier fit
-        if getattr(self, "refit", True):
-            self.best_estimator_ = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep")).fit(X, Y)
+        if refit:
+            best = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep"))
+            if math.isfinite(budget.seconds) and "max_seconds" in best.get_params(deep=False):
+                budget.spent()  # the refit has what the search left (a sliver once it is spent)
+                best.set_params(max_seconds=max(budget.seconds - budget.elapsed, 1e-6))
+            self.best_estimator_ = best.fit(X, Y)
         self._set_fitted_shape(X.shape[0], X.shape[1], Y.shape[1])
         return self
+
+    def _score_candidates(self, X, Y, splits: list, points: list[dict], context, budget: Budget) -> "_Tried":
+        """Score the blocks of :meth:`_candidate_blocks` on every split until ``budget`` is spent
+        (looked at before every block and split but the first block's); returns the sorted indices of
+        the points scored on every split, with the scores and times of every point (splits × points)."""
+        scores, fit_time, score_time = (np.full((len(splits), len(points)), np.nan) for _ in range(3))
+        one = [(X[f], Y[f], X[h], Y[h]) for f, h in splits] if len(splits) == 1 else None  # sliced once
+        done: list[int] = []
+        for block in self._candidate_blocks(points):
+            for i, (fitting, held) in enumerate(splits):
+                if done and budget.spent():
+                    return _Tried(sorted(done), (scores, fit_time, score_time), budget.elapsed)
+                data = one[0] if one else (X[fitting], Y[fitting], X[held], Y[held])
+                scores[i, block], fit_time[i, block], score_time[i, block] = self._split_scores(
+                    *data, [points[j] for j in block], context)
+            done.extend(block)
+        return _Tried(sorted(done), (scores, fit_time, score_time), budget.elapsed)
 
     def _check_scoring(self, num_labels: int) -> None:
         k = TOP_K.get(self.scoring)
@@ -318,14 +317,14 @@ class GridSearch(MultiLabelEstimator):
 
     def _fitted_scalars(self) -> dict:
         scalars = {**super()._fitted_scalars(), "best_index_": self.best_index_, "n_splits_": self.n_splits_,
-                   "cv_params": _plain(self.cv_results_["params"]),
+                   "search_stopped_": bool(self.search_stopped_), "cv_params": plain(self.cv_results_["params"]),
                    "best_estimator_": self.best_estimator_._fitted_scalars()}
         if self._params_in_state:
-            scalars["search"] = {name: _plain(getattr(self, name)) for name in self._params_in_state}
+            scalars["search"] = {name: plain(getattr(self, name)) for name in self._params_in_state}
         return scalars
 
     def _fitted_arrays(self) -> dict:
-        names = [*(f"split{i}_test_score" for i in range(self.n_splits_)), "mean_test_score", "std_test_score", *_TIMES]
+        names = [*(f"split{i}_test_score" for i in range(self.n_splits_)), "mean_test_score", "std_test_score", *TIMES]
         arrays = {f"cv_results_.{name}": self.cv_results_[name] for name in names}
         arrays.update({f"best_estimator_.{k}": v for k, v in self.best_estimator_._fitted_arrays().items()})
         return arrays
@@ -337,7 +336,7 @@ class GridSearch(MultiLabelEstimator):
         points = self._restore_points(state)
         n = len(points)
         splits, mean, std, times = self._restore_scores(state, n)
-        self.cv_results_ = _results(points, splits, mean, std, times)
+        self.cv_results_ = results_table(points, splits, mean, std, times)
         self._restore_columns(state)
         best = state.scalar("best_index_", int, low=0)
         if best >= n:
@@ -345,6 +344,8 @@ class GridSearch(MultiLabelEstimator):
         if best != int(np.argmin(self.cv_results_["rank_test_score"])):
             raise state.error(f"best_index_ = {best} is not the first best of the saved scores")
         self._set_best(best, len(splits))
+        # files of an earlier release (no budget) searched every point
+        self.search_stopped_ = state.scalar("search_stopped_", bool) if state.has_scalar("search_stopped_") else False
         self.best_estimator_ = estimator = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep"))
         nested = state.nested("best_estimator_")
         estimator._restore_fitted(nested)
@@ -381,14 +382,14 @@ class GridSearch(MultiLabelEstimator):
 
         mean, nan = array("mean_test_score", low=-1, high=1), np.full(n, np.nan)
         if not state.has("cv_results_.rank_test_score") and not any(
-                state.has(f"cv_results_.{name}") for name in ("split0_test_score", "std_test_score", *_TIMES[1:])):
-            return [mean], mean, np.zeros(n), dict(zip(_TIMES, (array("mean_fit_time", finite=False, low=0),
+                state.has(f"cv_results_.{name}") for name in ("split0_test_score", "std_test_score", *TIMES[1:])):
+            return [mean], mean, np.zeros(n), dict(zip(TIMES, (array("mean_fit_time", finite=False, low=0),
                                                                 np.zeros(n), nan, nan)))
         splits = [array(f"split{i}_test_score", low=-1, high=1) for i in range(state.count("n_splits_"))]
         std = array("std_test_score", low=0)
         if state.has("cv_results_.rank_test_score"):
-            return splits, mean, std, dict.fromkeys(_TIMES, nan)
-        return splits, mean, std, {name: array(name, finite=False, low=0) for name in _TIMES}
+            return splits, mean, std, dict.fromkeys(TIMES, nan)
+        return splits, mean, std, {name: array(name, finite=False, low=0) for name in TIMES}
 
     def _restore_columns(self, state: SavedState) -> None:
         """The ``param_<name>`` and rank arrays that files of an earlier release (MLLSPCCV's layout)

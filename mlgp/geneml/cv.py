@@ -28,7 +28,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..errors import ArgumentError
 from ..estimator import GridSearch, HeldOutSplit, SavedState
-from ..estimator.search import TOP_K
+from ..estimator.search_scores import TOP_K
 from .estimator import GenEML
 
 __all__ = ["DEFAULT_PARAM_GRID", "SCORINGS", "GenEMLCV"]

@@ -268,7 +268,7 @@ def test_duplicates_are_other_points_not_self() -> None:
 def test_params_and_clone() -> None:
     est = MLkNN(n_neighbors=3, smoothing=2.0, metric="cosine", threshold=0.3, n_jobs=1)
     assert est.get_params() == {"n_neighbors": 3, "smoothing": 2.0, "metric": "cosine", "threshold": 0.3,
-                                "n_jobs": 1, "calibration": "prior"}
+                                "n_jobs": 1, "calibration": "prior", "max_seconds": None}
     assert est.set_params(smoothing=0.5) is est and est.smoothing == 0.5
     est.fit(LINE_X, LINE_Y)
     copy = clone(est)

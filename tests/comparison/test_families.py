@@ -31,7 +31,9 @@ def test_every_family_loads_its_class_and_declares_what_fit_takes() -> None:
         assert ("progress" in params) == (f.progress == "parameter"), name
         assert ("max_seconds" in params) == f.budget, name
         assert f.seed is None or f.seed in params, name
-    assert {n for n, f in FAMILIES.items() if f.budget} == {"fastxml", "pfastxml", "pfastrexml", "geneml", "mlgpf"}
+    assert {n for n, f in FAMILIES.items() if f.budget} == {"fastxml", "pfastxml", "pfastrexml", "lspc", "mllspc",
+                                                            "mllspccv", "mlknn", "geneml", "mlgpf"}
+    assert {n for n, f in FAMILIES.items() if not f.budget} == {"frequency"}  # its fit is one pass of counting
 
 
 def test_fit_arguments_follow_the_declaration() -> None:
@@ -49,7 +51,10 @@ def test_the_budget_and_the_seed_reach_their_parameters_and_set_values_win() -> 
     assert make_estimator("mlgpf", seed=3, budget=5.0).epochs == 100000
     plain = make_estimator("mlgpf", seed=3)  # no budget: neither max_seconds nor the budget's epochs
     assert plain.epochs == type(plain)().epochs != 100000 and plain.max_seconds is None
-    assert "max_seconds" not in make_estimator("lspc", budget=5.0).get_params()
+    for name in ("lspc", "mllspc", "mllspccv", "mlknn"):  # the kernel least-squares families and ML-kNN too
+        assert make_estimator(name, budget=5.0).get_params()["max_seconds"] == 5.0, name
+        assert make_estimator(name, {"max_seconds": 2.0}, budget=5.0).max_seconds == 2.0, name
+    assert "max_seconds" not in make_estimator("frequency", budget=5.0).get_params()
     with pytest.raises(ArgumentError, match="fastxml: unknown parameter.*'epochs'"):
         make_estimator("fastxml", {"epochs": 2})
 
@@ -100,7 +105,7 @@ def test_parameters_are_the_constructor_parameters_in_order() -> None:
     signature's order; as a set, exactly the keys of ``get_params``."""
     assert FAMILIES["frequency"].parameters() == ["smoothing", "threshold"]
     assert FAMILIES["lspc"].parameters() == ["kernel_width", "n_basis", "alpha", "prior_weight", "threshold",
-                                             "random_state", "calibration"]
+                                             "random_state", "calibration", "max_seconds"]
     for name in ("fastxml", "geneml", "mlknn"):
         f = FAMILIES[name]
         params = f.parameters()

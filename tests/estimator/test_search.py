@@ -15,9 +15,10 @@ from sklearn.metrics import f1_score, hamming_loss, make_scorer
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, ShuffleSplit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from mlgp.errors import ArgumentError, ShapeError
+from mlgp.errors import ArgumentError, BudgetWarning, ShapeError
 from mlgp.estimator import GridSearch, HeldOutSplit, MultiLabelEstimator, ParameterError
-from mlgp.estimator.search import SCORINGS
+from mlgp.estimator.search_scores import SCORINGS
+from mlgp.estimator.training import MAX_SECONDS
 
 
 class SearchProbeRidge(MultiLabelEstimator):
@@ -206,3 +207,41 @@ def test_without_refit_the_search_reports_but_neither_scores_nor_saves(tmp_path)
     for call in (lambda: search.decision_function(X_test), lambda: search.save(tmp_path / "s")):
         with pytest.raises(ArgumentError, match="refit=False"):
             call()
+
+
+class SearchProbeBudgetedCV(SearchProbeRidgeCV):
+    """The ridge search with the one budget (``max_seconds``), one candidate per block."""
+
+    _parameter_constraints = {**SearchProbeRidgeCV._parameter_constraints, "max_seconds": MAX_SECONDS}
+
+    def __init__(self, *, alphas=None, thresholds=None, cv=3, scoring="hamming_loss", max_seconds=None) -> None:
+        super().__init__(alphas=alphas, thresholds=thresholds, cv=cv, scoring=scoring)
+        self.max_seconds = max_seconds
+
+
+def test_the_budget_stops_the_search_between_candidates_and_keeps_the_best_tried(monkeypatch):
+    """Fake clock (1 s a reading): the first candidate is fitted on its 3 folds unlooked, then the
+    budget is looked at before each (candidate, fold): 1, 2, 3 s for the second, 4 s before the
+    third. 5 s leave the search 3.5 s: stopped at 4 s, the first two of the five candidates kept,
+    and their best is the best of a search over those two alone."""
+    from _clock import fake_clock
+
+    X, Y, _ = _data()
+    alphas = [0.1, 3.0, 10.0, 30.0, 100.0]
+    fake_clock(monkeypatch)
+    with pytest.warns(BudgetWarning, match=r"SearchProbeBudgetedCV: max_seconds=5 stopped the search after 2 of the "
+                                           r"5 grid points \(4 s\): the best of those tried is kept"):
+        cut = SearchProbeBudgetedCV(alphas=alphas, max_seconds=5.0).fit(X, Y)
+    two = SearchProbeBudgetedCV(alphas=alphas[:2]).fit(X, Y)
+    assert cut.search_stopped_ and not two.search_stopped_
+    assert cut.cv_results_["params"] == two.cv_results_["params"] == [{"alpha": a, "threshold": 0.5} for a in alphas[:2]]
+    for key in ("mean_test_score", "split2_test_score", "rank_test_score"):
+        np.testing.assert_array_equal(cut.cv_results_[key], two.cv_results_[key])
+    assert (cut.best_params_, cut.best_score_) == (two.best_params_, two.best_score_)
+    np.testing.assert_array_equal(cut.best_estimator_.coef_, two.best_estimator_.coef_)
+    fake_clock(monkeypatch)
+    with pytest.warns(BudgetWarning, match="after 1 of the 5"):  # 2.5 s: 1.75 s, spent at the look at 2 s
+        assert len(SearchProbeBudgetedCV(alphas=alphas, max_seconds=2.5).fit(X, Y).cv_results_["params"]) == 1
+    fake_clock(monkeypatch)
+    whole = SearchProbeBudgetedCV(alphas=alphas, max_seconds=100.0).fit(X, Y)
+    assert not whole.search_stopped_ and len(whole.cv_results_["params"]) == 5

@@ -67,7 +67,7 @@ def test_the_choice_is_the_argmax_of_geneml_refitted_by_hand_on_the_split(drawn,
 
 def test_ties_go_to_the_first_grid_point(drawn, monkeypatch):
     X, Y, _ = drawn
-    monkeypatch.setattr("mlgp.estimator.search.precision_at_k", lambda Y, S, k: 0.5)
+    monkeypatch.setattr("mlgp.estimator.search_scores.precision_at_k", lambda Y, S, k: 0.5)
     cv = GenEMLCV(param_grid={"n_components": [3, 1, 2]}, estimator_params={"max_iter": 1}, refit=False).fit(X, Y)
     assert cv.best_index_ == 0 and cv.best_params_ == {"n_components": 3}
     np.testing.assert_array_equal(cv.cv_results_["rank_test_score"], [1, 1, 1])
