@@ -17,7 +17,6 @@ defaults, the family's command-line defaults, ``--budget`` and ``--seed``, the `
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -96,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"fitting {estimator!r} on {source}", flush=True)
     t0 = time.perf_counter()
     with config_context(skip_parameter_validation=True):  # build_estimator checked them, once
-        estimator.fit(X, Y, **fit_arguments(estimator, sys.stderr.isatty()))
+        estimator.fit(X, Y, **fit_arguments(estimator, True))  # a bar on a terminal, else a line every 10 s
     seconds = time.perf_counter() - t0
     make_folder(out.parent)
     path = estimator.save(out)

@@ -69,6 +69,8 @@ def _trace_of(name: str, estimator) -> pd.DataFrame:
         A trace frame (:data:`TRACE_COLUMNS`).
     """
     trace = getattr(estimator, "trace_", None)
+    if trace is not None and "step" in trace:
+        trace = trace[trace["step"] > 0]  # MLGPF's set-up row (step 0) has no objective
     if trace is None or len(trace) == 0:
         return _empty_trace()
     quantities = {"objective": trace["objective"], **{c: trace[c] for c in trace.columns if c.startswith("P@")}}

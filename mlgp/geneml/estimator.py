@@ -129,7 +129,10 @@ class GenEML(MultiLabelEstimator):
         The earlier switch: True is ``preprocessing="rows"``, False is ``preprocessing=None``; None
         follows ``preprocessing``.
     progress : bool, default=False
-        Show a tqdm progress bar over the iterations, epochs or sweeps.
+        Show the progress over the iterations, epochs or sweeps, named for the inference
+        (``"GenEML EM"``, ``"GenEML online EM"``, ``"GenEML Gibbs"``): a bar on a terminal, a line
+        on standard error every few seconds off it (:mod:`mlgp.estimator.progress`); ``False``:
+        nothing is printed.
     n_jobs : int or None, default=None
         joblib workers over the blocks (the fit is the same for any value).
     random_state : int, default=0
@@ -307,7 +310,8 @@ class GenEML(MultiLabelEstimator):
         self._fit_proba_map(X_given, Y, budget, label_features=label_features)  # after every check
         run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
-                     progress_bar(f"GenEML {self.inference}") if self.progress else None,
+                     progress_bar(self.inference, budget, int(self.num_chains) if self.inference == "gibbs" else 1)
+                     if self.progress else None,
                      validation_callback(validation), precision_prior, self.n_components_,
                      None if self.tol is None else float(self.tol))
         result = INFERENCES[self.inference](run)

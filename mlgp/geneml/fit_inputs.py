@@ -1,6 +1,6 @@
 """What ``GenEML.fit`` checks and builds from its arguments before any inference: the precision
 hyperprior, the latent dimension k used, the exposure covariates, and the validation callback that
-adds P@1/3/5 to a trace, and the progress bar over its iterations."""
+adds P@1/3/5 to a trace, and the progress over its iterations (:func:`progress_bar`)."""
 
 from __future__ import annotations
 
@@ -106,8 +106,30 @@ def validation_callback(validation):
     return record
 
 
-def progress_bar(description: str):
-    """A wrapper of the fit's iteration loop: tqdm's progress bar named ``description``."""
-    from tqdm.auto import tqdm
+#: The progress's name of each inference (:func:`progress_bar`).
+PROGRESS_NAMES = {"em": "GenEML EM", "online-em": "GenEML online EM", "gibbs": "GenEML Gibbs"}
+#: What one unit of each inference's loop is.
+PROGRESS_UNITS = {"em": "iteration", "online-em": "epoch", "gibbs": "sweep"}
 
-    return lambda iterable: tqdm(iterable, desc=description)
+
+def progress_bar(inference: str, budget, parts: int = 1):
+    """A wrapper of the fit's loop (``progress(loop)``) that shows its progress
+    (:class:`mlgp.estimator.progress.Progress`): a bar named for the ``inference``
+    (:data:`PROGRESS_NAMES`) on a terminal, a line every few seconds off it, the seconds from the
+    fit's ``budget`` (looked at after every unit). ``parts``: loops run one after another (Gibbs
+    chains), each named ``"(chain c of parts)"``."""
+    from ..estimator.progress import Progress
+
+    calls = []
+
+    def elapsed() -> float:
+        budget.spent()  # a look: the Gibbs sampler without max_seconds does not look itself
+        return budget.elapsed
+
+    def wrap(iterable):
+        calls.append(1)
+        name = PROGRESS_NAMES[inference] + (f" (chain {len(calls)} of {parts})" if parts > 1 else "")
+        total = len(iterable) if hasattr(iterable, "__len__") else None
+        return Progress(name, total, unit=PROGRESS_UNITS[inference], elapsed=elapsed).wrap(iterable)
+
+    return wrap

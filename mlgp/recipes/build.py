@@ -42,7 +42,8 @@ def check_strategy(strategy, jit_compile) -> None:
 
 
 def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None, log_dir=None, validation=None,
-                    checkpoint_dir=None, progress: bool = True, callback=None, strategy=None):
+                    checkpoint_dir=None, progress: bool = True, callback=None, strategy=None,
+                    progress_name: str = "MLGPF fit"):
     """Build MLGPF from checked training data with the sized, checked settings ``s`` (P and M set)
     and train it; returns ``(model, trace)``. The one place the recipe and
     :class:`mlgp.recipes.MLGPFClassifier` turn settings into a model and a training run; it
@@ -54,7 +55,8 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
     :class:`~mlgp.blocks.RowNormalised` around the one it was built with (and
     :class:`~mlgp.blocks.ColumnStandardised` around that, by the training rows' statistics, with
     ``preprocessing="columns"``), and it is trained on the raw rows (each minibatch preprocessed as
-    it is taken, bit for bit the preprocessed matrix's rows)."""
+    it is taken, bit for bit the preprocessed matrix's rows). ``progress_name`` names the run's
+    progress bar and lines (:mod:`mlgp.estimator.progress`)."""
     import contextlib
 
     from mlgp.blocks import ColumnStandardised, RowNormalised
@@ -84,6 +86,7 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
         checkpoint_dir=checkpoint_dir,
         seed=s.seed,
         progress=progress,
+        progress_name=progress_name,
         callback=callback,
         strategy=strategy,
         check_input=False,  # settings checked when built, data by the caller

@@ -46,7 +46,7 @@ from .kernel_choice import AUTO, DEFAULT_KERNEL, candidate_kernels, choice_frame
 from .calibrate import held_out_prior_map
 from .estimator_state import SavedClassifierState
 from .settings import MLGPFSettings, auto_epochs, setting_fields
-from .wrapped import _NOT_PARAMETERS, classifier_trace, wrapped_classifier
+from .wrapped import _NOT_PARAMETERS, classifier_trace, epoch_rows, wrapped_classifier
 
 __all__ = ["MLGPFClassifier"]
 
@@ -117,7 +117,9 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         N = 2,000 training points on and with no ``max_seconds`` or one of at least 60; no XLA
         below, where compiling (seconds) costs more than it saves.
     progress : bool, default=False
-        Show tqdm progress bars over the epochs.
+        Show the progress of each training run, named for it (``"MLGPF fit"``, ``"MLGPF kernel se
+        (3 of 3)"``, ``"MLGPF refit on all rows"``): a bar on a terminal, a line on standard error
+        every few seconds off it (:mod:`mlgp.estimator.progress`); ``False``: nothing is printed.
     threshold : float, default=0.5
         ``predict`` marks labels whose probability is ``>= threshold``.
     calibration : {"prior"} or None, default="prior"
@@ -129,12 +131,17 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     model_ : mlgp.models.MLGPF
         The fitted GPflow model (for notebooks: ``print_summary``, ``elbo``, ``predict_f``).
     trace_ : pandas.DataFrame
-        Per epoch (the last cut short by ``max_seconds``): ``step`` (optimiser steps so far),
-        ``elapsed`` (wall seconds from the start of ``fit`` to the epoch's last step: building the
-        model and evaluating ``validation`` included), ``objective`` (the ELBO over the N training
-        points, comparable across data sizes; also as ``elbo_per_point``), ``epoch``, ``elbo``,
-        ``seconds`` (the epoch's steps) and, with ``validation``, ``P@1``, ``P@3``, ``P@5``
-        (percent) on it (:mod:`mlgp.estimator.training`).
+        First the set-up row (``epoch`` and ``step`` 0; ``elapsed``: seconds from the start of
+        ``fit`` to the first optimiser step — checks, building the model, k-means, earlier candidate
+        kernels —, ``seconds``: this run's own set-up, NaN for the bound), so that epoch 1's
+        ``elapsed`` is the set-up's plus its ``seconds``. Then per epoch (the last cut short by
+        ``max_seconds``): ``step`` (optimiser steps so far), ``elapsed`` (wall seconds from the
+        start of ``fit`` to the epoch's last step), ``objective`` (the ELBO over the N training
+        points, comparable across data sizes; also as ``elbo_per_point``), ``epoch``, ``elbo`` (the
+        epoch's minibatch estimates averaged with weights |B|/N: every row counted once,
+        :func:`mlgp.training.fit`), ``seconds`` (the epoch's steps; the first includes compiling
+        the step) and, with ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it
+        (:mod:`mlgp.estimator.training`).
     settings_ : MLGPFSettings or None
         The settings trained with, sizes filled in (``None`` for a model wrapped by
         :meth:`from_model` without them).
@@ -148,7 +155,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         Whether ``model_`` was trained again on every row (``refit``); ``trace_``, ``best_epoch_``
         and ``n_iter_`` are the first fit's.
     n_iter_ : int
-        Epochs run.
+        Epochs run (``trace_``'s rows but the set-up row).
     kernel_choice_ : pandas.DataFrame or None
         With ``kernel="auto"``: one row per candidate kernel trained (``kernel``, ``held_out_lpd``
         in nats per held-out row, ``epochs``, ``best_epoch``, ``seconds``, ``bias_only``,
@@ -322,15 +329,16 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         if epochs:
             average = None if self.average_from is None else IterateAverage(self.average_from)
             again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
-                                                 progress=bool(self.progress), strategy=strategy, callback=average)
+                                                 progress=bool(self.progress), strategy=strategy, callback=average,
+                                                 progress_name="MLGPF refit on all rows")
             if average is not None:
                 average.assign(again)
             if len(again_trace) == epochs and budget.elapsed < budget.seconds:  # not cut short by the budget
                 model, self.refitted_ = again, True
         self.model_, self.settings_ = model, s
         self._set_fitted_shape(N, D, K)
-        self.trace_ = classifier_trace(trace, Xtr.shape[0])
-        self.n_iter_ = len(self.trace_)
+        self.trace_ = classifier_trace(trace, Xtr.shape[0], winner.begun)
+        self.n_iter_ = len(epoch_rows(self.trace_))
         budget.warn_if_first_step_spent(int(self.trace_["step"].max()) if len(self.trace_) else 0, type(self).__name__,
                                         "the bias alone is kept" if self.bias_only_ else "the model is its start after one step")
         return self

@@ -9,7 +9,8 @@ predictive density (nats per row, E_q[σ(f)] — the density early stopping and 
 Without held-out rows, or when a share would be under :data:`MIN_CANDIDATE_SECONDS`, only
 :data:`DEFAULT_KERNEL` is trained, and the reason is returned (the estimator warns with it when the
 budget was the cause). Any other ``kernel`` is the one candidate. :class:`Trial` is one candidate's
-outcome, :func:`train_candidates` trains them in turn (keeping only the best model so far) and
+outcome, :func:`train_candidates` trains them in turn (keeping only the best model so far; each
+run's progress named for its candidate, ``"MLGPF kernel se (3 of 3)"``, or ``"MLGPF fit"`` alone) and
 :func:`choice_frame` is the table of them (``kernel_choice_``).
 """
 
@@ -61,8 +62,8 @@ def candidate_kernels(kernel, has_held_out: bool, seconds: float, refit_possible
 @dataclass
 class Trial:
     """One candidate kernel trained on the kept rows: its model (the best epoch, or the bias alone),
-    trace, early stopping, guard verdict, held-out density (nats per row), seconds, and the settings
-    it was trained with."""
+    trace, early stopping, guard verdict, held-out density (nats per row), seconds, the settings
+    it was trained with, and the fit's seconds when it began (``begun``)."""
 
     kernel: str
     model: object
@@ -72,6 +73,7 @@ class Trial:
     held_out_lpd: float
     seconds: float
     settings: object = None
+    begun: float = 0.0
 
     @property
     def epochs(self) -> int:
@@ -82,7 +84,7 @@ def choice_frame(trials: list[Trial], winner: Trial | None) -> pd.DataFrame:
     """``kernel_choice_``: one row per candidate, ``kernel``, ``held_out_lpd``, ``epochs``,
     ``best_epoch``, ``seconds``, ``bias_only`` and ``chosen``."""
     return pd.DataFrame({
-        "kernel": [t.kernel if isinstance(t.kernel, str) else type(t.kernel).__name__ for t in trials],
+        "kernel": [_kernel_name(t.kernel) for t in trials],
         "held_out_lpd": [float(t.held_out_lpd) for t in trials],
         "epochs": [int(t.epochs) for t in trials],
         "best_epoch": [int(t.stopping.best_epoch) if t.stopping is not None else int(t.epochs) for t in trials],
@@ -112,8 +114,9 @@ def train_candidates(est, kernels: list, choice_seconds: float, budget: Budget, 
                 break
             begun = budget.elapsed
             trial_budget = Budget.trusted(begun + max(left, 1e-9) / (len(kernels) - i), budget.started)
+        name = "MLGPF fit" if len(kernels) == 1 else f"MLGPF kernel {_kernel_name(kernel)} ({i + 1} of {len(kernels)})"
         trial = _trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch, jit, validation, trial_budget,
-                       strategy, early, begun)
+                       strategy, early, begun, name)
         trials.append(trial)
         if best is None or trial.held_out_lpd > best.held_out_lpd:
             if best is not None:
@@ -124,12 +127,16 @@ def train_candidates(est, kernels: list, choice_seconds: float, budget: Budget, 
     return trials, best
 
 
+def _kernel_name(kernel) -> str:
+    return kernel if isinstance(kernel, str) else type(kernel).__name__
+
+
 def _trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch: int, jit, validation, budget, strategy,
-           early, begun: float) -> Trial:
+           early, begun: float, name: str = "MLGPF fit") -> Trial:
     """Train one candidate ``kernel`` on the kept rows within ``budget``: early stopping on the
     ``held_rows`` (X, Y) where there are any, the best epoch restored, the bias guard applied.
     ``begun``: the budget's seconds when the candidate began (its seconds are the budget's looks
-    since; no extra reading of the clock)."""
+    since; no extra reading of the clock); ``name``: its progress bar's."""
     average = None if est.average_from is None else IterateAverage(est.average_from)
     stopping = None if held_rows is None or early is False else HeldOutStopping(
         *held_rows, est.n_iter_no_change, steps_per_epoch, MIN_PATIENCE_STEPS, average)
@@ -137,9 +144,10 @@ def _trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch: int, jit, valid
     if isinstance(kernel, str) and kernel == "linear" and est.num_inducing is None:  # a linear K_ZZ has rank ≤ D
         s = s.replace(num_inducing=min(s.num_inducing, Xtr.shape[1]))
     model, trace = build_and_train(Xtr, Ytr, s, jit_compile=jit, validation=validation, max_seconds=budget,
-                                   progress=bool(est.progress), strategy=strategy, callback=stopping or average)
+                                   progress=bool(est.progress), strategy=strategy, callback=stopping or average,
+                                   progress_name=name)
     if stopping is None and average is not None:
         average.assign(model)
     bias_only = keep_best_or_bias(model, stopping, held_rows)
     lpd = -math.inf if held_rows is None else held_out_lpd(model, *held_rows)
-    return Trial(kernel, model, trace, stopping, bias_only, lpd, budget.elapsed - begun, s)
+    return Trial(kernel, model, trace, stopping, bias_only, lpd, budget.elapsed - begun, s, begun)

@@ -1,8 +1,9 @@
 """Doubly stochastic training of MLGPF (or any model with ``elbo((X, labels))``).
 
 :func:`fit` runs a compiled step over shuffled minibatches with tf-keras Adam, or with natural
-gradients on q(u) and Adam on the rest (:class:`mlgp.training.NatGradAdam`), shows a tqdm progress
-bar, returns the per-epoch ELBO trace as a ``pandas.DataFrame`` (and writes it as TensorBoard
+gradients on q(u) and Adam on the rest (:class:`mlgp.training.NatGradAdam`), shows its progress
+(:class:`mlgp.estimator.progress.Progress`: a bar on a terminal, a line every few seconds off it),
+returns the per-epoch ELBO trace as a ``pandas.DataFrame`` (and writes it as TensorBoard
 scalars with ``log_dir``), writes and resumes checkpoints (:mod:`mlgp.training.checkpoints`), trains
 in the model's float type (``model.float_type``, float32 or float64), and stops with
 :class:`~mlgp.errors.TrainingDivergedError` (after restoring the last good state) when the parameters
@@ -21,8 +22,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import tensorflow as tf
-from tqdm.auto import tqdm
-
+from ..estimator.progress import Progress
 from ..estimator.training import Budget
 from ..errors import ArgumentError, MLGPError, TrainingDivergedError
 from ..fingerprint import data_fingerprint
@@ -76,6 +76,7 @@ def fit(
     log_dir: str | Path | None = None,
     covariance_warmup: int | str = 0,
     kl_weight: float = 1.0,
+    progress_name: str = "MLGPF fit",
 ) -> pd.DataFrame:
     """Train ``model`` by doubly stochastic variational inference.
 
@@ -144,7 +145,10 @@ def fit(
         bound becomes NaN instead, which stops training the same way. Not available with
         ``strategy``.
     progress
-        Show a tqdm progress bar over the epochs, and one over the steps of epochs of 200 steps or more.
+        Show the progress (:mod:`mlgp.estimator.progress`): on a terminal a bar over the epochs (and
+        one over the steps of epochs of 200 steps or more); off it a line on standard error at the
+        start, after the first and last epochs and every :data:`~mlgp.estimator.progress.LINE_SECONDS`
+        (epoch, seconds, ELBO, a callback's ``"held-out lpd"``). ``False``: nothing is printed.
     callback
         Called as ``callback(epoch, model, row)`` after each epoch; a true return stops training.
     check_input
@@ -170,14 +174,23 @@ def fit(
     kl_weight
         w in (0, 1]: each step maximises the ELBO with its KL term weighted by w (the authors' code
         of MLGPF uses ½); the trace's ``elbo`` is the bound itself. Recorded in the manifest when ≠ 1.
+    progress_name
+        The name of the bar and of the lines (what the run does: ``"MLGPF refit on all rows"``).
 
     Returns
     -------
     pandas.DataFrame
         One row per epoch: ``epoch``, ``step`` (optimiser steps so far), ``elapsed`` (seconds since
-        the budget started, at the epoch's last step), ``elbo`` (mean of the step estimates), ``elbo_std``,
-        ``kl`` (mean over the steps of Σ_p KL), ``expected_log_lik`` (``elbo + kl``), ``seconds``
-        (the epoch's training wall time), ``batch_size`` and ``P@k`` columns with ``validation``.
+        the budget started, at the epoch's last step), ``elbo`` (the epoch's estimate of the bound:
+        its steps' minibatch estimates averaged with weights |B| / N, so that the data term counts
+        every training row once and a short last minibatch, whose estimate is scaled by N / |B|,
+        weighs by its rows rather than as much as a full one), ``elbo_std`` (the spread of the step
+        estimates, unweighted), ``kl`` (Σ_p KL, averaged alike), ``expected_log_lik`` (``elbo +
+        kl``), ``seconds`` (the epoch's training wall time; the first epoch's includes tracing and
+        compiling the step on its first minibatch), ``batch_size`` and ``P@k`` columns with
+        ``validation``. The first epoch's ``elapsed - seconds`` is the set-up before the first step
+        (with a caller's budget, the caller's too: building the model, k-means), a row of its own in
+        :class:`mlgp.recipes.MLGPFClassifier`'s ``trace_``.
 
     Raises
     ------
@@ -206,7 +219,7 @@ def fit(
         return _fit(model, data, FitOptions(epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
                                           validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth,
                                           strategy, jit_compile, progress, callback, check_input, max_seconds,
-                                          log_dir, covariance_warmup, kl_weight))
+                                          log_dir, covariance_warmup, kl_weight, progress_name))
 
 
 def _make_optimizer(model, o: FitOptions):
@@ -235,6 +248,7 @@ class _Run:
     steps: int = 0
     last_batch: object = None
     warmup: CovarianceWarmup | None = None
+    progress: Progress | None = None
 
     def state(self) -> list:
         return list(self.variables) + list(self.opt.variables())
@@ -276,9 +290,17 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
 
 
 def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> None:
-    """The epochs of one run, each traced, checked, checkpointed and passed to the callback."""
-    bar = tqdm(range(run.start, o.epochs), disable=not o.progress, desc="MLGPF", unit="epoch")
-    for epoch in bar:
+    """The epochs of one run, each traced, checked, checkpointed, passed to the callback and shown."""
+    run.progress = Progress(o.progress_name, o.epochs, unit="epoch", enabled=o.progress, initial=run.start,
+                            elapsed=lambda: run.budget.elapsed)  # the budget's last look: no clock reading
+    try:
+        _epochs(run, o, model, validation, writer, good)
+    finally:
+        run.progress.close()
+
+
+def _epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> None:
+    for epoch in range(run.start, o.epochs):
         row, spent = _train_epoch(run, o, epoch, good)
         if validation is not None:
             row.update(validation_row(model, validation, o.validation_ks))
@@ -289,10 +311,10 @@ def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> 
         if run.ckpts is not None and ((epoch + 1) % o.checkpoint_every == 0 or epoch + 1 == o.epochs or spent):
             run.ckpts.save(epoch + 1, run.rows)
         write_scalars(writer, epoch + 1, row)
-        bar.set_postfix(elbo=f"{row['elbo']:.4g}")
-        if o.callback is not None and o.callback(epoch + 1, model, row):
-            break
-        if spent:
+        stop = bool(o.callback is not None and o.callback(epoch + 1, model, row))  # may add "held-out lpd"
+        first_step_at = max(row["elapsed"] - row["seconds"], 0.0) if epoch == run.start else None
+        run.progress.unit_done(first_step_at, stop or spent, {"elbo": row["elbo"], "held-out lpd": row.get("held-out lpd")})
+        if stop or spent:
             break
 
 
@@ -336,10 +358,9 @@ def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool
     whether the budget is spent."""
     run.sampler.start_epoch(epoch, o.seed)
     t0 = time.perf_counter()
-    values, kls, spent = [], [], False
-    steps = tqdm(run.sampler.epoch(), total=run.sampler.steps_per_epoch, desc=f"epoch {epoch + 1}", unit="step",
-                 leave=False, disable=not o.progress or run.sampler.steps_per_epoch < 200)
-    for s, (xb, yb) in enumerate(steps):
+    values, kls, sizes, spent = [], [], [], False
+    per_epoch = run.sampler.steps_per_epoch
+    for s, (xb, yb) in enumerate(run.progress.steps(run.sampler.epoch(), per_epoch, f"epoch {epoch + 1}")):
         try:
             elbo, kl = (float(t) for t in run.step(xb, yb))
         except LOST_PEER_ERRORS as err:
@@ -358,16 +379,19 @@ def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool
                                         f"{run.restored(epoch)}.{run.why((xb, yb), epoch, o.learning_rate)}")
         values.append(elbo)
         kls.append(kl)
+        sizes.append(int(xb.shape[0]))
         run.steps += 1
         if run.warmup is not None:
             run.step = run.warmup.step_after(run.steps, run.step)
-        if run.budget.spent():
-            spent = True
+        spent = run.budget.spent()
+        if s + 1 < per_epoch and not spent:  # the epoch's line, with its ELBO, follows the last step
+            run.progress.step_done(s + 1, per_epoch)
+        if spent:
             break
     run.last_batch = (xb, yb)
-    return dict(epoch=epoch + 1, step=run.steps, elapsed=run.budget.elapsed, elbo=float(np.mean(values)),
-                elbo_std=float(np.std(values)), kl=float(np.mean(kls)),
-                expected_log_lik=float(np.mean(values) + np.mean(kls)), seconds=time.perf_counter() - t0,
+    elbo, kl = (float(np.average(v, weights=sizes)) for v in (values, kls))  # each row counted once
+    return dict(epoch=epoch + 1, step=run.steps, elapsed=run.budget.elapsed, elbo=elbo,
+                elbo_std=float(np.std(values)), kl=kl, expected_log_lik=elbo + kl, seconds=time.perf_counter() - t0,
                 batch_size=run.sampler.batch_size), spent
 
 

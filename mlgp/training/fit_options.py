@@ -55,6 +55,7 @@ class FitOptions:
     log_dir: object
     covariance_warmup: int | str = 0
     kl_weight: float = 1.0
+    progress_name: str = "MLGPF fit"
 
 
 def checked_options(o: FitOptions) -> None:
@@ -70,6 +71,8 @@ def checked_options(o: FitOptions) -> None:
     arguments.natgrad_gamma(o.natgrad_gamma)
     arguments.seed(o.seed)
     arguments.flag(o.progress, "progress")
+    if not isinstance(o.progress_name, str) or not o.progress_name:
+        raise ArgumentError(f"progress_name must be a non-empty string, got {o.progress_name!r}")
     o.covariance_warmup = arguments.covariance_warmup(o.covariance_warmup)
     o.kl_weight = arguments.kl_weight(o.kl_weight)
 

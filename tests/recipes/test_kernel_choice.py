@@ -57,12 +57,15 @@ class _Stopping:
     best_epoch = 1
 
 
-def _fake_trials(monkeypatch, lpds: dict, clock: list) -> list:
-    """Replace the training of one candidate: each takes 2 s of a fake clock and scores ``lpds``."""
-    seen = []
+def _fake_trials(monkeypatch, lpds: dict, clock: list, names: list | None = None) -> list:
+    """Replace the training of one candidate: each takes 2 s of a fake clock and scores ``lpds``
+    (``names``: collects the name each candidate's progress is given)."""
+    seen, names = [], [] if names is None else names
 
-    def trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch, jit, validation, budget, strategy, early, begun):
+    def trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch, jit, validation, budget, strategy, early, begun,
+              name):
         seen.append((kernel, budget.seconds, budget.started, begun))
+        names.append(name)
         clock[0] += 2.0
         return Trial(kernel, object(), pd.DataFrame({"epoch": [1, 2]}), _Stopping(), False, lpds[kernel], 2.0, s)
 
@@ -72,8 +75,8 @@ def _fake_trials(monkeypatch, lpds: dict, clock: list) -> list:
 
 
 def test_each_candidate_gets_an_equal_share_of_what_is_left(monkeypatch) -> None:
-    clock = [100.0]
-    seen = _fake_trials(monkeypatch, {"se+linear-shared": -3.0, "linear": -2.0, "se": -2.5}, clock)
+    clock, names = [100.0], []
+    seen = _fake_trials(monkeypatch, {"se+linear-shared": -3.0, "linear": -2.0, "se": -2.5}, clock, names)
     budget = Budget.trusted(60.0, started=95.0)  # 5 s of it spent before the choice
     trials, winner = train_candidates(None, list(CANDIDATES), 42.0, budget, None, None, None, None, 1, False, None,
                                       None, "auto")
@@ -82,6 +85,8 @@ def test_each_candidate_gets_an_equal_share_of_what_is_left(monkeypatch) -> None
     assert [b for _, b, _, _ in seen] == pytest.approx([5 + (42 - 5) / 3, 7 + (42 - 7) / 2, 9 + (42 - 9) / 1])
     assert [started for _, _, started, _ in seen] == [95.0] * 3
     assert [begun for *_, begun in seen] == pytest.approx([5.0, 7.0, 9.0])
+    assert names == ["MLGPF kernel se+linear-shared (1 of 3)", "MLGPF kernel linear (2 of 3)",
+                     "MLGPF kernel se (3 of 3)"]
     assert winner.kernel == "linear" and winner.model is not None
     assert [t.model is None for t in trials] == [True, False, True]  # the losers' models are dropped
 
@@ -140,7 +145,7 @@ def test_auto_keeps_the_candidate_with_the_best_held_out_density(auto_fit) -> No
     chosen = choice.loc[choice["chosen"]].iloc[0]
     assert chosen["held_out_lpd"] == choice["held_out_lpd"].max()
     assert clf.settings_.kernel == chosen["kernel"]
-    assert len(clf.trace_) == chosen["epochs"]
+    assert len(clf.trace_) == chosen["epochs"] + 1 == clf.n_iter_ + 1  # the set-up row and the epochs
     assert np.isfinite(clf.predict_proba(ds.test.X)).all()
 
 

@@ -95,9 +95,10 @@ def fitted():
 def test_fit_records_the_trace_and_the_model(fitted) -> None:
     clf, ds = fitted
     trace = clf.trace_
-    assert list(trace["epoch"]) == [1, 2, 3] and clf.n_iter_ == 3
+    assert list(trace["epoch"]) == [0, 1, 2, 3] and clf.n_iter_ == 3  # the set-up row, then the epochs
     assert {"elbo", "elbo_per_point", "seconds", "elapsed", "P@1", "P@3", "P@5"} <= set(trace.columns)
-    assert np.all(np.diff(trace["elapsed"]) > 0) and trace["elapsed"].iloc[0] >= trace["seconds"].iloc[0]
+    assert np.all(np.diff(trace["elapsed"]) > 0) and trace["elapsed"].iloc[0] >= trace["seconds"].iloc[0] > 0
+    assert trace["elapsed"].iloc[1] == pytest.approx(trace["elapsed"].iloc[0] + trace["seconds"].iloc[1])
     num_train = ds.train.X.shape[0] - round(0.1 * ds.train.X.shape[0])  # the held-out tenth is not trained on
     np.testing.assert_allclose(trace["elbo_per_point"], trace["elbo"] / num_train)
     assert clf.model_.num_labels == ds.num_labels and clf.settings_.num_latent_gps == 4
@@ -187,7 +188,7 @@ def test_max_seconds_is_looked_at_after_every_step(monkeypatch) -> None:
     clf.fit(ds.train.X, ds.train.Y)
     per_epoch = -(-ds.train.X.shape[0] // 40)
     assert per_epoch > 4 and clf.n_iter_ == 1
-    assert list(clf.trace_["step"]) == [4] and list(clf.trace_["elapsed"]) == [4.0] and clock.readings == 5
+    assert list(clf.trace_["step"]) == [0, 4] and clf.trace_["elapsed"].iloc[1] == 4.0 and clock.readings == 5
 
 
 def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
@@ -200,7 +201,7 @@ def test_max_seconds_counts_the_set_up(monkeypatch) -> None:
     ds = default_problem()
     clf = MLGPFClassifier(epochs=50, max_seconds=50.0, num_latent_gps=2, num_inducing=10, kernel="se+linear-shared")
     clf.fit(ds.train.X, ds.train.Y, validation=(ds.test.X, ds.test.Y))
-    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
+    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [0, 1] and clf.trace_["elapsed"].iloc[1] == 101.0
 
 
 def test_max_seconds_counts_the_parameter_checks(monkeypatch) -> None:
@@ -213,7 +214,7 @@ def test_max_seconds_counts_the_parameter_checks(monkeypatch) -> None:
     real = MLGPFClassifier._validate_params
     monkeypatch.setattr(MLGPFClassifier, "_validate_params", lambda self: (clock.advance(100.0), real(self))[1])
     clf.fit(ds.train.X, ds.train.Y)
-    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [1] and clf.trace_["elapsed"].iloc[0] == 101.0
+    assert clf.n_iter_ == 1 and list(clf.trace_["step"]) == [0, 1] and clf.trace_["elapsed"].iloc[1] == 101.0
 
 
 def _p1(est, ds) -> float:
@@ -294,8 +295,8 @@ def test_from_model_is_a_fitted_estimator_scoring_the_models_mean_utilities(bare
     np.testing.assert_array_equal(est.predict_proba(ds.test.X), P)
     np.testing.assert_array_equal(est.predict(ds.test.X), (P >= 0.5).astype(np.int64))
     with_trace = MLGPFClassifier.from_model(model, trace)
-    assert with_trace.n_iter_ == 2 and list(with_trace.trace_["step"]) == list(trace["step"])
-    np.testing.assert_allclose(with_trace.trace_["objective"], trace["elbo"] / 40)
+    assert with_trace.n_iter_ == 2 and list(with_trace.trace_["step"]) == [0, *trace["step"]]  # set-up row first
+    np.testing.assert_allclose(with_trace.trace_["objective"].iloc[1:], trace["elbo"] / 40)
 
 
 def test_from_model_with_settings_takes_them_as_parameters(bare_model) -> None:

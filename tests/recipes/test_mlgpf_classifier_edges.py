@@ -34,7 +34,7 @@ def test_a_budget_spent_by_the_first_step_is_said(monkeypatch, validation_fracti
     kept = kept or ("the bias alone is kept" if clf.bias_only_ else "the model is its start after one step")
     said = [str(w.message) for w in caught if issubclass(w.category, BudgetWarning)]
     assert len(said) == 1 and said[0].endswith(kept)
-    assert list(clf.trace_["step"]) == [1]
+    assert list(clf.trace_["step"]) == [0, 1]  # the set-up row, then the one step
 
 
 def test_a_budget_that_leaves_more_steps_is_not_warned_about(monkeypatch) -> None:
