@@ -1,4 +1,4 @@
-"""Exception types raised by mlgp.
+"""Exception and warning types raised by mlgp, and the one-line form of a warning for the shell.
 
 Every error the package raises on bad input derives from :class:`MLGPError`, so a
 caller can catch the package's own errors without catching TensorFlow's. Each also derives from
@@ -8,7 +8,11 @@ the built-in type a caller would expect (``ValueError``, ``FileNotFoundError``,
 
 from __future__ import annotations
 
+import sys
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 __all__ = [
     "MLGPError",
@@ -87,3 +91,24 @@ class ShapeError(MLGPError, ValueError):
 
 class TrainingDivergedError(MLGPError, FloatingPointError):
     """Training produced a non-finite loss or a failed Cholesky; the last good state was restored."""
+
+
+@contextmanager
+def one_line_warnings(prog: str = "mlgp") -> Iterator[None]:
+    """Within the block, show each warning on stderr as ``<prog>: warning: <message>`` (its category
+    first unless it is a plain :class:`UserWarning`), on one line, without its file or source line."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = " ".join(str(message).split())
+        kind = "" if category is UserWarning else f"{category.__name__}: "
+        try:
+            print(f"{prog}: warning: {kind}{text}", file=file or sys.stderr, flush=True)
+        except OSError:  # a closed stream: as warnings.showwarning, say nothing
+            pass
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown

@@ -28,7 +28,7 @@ import warnings
 from typing import Sequence
 
 from .. import __version__
-from ..errors import MLGPError
+from ..errors import MLGPError, one_line_warnings
 from ..quiet import LEVEL
 from ..scores import load_scores
 from . import compare, datasets, demo, evaluate, fit, params, predict
@@ -72,18 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``mlgp: error: …``) or an :class:`~mlgp.errors.MLGPError` (printed the same way).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    with warnings.catch_warnings():
-        warnings.showwarning = _one_line
+    with warnings.catch_warnings(), one_line_warnings(PROG):
         if "--verbose" not in argv:
             warnings.filterwarnings("ignore", message=NUMBA_CANNOT_CACHE, category=RuntimeWarning)
         return _run(argv)
-
-
-def _one_line(message, category, filename, lineno, file=None, line=None) -> None:
-    """``warnings.showwarning`` for the command: ``mlgp: warning: <message>`` on one line of standard
-    error, without the package's file, line or source (they mean nothing to a shell user)."""
-    text = " ".join(str(message).split())
-    print(f"{PROG}: warning: {text}", file=sys.stderr if file is None else file, flush=True)
 
 
 def _run(argv: list[str]) -> int:

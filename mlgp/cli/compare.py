@@ -20,6 +20,10 @@ prints each data set's ranking table, the mean ranks and the tests. A data set n
 usage error before any work; one that cannot be read is skipped with its reason (on stderr and in
 the summary) and the exit status is then 1, as when a family failed. A single name keeps the
 one-data-set layout above.
+
+A warning a family raises while it is fitted (in its worker process or in this one) reaches the
+shell as the one line ``mlgp: warning: <message>`` (:func:`mlgp.errors.one_line_warnings`, which
+every ``mlgp`` command uses).
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_many(args)
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
                      data_format=args.data_format, budget=args.budget, settings=compare_settings(args),
-                     seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
+                     seed=args.seed, out=args.out, data_home=args.data_home, progress=True,
                      echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
                      isolate=not args.in_process)
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
@@ -97,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     print(table_text(result.results))
     print()
     print(probability_table_text(result.results))
-    print("\n".join(best_lines(result.results)))
+    print("\n".join(best_lines(result.results, result.rows)))
     print(f"written: {', '.join(str(p) for p in paths.values())}")
     return 1 if result.results["error"].astype(bool).any() else 0
 
@@ -111,7 +115,7 @@ def _run_many(args: argparse.Namespace) -> int:
 
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
     many = compare_many(args.models, args.dataset, budget=args.budget, settings=compare_settings(args),
-                        seed=args.seed, out=args.out, data_home=args.data_home, progress=sys.stderr.isatty(),
+                        seed=args.seed, out=args.out, data_home=args.data_home, progress=True,
                         echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
                         isolate=not args.in_process, command=command)
     for name, result in many.comparisons.items():

@@ -11,14 +11,21 @@ a trace frame (:mod:`mlgp.comparison.traces`). A family that raises is a row who
 exception's first line (``traceback`` holds the last frames). A worker process that ends without a
 result — killed by a signal (the out-of-memory killer's SIGKILL, a SIGTERM) or exiting early — is a
 row whose ``error`` names the signal's number and name, or the exit status.
+
+Warnings raised while a family is fitted and scored are caught there (in the worker, too) and kept
+in the row under ``_warnings`` (``[{"category": "module:Name", "message": text}]``, each once);
+:func:`relay_warnings` raises them again in the calling process, so that its filters and its way of
+showing warnings apply (the ``mlgp`` command's: one line each, :func:`mlgp.errors.one_line_warnings`).
 """
 
 from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -28,13 +35,42 @@ from .probabilities import probability_row
 from .rows import ranking_rows
 from .traces import _empty_trace, _trace_of
 
-__all__ = ["KS", "QUIET"]
+__all__ = ["KS", "QUIET", "relay_warnings"]
 
 #: The cut-offs of P@k, nDCG@k and PSP@k (those up to the number of labels).
 KS = (1, 3, 5)
 #: Environment variable set for a worker (:mod:`mlgp.comparison.worker`): ``1`` imports TensorFlow
 #: quietly there (:mod:`mlgp.quiet`).
 QUIET = "MLGP_WORKER_QUIET_TF"
+
+
+def _caught(records: list) -> list[dict]:
+    """Each distinct warning of ``records`` (:class:`warnings.WarningMessage`) as
+    ``{"category": "module:Name", "message": text}``, in the order first raised."""
+    out = []
+    for record in records:
+        entry = {"category": f"{record.category.__module__}:{record.category.__qualname__}",
+                 "message": str(record.message)}
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def relay_warnings(caught: list[dict] | None, stacklevel: int = 1) -> None:
+    """Raise again in this process the warnings a family raised (the row's ``_warnings``), each with
+    its own category where its module is loaded here (else :class:`UserWarning`); ``stacklevel`` as
+    :func:`warnings.warn`'s, counted from the caller of this function."""
+    for entry in caught or []:
+        module, _, name = str(entry.get("category", "")).partition(":")
+        try:
+            category = sys.modules[module]
+            for part in name.split("."):
+                category = getattr(category, part)
+        except (KeyError, AttributeError):
+            category = UserWarning
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            category = UserWarning
+        warnings.warn(str(entry.get("message", "")), category, stacklevel=stacklevel + 1)
 
 
 def _settings_text(estimator) -> str:
@@ -133,14 +169,24 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
     Returns
     -------
     tuple of (dict, pandas.DataFrame)
-        The row (with ``_rows`` when it ran) and the trace frame.
+        The row (with ``_rows`` when it ran, ``_warnings`` when a warning was raised) and the trace
+        frame.
     """
+    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator), "error": ""}
+    with warnings.catch_warnings(record=True) as records:
+        trace = _fit_and_score(name, estimator, ds, inv_propensity, progress, row)
+    if records:
+        row["_warnings"] = _caught(records)
+    return row, trace
+
+
+def _fit_and_score(name: str, estimator, ds, inv_propensity, progress: bool, row: dict) -> pd.DataFrame:
+    """:func:`_run_one`'s work: fill ``row`` in place and return the trace frame."""
     from sklearn import config_context
 
     from ..metrics import evaluate
     from .memory import PeakMemory
 
-    row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator), "error": ""}
     K = ds.train.Y.shape[1]
     ks = [k for k in KS if k <= K]
     try:
@@ -161,7 +207,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
         table = evaluate(ds.test.Y, top, ks=ks, inv_propensity=inv_propensity)
         for metric in ("P", "nDCG", "PSP"):
             row.update({f"{metric}@{k}": float(table.loc[metric, k]) for k in ks})
-        per_row = ranking_rows(ds.test.Y, top)
+        per_row = ranking_rows(ds.test.Y, top, inv_propensity)
         probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y, rows=per_row)
         row.update(probabilities)
         trace = _trace_of(name, estimator)
@@ -170,4 +216,4 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
         row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
         row["traceback"] = traceback.format_exc(limit=5)
         trace = _empty_trace()
-    return row, trace
+    return trace

@@ -8,9 +8,12 @@ columns below (and the reliability bins for ``calibration.png``), or, for an est
 - ``LPD``: test log predictive density, nats per test point (the sum over all K labels of
   log p(y_ik)); ``NLL``: mean Bernoulli negative log-likelihood per (point, label) entry; ``Brier``;
   ``ECE``, ``MCE`` over :data:`N_BINS` equal-mass bins of all entries; ``ECE@k`` over each point's
-  k most probable labels (:mod:`mlgp.metrics._probabilistic`); ``ECE_low``, ``ECE_high``: a 95 %
-  bootstrap interval of ECE over test rows, where the test split has at most
-  :data:`MAX_BOOTSTRAP_ENTRIES` entries (else empty);
+  k most probable labels in the same equal-mass bins, and ``ECE@k (10 uniform)`` over them in
+  :data:`UNIFORM_BINS` equal-width bins, the protocol of Ullah et al.'s study of top-k calibration
+  (:mod:`mlgp.metrics._probabilistic`); where the test split has at most
+  :data:`MAX_BOOTSTRAP_ENTRIES` entries, ``ECE_debiased`` (ECE less the bias a bootstrap over test
+  rows estimates) and ``ECE_low``, ``ECE_high``: the 95 % basic bootstrap interval of it
+  (:func:`mlgp.metrics.calibration_error_bootstrap`; else all three empty);
 - ``microF1@0.5``, ``macroF1@0.5``: F1 of ``predict_proba >= 0.5``; ``microF1_tuned`` (one threshold
   for all labels, chosen for micro-F1) and ``macroF1_tuned`` (one per label, chosen for macro-F1):
   the thresholds are chosen on one half of the test rows and applied to the other, both ways
@@ -27,14 +30,21 @@ import time
 
 import numpy as np
 
-__all__ = ["KS", "MAX_BOOTSTRAP_ENTRIES", "N_BINS", "probability_row"]
+__all__ = ["KS", "MAX_BOOTSTRAP_ENTRIES", "N_BINS", "UNIFORM_BINS", "probability_row", "uniform_column"]
 
 #: Equal-mass bins of the calibration errors and reliability curves.
 N_BINS = 15
+#: Equal-width bins of ECE@k in the study's protocol (Ullah et al., arXiv 2411.04276).
+UNIFORM_BINS = 10
 #: ECE@k cut-offs.
 KS = (1, 5)
 #: The bootstrap interval of ECE is computed up to this many test entries (N·K).
 MAX_BOOTSTRAP_ENTRIES = 1_000_000
+
+
+def uniform_column(k: int) -> str:
+    """The column of ECE@k over :data:`UNIFORM_BINS` equal-width bins: ``"ECE@5 (10 uniform)"``."""
+    return f"ECE@{k} ({UNIFORM_BINS} uniform)"
 
 
 def _halves(N: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -68,7 +78,7 @@ def probability_row(estimator, X_test, Y_test, seed: int = 0, rows: dict | None 
     (``{"all": ..., "top5": ...}``, each ``{"mean_probability": [...], "frequency": [...],
     "count": [...]}``); F1 in percent. Without ``predict_proba``: ``({"proba_note": why}, {})``.
     ``rows``, when given, receives ``"LPD"``: the (N_test,) log predictive density of each test row."""
-    from ..metrics import calibration_error_interval, evaluate_proba, f1_scores
+    from ..metrics import calibration_error_bootstrap, evaluate_proba, f1_scores
     from .rows import log_density_rows
 
     if not hasattr(estimator, "predict_proba"):
@@ -79,14 +89,16 @@ def probability_row(estimator, X_test, Y_test, seed: int = 0, rows: dict | None 
     row: dict = {"proba_seconds": time.perf_counter() - t0}
     ks = [k for k in KS if k <= K]
     n_bins = min(N_BINS, N)
-    report = evaluate_proba(Y_test, P, n_bins=n_bins, ks=ks)
+    report = evaluate_proba(Y_test, P, n_bins=n_bins, ks=ks, uniform_bins=UNIFORM_BINS)
     row.update({"LPD": report.log_predictive_density, "NLL": report.nll_per_entry, "Brier": report.brier,
                 "ECE": report.ece, "MCE": report.mce})
     row.update({f"ECE@{k}": v for k, v in report.ece_at_k.items()})
+    row.update({uniform_column(k): v for k, v in report.ece_at_k_uniform.items()})
     if rows is not None:
         rows["LPD"] = log_density_rows(Y_test, P)
     if N * K <= MAX_BOOTSTRAP_ENTRIES:
-        row["ECE_low"], row["ECE_high"] = calibration_error_interval(Y_test, P, n_bins, random_state=seed)
+        boot = calibration_error_bootstrap(Y_test, P, n_bins, random_state=seed)
+        row["ECE_debiased"], row["ECE_low"], row["ECE_high"] = boot.debiased, boot.low, boot.high
     f1 = f1_scores(Y_test, P >= 0.5)
     row.update({"microF1@0.5": 100.0 * f1["micro"], "macroF1@0.5": 100.0 * f1["macro"]})
     row.update(_tuned_f1(Y_test, P, seed))

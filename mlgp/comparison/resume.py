@@ -27,6 +27,7 @@ import pandas as pd
 
 from .isolation import KS
 from .probabilities import KS as CALIBRATION_KS
+from .probabilities import uniform_column
 from .rows import BrokenRows, read_rows, save_rows
 from .traces import TRACE_COLUMNS, _empty_trace
 
@@ -97,8 +98,9 @@ _TIMES = {"fit_seconds": _SECONDS, "predict_seconds": _SECONDS, "peak_memory_mb"
 _PROBABILITIES = {"proba_seconds": _SECONDS, "LPD": _Number(high=0.0), "NLL": _Number(0.0), "Brier": _FRACTION,
                   "ECE": _FRACTION, "MCE": _FRACTION, "microF1@0.5": _PERCENT, "macroF1@0.5": _PERCENT,
                   "microF1_tuned": _Number(0.0, 100.0, nan=True), "macroF1_tuned": _Number(0.0, 100.0, nan=True)}
-#: The bootstrap interval of ECE: both or neither (small test splits only).
-_INTERVAL = {"ECE_low": _Number(0.0, 1.0, nan=True), "ECE_high": _Number(0.0, 1.0, nan=True)}
+#: The debiased ECE and its bootstrap interval: all three or none (small test splits only).
+_INTERVAL = {"ECE_debiased": _Number(0.0, 1.0, nan=True), "ECE_low": _Number(0.0, 1.0, nan=True),
+             "ECE_high": _Number(0.0, 1.0, nan=True)}
 _BINS = ("mean_probability", "frequency", "count")
 
 
@@ -147,7 +149,8 @@ def _expected_fields(row: dict, num_labels: int) -> dict:
     if "proba_note" not in row:
         numbers.update(_PROBABILITIES)
         numbers.update({f"ECE@{k}": _FRACTION for k in CALIBRATION_KS if k <= num_labels})
-        if "ECE_low" in row or "ECE_high" in row:
+        numbers.update({uniform_column(k): _FRACTION for k in CALIBRATION_KS if k <= num_labels})
+        if any(field in row for field in _INTERVAL):
             numbers.update(_INTERVAL)
     return numbers
 

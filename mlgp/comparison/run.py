@@ -17,8 +17,14 @@ with its error and the others go on. With ``out``, each finished family is writt
 ``out/runs/<family>.json`` with what it was run with (its parameters, the budget, the seed and a
 fingerprint of the data); a later call with the same ``out`` takes a family's result from there
 instead of refitting it when all of these match, the family did not fail and the file is whole
-(:mod:`mlgp.comparison.resume`), so a killed run resumes; each test row's P@1, P@5 and log predictive
-density are kept beside it in ``out/runs/<family>.rows.npz`` (:mod:`mlgp.comparison.rows`). The tables and figures are written by
+(:mod:`mlgp.comparison.resume`), so a killed run resumes; each test row's P@k, nDCG@k, PSP@k and log
+predictive density are kept beside it in ``out/runs/<family>.rows.npz`` (:mod:`mlgp.comparison.rows`).
+The results also hold, after the families named, every other family with a whole run file in
+``out/runs/`` made on the same data with the same seed and budget (:attr:`Comparison.earlier`), so a
+call naming fewer families reports every valid run. The budget is part of a family's key only
+where the family takes one. Warnings a family raises while it is fitted and scored are raised again
+in this process, once each, from the caller of :func:`compare`
+(:func:`mlgp.comparison.isolation.relay_warnings`). The tables and figures are written by
 :mod:`mlgp.comparison.report`.
 """
 
@@ -34,7 +40,7 @@ import pandas as pd
 
 from ..errors import ArgumentError
 from ..families import family, make_estimator
-from .isolation import KS, QUIET, _run_isolated, _run_one  # noqa: F401 - QUIET: still importable from here
+from .isolation import KS, QUIET, _run_isolated, _run_one, relay_warnings  # noqa: F401 - QUIET: still importable
 from .resume import _finished, _record, _run_file
 from .traces import MAX_TRACE_STEPS, _empty_trace, _thinned  # noqa: F401 - MAX_TRACE_STEPS: likewise
 
@@ -70,20 +76,27 @@ class Comparison:
         entries, or ``"top5"``: each point's 5 most probable labels), ``mean_probability``,
         ``frequency`` and ``count``, one row per non-empty equal-mass bin.
     rows : dict of str to dict of str to numpy.ndarray
-        Per family that ran, each test row's values (:mod:`mlgp.comparison.rows`): ``"P@1"``,
-        ``"P@5"`` (K ≥ 5; fractions) and ``"LPD"`` (with probabilities; nats), each (N_test,).
+        Per family that ran, each test row's values (:mod:`mlgp.comparison.rows`): ``"P@k"``,
+        ``"nDCG@k"``, ``"PSP@k"`` (k ≤ K; fractions) and ``"LPD"`` (with probabilities; nats), each
+        (N_test,).
+    earlier : list of str
+        The families not named by the call whose rows were taken from whole earlier runs in
+        ``out/runs/`` (same data, seed and budget); they come last in ``results``.
     """
 
     results: pd.DataFrame
     traces: pd.DataFrame
     reliability: pd.DataFrame = None
     rows: dict = None
+    earlier: list = None
 
     def __post_init__(self) -> None:
         if self.reliability is None:
             self.reliability = _reliability_frame({})
         if self.rows is None:
             self.rows = {}
+        if self.earlier is None:
+            self.earlier = []
 
 
 def _takes(name: str, what: str, value) -> ArgumentError:
@@ -167,7 +180,43 @@ def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
     """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
             "params": {k: repr(v) for k, v in sorted(estimator.get_params(deep=False).items())},
-            "budget": None if budget is None else float(budget), "seed": None if seed is None else int(seed), "data": fingerprint}
+            "budget": _key_budget(name, budget), "seed": None if seed is None else int(seed), "data": fingerprint}
+
+
+def _key_budget(name: str, budget) -> float | None:
+    """The budget in family ``name``'s key: ``None`` for a family without one (its run holds whatever
+    the budget)."""
+    return None if budget is None or not family(name).budget else float(budget)
+
+
+def _earlier_runs(out: Path | None, named: list[str], budget, seed, fingerprint: str, test_shape: tuple[int, int],
+                  echo: Callable[[str], None]) -> list[tuple[dict, pd.DataFrame, dict]]:
+    """The rows, traces and per-row values of the whole runs in ``out/runs/`` of families not in
+    ``named``, made on the data ``fingerprint`` with this ``seed`` and ``budget``, by family name."""
+    import json
+
+    from ..errors import MLGPError
+
+    found = []
+    if out is None or not (out / "runs").is_dir():
+        return found
+    for path in sorted((out / "runs").glob("*.json")):
+        name = path.stem
+        try:
+            family(name)
+            config = json.loads(path.read_text(encoding="utf-8"))["config"]
+            key = (config["data"], config["seed"], config["budget"])
+        except (MLGPError, OSError, ValueError, TypeError, KeyError):
+            continue  # not a family's run file, or a broken one: not this call's to judge
+        if name in named or key != (fingerprint, None if seed is None else int(seed), _key_budget(name, budget)):
+            continue
+        earlier = _finished(out, name, config, test_shape[1], test_shape[0])
+        if earlier.result is not None:
+            echo(f"{name}: taken from {path} (an earlier run on this split, not among the families named)")
+            row, trace, values = earlier.result
+            row["resumed"] = True
+            found.append((row, trace, values))
+    return found
 
 
 def _dataset(dataset, train, test, data_format, data_home):
@@ -263,9 +312,15 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         traces.append(trace)
         if values:
             per_row[name] = values
+    earlier = _earlier_runs(out, models, budget, seed, fingerprint, ds.test.Y.shape, echo)
+    for row, trace, values in earlier:
+        rows.append(row)
+        traces.append(trace)
+        per_row[row["family"]] = values
     bins = {row["family"]: row.pop("_reliability", None) or {} for row in rows}
     trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
-    return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins), per_row)
+    return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins), per_row,
+                      [row["family"] for row, _, _ in earlier])
 
 
 def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, test_shape: tuple[int, int],
@@ -283,6 +338,7 @@ def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, test_sh
         echo(f"{name}: not resuming from {_run_file(out, name)}: {earlier.problem}; fitting again")
     echo(f"{name}: fitting {type(estimator).__name__} ...")
     row, trace = fit(name, estimator)
+    relay_warnings(row.pop("_warnings", None), stacklevel=3)  # 1: here, 2: compare, 3: its caller
     values = {m: np.asarray(v, dtype=np.float64) for m, v in (row.pop("_rows", None) or {}).items()}
     row["resumed"] = False
     if out is not None:

@@ -23,8 +23,9 @@ from ..errors import ShapeError
 from ..scores import TopK, topk
 from ..arguments import positive_int
 from ._classification import f1_scores, hamming_loss
-from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error,
-                             calibration_error_interval, evaluate_proba, log_predictive_density, reliability_curve)
+from ._bootstrap_ece import BootstrapECE, calibration_error_bootstrap, calibration_error_interval
+from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score, calibration_error, evaluate_proba,
+                             log_predictive_density, reliability_curve)
 from ._propensity import inverse_propensity, propensity_params
 from ._thresholds import ThresholdChoice, select_thresholds
 from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
@@ -48,6 +49,8 @@ __all__ = [
     "brier_score",
     "calibration_error",
     "calibration_error_interval",
+    "calibration_error_bootstrap",
+    "BootstrapECE",
     "reliability_curve",
     "ThresholdChoice",
     "select_thresholds",

@@ -1,4 +1,4 @@
-"""Equal-mass bins of (probability, outcome) pairs, accumulated a block at a time.
+"""Equal-mass and equal-width bins of (probability, outcome) pairs, accumulated a block at a time.
 
 :class:`EqualMassBins` collects pairs ``(p, y)`` with ``p`` in [0, 1] and ``y`` in {0, 1} and returns
 the reliability bins: for each non-empty bin its number of entries, mean probability and frequency
@@ -16,7 +16,12 @@ of ``y = 1``. Two regimes, one definition:
   O(2¹⁸) whatever the number of pairs.
 
 Empty bins (quantiles that coincide, as with many equal probabilities) are dropped, as scikit-learn
-drops them. NumPy only.
+drops them.
+
+:class:`UniformBins` is the other binning: ``n_bins`` equal-width bins ``[b/n, (b+1)/n)`` of [0, 1],
+the last one closed (``p = 1`` falls in it), with exact counts and sums per bin — the binning of
+Ullah, Schultheis, Zhang and Babbar's study of top-k calibration in extreme classification (arXiv
+2411.04276; 10 bins). NumPy only.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Bins", "EqualMassBins", "FINE_SHIFT"]
+__all__ = ["Bins", "EqualMassBins", "FINE_SHIFT", "UniformBins"]
 
 #: Bits dropped from a float64 pattern to give its fine cell (11 exponent bits and 8 of mantissa kept).
 FINE_SHIFT = 44
@@ -165,3 +170,42 @@ class EqualMassBins:
         full = count > 0
         n = count[full]
         return Bins(n.astype(np.int64), total_p[full] / n, total_y[full] / n, exact)
+
+
+class UniformBins:
+    """Accumulate (probability, outcome) pairs into ``n_bins`` equal-width bins of [0, 1].
+
+    Parameters
+    ----------
+    n_bins : int
+        Number of bins (>= 1; checked by the caller). A pair goes to the bin ``b`` with
+        ``edges[b] <= p < edges[b + 1]``, ``edges = linspace(0, 1, n_bins + 1)``; ``p = 1`` to the last.
+    """
+
+    def __init__(self, n_bins: int) -> None:
+        self.n_bins = int(n_bins)
+        self._edges = np.linspace(0.0, 1.0, self.n_bins + 1)
+        self._count = np.zeros(self.n_bins, dtype=np.int64)
+        self._sum_p = np.zeros(self.n_bins)
+        self._sum_y = np.zeros(self.n_bins, dtype=np.int64)
+
+    def add(self, p: np.ndarray, positive: np.ndarray) -> None:
+        """Add pairs: probabilities ``p`` (flattened in C order) and ``positive``, the flat indices
+        into ``p`` of the pairs with ``y = 1``."""
+        p = np.asarray(p, dtype=np.float64).ravel()
+        ids = np.minimum(np.searchsorted(self._edges, p, side="right") - 1, self.n_bins - 1)
+        self._count += np.bincount(ids, minlength=self.n_bins)
+        self._sum_p += np.bincount(ids, weights=p, minlength=self.n_bins)
+        self._sum_y += np.bincount(ids[np.asarray(positive, dtype=np.int64).ravel()], minlength=self.n_bins)
+
+    def merge(self, other: "UniformBins") -> None:
+        """Add every pair ``other`` (same ``n_bins``) holds."""
+        self._count += other._count
+        self._sum_p += other._sum_p
+        self._sum_y += other._sum_y
+
+    def bins(self) -> Bins:
+        """The non-empty bins of every pair added so far (``exact``: always)."""
+        full = self._count > 0
+        n = self._count[full]
+        return Bins(n, self._sum_p[full] / n, self._sum_y[full] / n, True)

@@ -12,9 +12,16 @@ Every entry ``(i, k)`` of an (N, K) probability matrix ``P`` is a Bernoulli pred
 - **ECE / MCE**: expected and maximum calibration error over ``n_bins`` equal-mass bins of all
   entries (:mod:`mlgp.metrics._binning`), and the reliability curve those bins draw;
 - **ECE@k / MCE@k**: the same over each point's ``k`` most probable labels only (ties to the lower
-  label index, :func:`mlgp.scores.topk`): N·k entries. Over all entries the long tail of labels
-  with near-zero probability dominates ECE; @k measures the probabilities a user acts on
-  (Ullah, Schultheis, Zhang, Babbar, "Labels in Extremes", arXiv 2411.04276).
+  label index, :func:`mlgp.scores.topk`): N·k entries, in ``n_bins`` equal-mass bins (mlgp's
+  protocol). Over all entries the long tail of labels with near-zero probability dominates ECE; @k
+  measures the probabilities a user acts on;
+- **ECE@k in the study's protocol** (Ullah, Schultheis, Zhang, Babbar, "Labels in Extremes", arXiv
+  2411.04276; their code xmc-aalto/xmc-topk-calibration): the same N·k flattened top-k entries in
+  ``uniform_bins`` (10) equal-width bins ``[b/10, (b+1)/10)`` (the last closed),
+  ``Σ_b (n_b / n) |frequency_b − mean_probability_b|`` (:class:`~mlgp.metrics._binning.UniformBins`).
+  Equal-width bins leave the bins where no probability falls empty and put most top-k entries
+  into a few bins; equal-mass bins resolve where the entries are. The two differ, and both are
+  given so that a number can be set beside the study's.
 
 :class:`ProbabilityMetrics` accumulates all of them a block of rows at a time from sparse labels, so
 memory does not grow with N·K (N = 300,000 × K = 13,330 runs in a few hundred MB); :func:`evaluate_proba`
@@ -35,12 +42,12 @@ import scipy.sparse as sp
 from ..arguments import positive_int
 from ..errors import ArgumentError, ShapeError
 from ..scores import topk
-from ._binning import Bins, EqualMassBins
+from ._binning import Bins, EqualMassBins, UniformBins
 from ._labels import as_binary_csr
 from ._ranking import _hits
 
 __all__ = ["EPS", "ProbabilityMetrics", "ProbabilityReport", "evaluate_proba", "log_predictive_density",
-           "brier_score", "calibration_error", "calibration_error_interval", "reliability_curve"]
+           "brier_score", "calibration_error", "reliability_curve"]
 
 #: Probabilities are clipped to [EPS, 1 − EPS] before a logarithm (scikit-learn's ``log_loss``).
 EPS = float(np.finfo(np.float64).eps)
@@ -63,22 +70,31 @@ class ProbabilityReport:
     mce: float | None = None
     reliability: Bins | None = None
     reliability_at_k: dict[int, Bins] = field(default_factory=dict)
+    uniform_at_k: dict[int, Bins] = field(default_factory=dict)
+    n_uniform: int | None = None
 
     @property
     def ece_at_k(self) -> dict[int, float]:
         return {k: b.expected_error() for k, b in self.reliability_at_k.items()}
 
     @property
+    def ece_at_k_uniform(self) -> dict[int, float]:
+        """ECE@k over equal-width bins (the study's protocol; module docstring)."""
+        return {k: b.expected_error() for k, b in self.uniform_at_k.items()}
+
+    @property
     def mce_at_k(self) -> dict[int, float]:
         return {k: b.maximum_error() for k, b in self.reliability_at_k.items()}
 
     def as_dict(self) -> dict[str, float]:
-        """Flat ``{name: value}``: ``LPD``, ``NLL``, ``Brier``, ``ECE``, ``MCE``, ``ECE@k``, ``MCE@k``."""
+        """Flat ``{name: value}``: ``LPD``, ``NLL``, ``Brier``, ``ECE``, ``MCE``, ``ECE@k``, ``MCE@k``,
+        ``ECE@k (10 uniform)``."""
         out = {"LPD": self.log_predictive_density, "NLL": self.nll_per_entry, "Brier": self.brier}
         if self.ece is not None:
             out.update({"ECE": self.ece, "MCE": self.mce})
         out.update({f"ECE@{k}": v for k, v in self.ece_at_k.items()})
         out.update({f"MCE@{k}": v for k, v in self.mce_at_k.items()})
+        out.update({f"ECE@{k} ({self.n_uniform} uniform)": v for k, v in self.ece_at_k_uniform.items()})
         return out
 
 
@@ -124,13 +140,15 @@ class ProbabilityMetrics:
         Equal-mass bins of ECE, MCE and the reliability curves; ``None`` skips calibration.
     ks : sequence of int
         Cut-offs of ECE@k (each ``1 <= k <= K``); empty skips them.
+    uniform_bins : int or None
+        Equal-width bins of ECE@k in the study's protocol (module docstring); ``None`` skips it.
     max_exact : int
         Entries held for exact quantile bin edges (per binning); beyond, fine-histogram bins
         (:mod:`mlgp.metrics._binning`).
     """
 
     def __init__(self, num_labels: int, *, n_bins: int | None = 15, ks: Sequence[int] = (1, 3, 5),
-                 max_exact: int = 1 << 24) -> None:
+                 uniform_bins: int | None = 10, max_exact: int = 1 << 24) -> None:
         self.num_labels = positive_int(num_labels, "num_labels")
         self.n_bins = None if n_bins is None else _check_n_bins(n_bins)
         self.ks = sorted({positive_int(k, "each k in ks") for k in ks})
@@ -146,6 +164,9 @@ class ProbabilityMetrics:
         self._bins = None if self.n_bins is None else EqualMassBins(self.n_bins, max_exact)
         self._buffer = np.empty(0)
         self._bins_at = {k: EqualMassBins(self.n_bins, max_exact) for k in self.ks}
+        n_uniform = None if uniform_bins is None else _check_n_bins(uniform_bins)
+        self._uniform_at = {} if n_uniform is None else {k: UniformBins(n_uniform) for k in self.ks}
+        self._n_uniform = n_uniform
 
     def update(self, Y_block: sp.csr_matrix, P_block: np.ndarray, first_row: int | None = None) -> None:
         """Add a block: ``Y_block`` canonical 0/1 CSR (B, K) (as :func:`as_binary_csr` returns) and
@@ -178,6 +199,8 @@ class ProbabilityMetrics:
             hits = _hits(Y_block, top.indices)
             for k, bins in self._bins_at.items():
                 bins.add(np.ascontiguousarray(top.scores[:, :k]), np.flatnonzero(hits[:, :k]))
+            for k, bins in self._uniform_at.items():
+                bins.add(np.ascontiguousarray(top.scores[:, :k]), np.flatnonzero(hits[:, :k]))
 
     def _work(self, size: int) -> np.ndarray:
         """A float64 scratch array of ``size`` entries, reused from block to block."""
@@ -196,6 +219,8 @@ class ProbabilityMetrics:
             self._bins.merge(other._bins)
         for k, bins in self._bins_at.items():
             bins.merge(other._bins_at[k])
+        for k, bins in self._uniform_at.items():
+            bins.merge(other._uniform_at[k])
 
     def report(self) -> ProbabilityReport:
         """The metrics of every block added; :class:`ArgumentError` with no rows, or more bins than
@@ -213,7 +238,9 @@ class ProbabilityMetrics:
             return ProbabilityReport(N, K, lpd, -lpd / K, brier)
         bins = self._bins.bins()
         at_k = {k: b.bins() for k, b in self._bins_at.items()}
-        return ProbabilityReport(N, K, lpd, -lpd / K, brier, bins.expected_error(), bins.maximum_error(), bins, at_k)
+        uniform = {k: b.bins() for k, b in self._uniform_at.items()}
+        return ProbabilityReport(N, K, lpd, -lpd / K, brier, bins.expected_error(), bins.maximum_error(), bins, at_k,
+                                 uniform, self._n_uniform if uniform else None)
 
 
 def _pairs(proba: Any, N: int, K: int, batch_size: int) -> Iterable[tuple[slice, Any]]:
@@ -233,7 +260,8 @@ DEFAULT_KS = (1, 3, 5)
 
 
 def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequence[int] | None = None,
-                   batch_size: int = 2048, max_exact: int = 1 << 24, n_jobs: int = 1) -> ProbabilityReport:
+                   uniform_bins: int | None = 10, batch_size: int = 2048, max_exact: int = 1 << 24,
+                   n_jobs: int = 1) -> ProbabilityReport:
     """All probability metrics of ``proba`` against ``Y_true``, a block of rows at a time.
 
     Parameters
@@ -242,7 +270,7 @@ def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequ
         0/1 labels.
     proba : np.ndarray (N, K) or iterable of (slice, np.ndarray (B, K))
         Probabilities, or consecutive row blocks of them (``predict_proba_blocks``).
-    n_bins, ks, max_exact
+    n_bins, ks, uniform_bins, max_exact
         As :class:`ProbabilityMetrics`; ``ks=None``: those of 1, 3, 5 that are <= K.
     batch_size : int
         Rows per block when ``proba`` is an array.
@@ -262,7 +290,8 @@ def evaluate_proba(Y_true: Any, proba: Any, *, n_bins: int | None = 15, ks: Sequ
     if n_bins is not None and n_bins > N * min([K, *ks]):
         raise ArgumentError(f"n_bins = {n_bins} is more than the {N * min([K, *ks])} entries to bin")
     n_jobs = positive_int(n_jobs, "n_jobs")
-    accs = [ProbabilityMetrics(K, n_bins=n_bins, ks=ks, max_exact=max_exact) for _ in range(n_jobs)]
+    accs = [ProbabilityMetrics(K, n_bins=n_bins, ks=ks, uniform_bins=uniform_bins, max_exact=max_exact)
+            for _ in range(n_jobs)]
     start = 0
     with ThreadPoolExecutor(max_workers=n_jobs) as pool:
         pending = [None] * n_jobs  # each accumulator takes one block at a time
@@ -320,27 +349,3 @@ def reliability_curve(Y_true: Any, proba: Any, n_bins: int = 15, k: int | None =
 def _bins_of(Y_true: Any, proba: Any, n_bins: int, k: int | None) -> Bins:
     r = evaluate_proba(Y_true, proba, n_bins=n_bins, ks=() if k is None else (k,))
     return r.reliability if k is None else r.reliability_at_k[positive_int(k, "k")]
-
-
-def calibration_error_interval(Y_true: Any, proba: Any, n_bins: int = 15, k: int | None = None, *,
-                               n_boot: int = 200, level: float = 0.95, random_state: int = 0) -> tuple[float, float]:
-    """A bootstrap interval of ECE (or ECE@k): the ``level`` central interval of ECE over ``n_boot``
-    resamples of the test rows with replacement (rows, not entries: a point's labels stay
-    together). For small test sets, where the bins' sampling error is of the order of ECE itself
-    (emotions' 1,212 entries: about 0.05). ``proba`` is a dense (N, K) array."""
-    Y = as_binary_csr(Y_true, "Y_true")
-    N, K = Y.shape
-    P = check_proba_block(proba, (N, K))
-    n_boot = positive_int(n_boot, "n_boot")
-    if not 0.0 < float(level) < 1.0:
-        raise ArgumentError(f"level must lie in (0, 1), got {level!r}")
-    rng = np.random.default_rng(random_state)
-    ks = () if k is None else (positive_int(k, "k"),)
-    values = np.empty(n_boot)
-    for b in range(n_boot):
-        rows = np.sort(rng.integers(0, N, N))
-        r = evaluate_proba(Y[rows], P[rows], n_bins=n_bins, ks=ks)
-        values[b] = r.ece if k is None else r.ece_at_k[ks[0]]
-    tail = (1.0 - float(level)) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return float(low), float(high)

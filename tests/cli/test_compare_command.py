@@ -25,7 +25,7 @@ def calls(monkeypatch) -> dict:
         families = models.split(",")
         results = pd.DataFrame({"family": families, "P@1": [50.0] * len(families),
                                 "error": ["ValueError: no" if f == "broken" else "" for f in families]})
-        return SimpleNamespace(results=results)
+        return SimpleNamespace(results=results, rows={})
 
     def write_report(result, out, title="", command=None):
         seen["report"] = dict(out=out, title=title, command=command)
@@ -35,7 +35,7 @@ def calls(monkeypatch) -> dict:
     monkeypatch.setattr(comparison, "write_report", write_report)
     monkeypatch.setattr(comparison, "table_text", lambda results: "TABLE")
     monkeypatch.setattr(comparison, "probability_table_text", lambda results: "PROBABILITIES")
-    monkeypatch.setattr(report, "best_lines", lambda results: ["BEST"])
+    monkeypatch.setattr(report, "best_lines", lambda results, rows=None: ["BEST"])
     return seen
 
 
@@ -49,7 +49,7 @@ def test_the_defaults_handed_to_compare(calls, tmp_path, capsys) -> None:
     assert kwargs["isolate"] is True  # each family in a fresh process unless --in-process
     assert kwargs["quiet_tensorflow"] is True  # TensorFlow's lines kept out unless --verbose
     assert kwargs["settings"] == {} and kwargs["data_home"] is None
-    assert kwargs["progress"] is False  # stderr is not a terminal under pytest
+    assert kwargs["progress"] is True  # a bar on a terminal, else a line every few seconds (the family decides)
     printed = capsys.readouterr().out
     assert printed.splitlines()[:4] == ["TABLE", "", "PROBABILITIES", "BEST"]
     assert printed.splitlines()[-1] == f"written: {out / 'results.csv'}"

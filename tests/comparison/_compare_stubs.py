@@ -12,7 +12,7 @@ from mlgp.baselines import LabelFrequency
 from mlgp.data.registry import Dataset
 from mlgp.data.synthetic import mlgpf_prior
 
-__all__ = ["FOLDER", "DiesInFit", "command_line", "tiny"]
+__all__ = ["FOLDER", "DiesInFit", "WarnsInFit", "command_line", "tiny"]
 
 #: This folder: the ``PYTHONPATH`` a worker needs to unpickle :class:`DiesInFit`.
 FOLDER = Path(__file__).resolve().parent
@@ -49,3 +49,14 @@ class DiesInFit(LabelFrequency):
         os.kill(os.getpid(), self.signum)
         time.sleep(30)  # the signal ends the process before this does
         raise RuntimeError(f"signal {self.signum} did not end the process")
+
+
+class WarnsInFit(LabelFrequency):
+    """A :class:`~mlgp.baselines.LabelFrequency` whose ``fit`` warns, as GenEML does on too many
+    components (``stacklevel=2``: the warning names the line that called ``fit``)."""
+
+    def fit(self, X, Y) -> "WarnsInFit":
+        import warnings
+
+        warnings.warn("WarnsInFit: planted advice the user can act on", UserWarning, stacklevel=2)
+        return super().fit(X, Y)

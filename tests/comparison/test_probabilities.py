@@ -66,9 +66,9 @@ def test_a_family_without_probabilities_gets_empty_cells_and_a_reason(fitted) ->
                             {"family": "ranker", "P@1": 20.0, **row}])
     text = probability_table_text(results)
     assert "Ranker has no predict_proba" in text and "nan" not in text.lower()
-    lines = best_lines(results)
-    assert lines[0].startswith("- Best test log predictive density: **frequency**")
-    assert lines[1].startswith("- Best P@1: **ranker**")
+    lines = best_lines(results)  # no per-row values: the highest of each, said to be untested
+    assert lines[0] == "- P@1: highest **ranker** (20.00); not tested (no per-row values)."
+    assert lines[1].startswith("- LPD: highest **frequency**") and lines[1].endswith("not tested (no per-row values).")
     assert lines[2].endswith("none.")
 
 
@@ -100,3 +100,22 @@ def test_the_ece_interval_up_to_its_number_of_entries(fitted, monkeypatch, limit
     row, _ = probability_row(model, X, Y)
     assert ("ECE_low" in row and "ECE_high" in row) == interval
     assert 0 <= row["proba_seconds"] <= time.perf_counter() - t0
+
+
+def test_ece_is_stated_with_its_debiased_value_and_the_interval_of_that(fitted) -> None:
+    """The interval is the basic bootstrap interval of the debiased ECE (which it holds), the report
+    says so, and ECE@k is given in both binnings."""
+    from mlgp.comparison.report import PROBABILITY_NOTE
+    from mlgp.metrics import calibration_error_bootstrap, evaluate_proba
+
+    model, X, Y = fitted
+    row, _ = probability_row(model, X, Y)
+    boot = calibration_error_bootstrap(Y, model.predict_proba(X), 15)
+    assert (row["ECE"], row["ECE_debiased"], row["ECE_low"], row["ECE_high"]) == pytest.approx(tuple(boot), rel=1e-12)
+    assert row["ECE_low"] <= row["ECE_debiased"] <= row["ECE_high"]
+    uniform = evaluate_proba(Y, model.predict_proba(X), ks=(1, 5)).ece_at_k_uniform
+    assert row["ECE@5 (10 uniform)"] == pytest.approx(uniform[5], rel=1e-12)
+    text = probability_table_text(pd.DataFrame([{"family": "mlknn", **row}]))
+    assert f"{row['ECE_debiased']:.4f} [{row['ECE_low']:.4f}, {row['ECE_high']:.4f}]" in text
+    assert "ECE@5 (10 uniform)" in text
+    assert "basic bootstrap interval" in PROBABILITY_NOTE and "10 equal-width bins" in PROBABILITY_NOTE

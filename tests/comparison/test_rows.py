@@ -24,10 +24,11 @@ def test_the_rows_average_to_the_columns(name) -> None:
     ds = tiny()
     row, _ = _run_one(name, make_estimator(name), ds, ds.inverse_propensity(), False)
     rows = {m: np.asarray(v) for m, v in row["_rows"].items()}
-    assert sorted(rows) == ["LPD", "P@1", "P@5"] and all(v.shape == (20,) for v in rows.values())
+    ranking = [f"{m}@{k}" for m in ("P", "nDCG", "PSP") for k in (1, 3, 5)]
+    assert sorted(rows) == sorted(ranking + ["LPD"]) and all(v.shape == (20,) for v in rows.values())
     assert set(np.unique(rows["P@1"])) <= {0.0, 1.0}
-    assert 100 * rows["P@1"].mean() == pytest.approx(row["P@1"], rel=1e-12)
-    assert 100 * rows["P@5"].mean() == pytest.approx(row["P@5"], rel=1e-12)
+    for measure in ranking:  # PSP@k a ratio of means: its rows share the mean denominator
+        assert 100 * rows[measure].mean() == pytest.approx(row[measure], rel=1e-12), measure
     assert rows["LPD"].mean() == pytest.approx(row["LPD"], rel=1e-12)
 
 
@@ -51,7 +52,22 @@ def test_ranking_rows_are_hits_of_the_top_labels() -> None:
     rows = ranking_rows(Y, topk(scores, 5))
     assert rows["P@1"].tolist() == [1.0, 0.0, 0.0]
     assert rows["P@5"].tolist() == [2 / 5, 1 / 5, 0.0]
-    assert sorted(ranking_rows(Y[:, :4], topk(scores[:, :4], 4))) == ["P@1"]  # K < 5: no P@5
+    # nDCG@3 of row 0: hits at ranks 1 and 4 → 1 / (1 + 1/log2(3) + 1/2)
+    np.testing.assert_allclose(rows["nDCG@3"], [1 / (1 + 1 / np.log2(3) + 0.5), 1 / np.log2(3), 0.0], rtol=1e-12)
+    assert "PSP@1" not in rows  # no propensities
+    assert sorted(ranking_rows(Y[:, :4], topk(scores[:, :4], 4))) == ["P@1", "P@3", "nDCG@1", "nDCG@3"]  # K < 5
+
+
+def test_psp_rows_average_to_psp() -> None:
+    """PSP@k is a ratio of means; its rows (each row's weighted hits over the mean best) average to it."""
+    from mlgp.metrics import psprecision_at_k
+
+    rng = np.random.default_rng(4)
+    Y = sp.csr_matrix((rng.random((25, 8)) < 0.3).astype(float))
+    scores, w = rng.random((25, 8)), 1.0 + rng.random(8) * 3
+    rows = ranking_rows(Y, topk(scores, 5), w)
+    for k in (1, 3, 5):
+        assert rows[f"PSP@{k}"].mean() == pytest.approx(psprecision_at_k(Y, scores, k, w), rel=1e-12)
 
 
 def _compare(out, lines=None, models="frequency"):
@@ -113,8 +129,11 @@ def _positive_lpd(rows) -> None:
 BROKEN = {
     "missing": (lambda path: path.unlink(), "rows file frequency.rows.npz is missing"),
     "truncated": (_truncate, "rows file frequency.rows.npz does not read"),
-    "LPD rows missing": (_rewrite(lambda rows: rows.pop("LPD")), "holds ['P@1', 'P@5'], not"),
-    "an unknown measure": (_rewrite(lambda rows: rows.update({"P@3": rows["P@1"]})), "holds ['LPD', 'P@1', 'P@3', 'P@5']"),
+    "LPD rows missing": (_rewrite(lambda rows: rows.pop("LPD")), "'nDCG@5'], not ['LPD', "),
+    "an unknown measure": (_rewrite(lambda rows: rows.update({"P@7": rows["P@1"]})), "'P@5', 'P@7', 'PSP@1'"),
+    "the nDCG rows of an older run missing": (_rewrite(lambda rows: rows.pop("nDCG@3")), "'nDCG@5'], not ['LPD', "),
+    "an nDCG above 1": (_rewrite(lambda rows: rows["nDCG@3"].__setitem__(0, 1.5)), "the nDCG@3 rows are not in [0, 1]"),
+    "a negative PSP": (_rewrite(lambda rows: rows["PSP@1"].__setitem__(0, -0.5)), "the PSP@1 rows are not all ≥ 0"),
     "one row short": (_rewrite(lambda rows: rows.update({"P@1": rows["P@1"][:-1]})), "the P@1 rows have shape (19,)"),
     "a P@1 of one half": (_rewrite(_halves), "the P@1 rows are not multiples of 1/1"),
     "a P@5 not a fifth": (_rewrite(_off_the_fifths), "the P@5 rows are not multiples of 1/5"),
