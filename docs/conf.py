@@ -4,7 +4,8 @@ Build with ``MLGP_DATA=/path/to/data python -m sphinx -W --keep-going -b html do
 (needs the ``docs`` extra). Pages are MyST Markdown; notebooks under ``notebooks/`` are MyST-NB text
 notebooks (jupytext "md:myst" format). The build executes them (``nb_execution_mode = "cache"``) so
 that the pages show their outputs and plots: each notebook runs in a Jupyter kernel (ipykernel) in its
-own folder, with this process's environment, so ``MLGP_DATA`` must name the benchmark data. Outputs
+own folder, with this process's environment, so ``MLGP_DATA`` must name the benchmark data (a
+relative path is taken from the folder the build was started in). Outputs
 are kept in a jupyter-cache under ``docs/_build/.jupyter_cache`` and a notebook is executed again
 only when its code changes; a cell that raises, or one running past ``nb_execution_timeout``
 seconds, fails the build. ``-D nb_execution_mode=off`` builds without executing (the test suite
@@ -20,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# the notebooks run in their own folders: a relative data home is taken from where the build started
+if os.environ.get("MLGP_DATA") and not os.path.isabs(os.environ["MLGP_DATA"]):
+    os.environ["MLGP_DATA"] = os.path.abspath(os.environ["MLGP_DATA"])
 
 import mlgp  # noqa: E402
 
