@@ -16,6 +16,8 @@ This module combines the families: no family and nothing of the floor imports it
 
 from __future__ import annotations
 
+import difflib
+
 import ast
 import inspect
 from dataclasses import dataclass, field
@@ -147,7 +149,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 def family(name: str) -> Family:
     """The family called ``name``; :class:`ArgumentError` naming the families otherwise."""
     if name not in FAMILIES:
-        raise ArgumentError(f"unknown family {name!r}; the families are {', '.join(FAMILIES)}")
+        close = difflib.get_close_matches(str(name), list(FAMILIES), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ArgumentError(f"unknown family {name!r}; {hint}the families are {', '.join(FAMILIES)}")
     return FAMILIES[name]
 
 

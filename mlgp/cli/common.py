@@ -29,6 +29,7 @@ __all__ = [
     "propensity_pair",
     "resolve_home",
     "no_home_message",
+    "required_home",
     "format_metrics",
     "check_csv_path",
     "write_csv",
@@ -129,6 +130,17 @@ def resolve_home(path: str | None) -> Path | None:
     from ..data import data_home
 
     return data_home(path, required=False, option="--data-home")
+
+
+def required_home(path: str | None) -> Path:
+    """The data home of a command that needs one (:func:`resolve_home`); when none is set, a
+    :class:`~mlgp.errors.DatasetNotFoundError` saying how to set it, on one line."""
+    from ..errors import DatasetNotFoundError
+
+    home = resolve_home(path)
+    if home is None:
+        raise DatasetNotFoundError(" ".join(no_home_message().split()))
+    return home
 
 
 def no_home_message() -> str:

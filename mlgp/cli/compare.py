@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 from .common import seconds, seed_number
-from .inputs import add_format_option
+from .inputs import LABELS_FROM, ZERO_BASED, add_format_option, add_labels_from_option, add_zero_based_option
 
 __all__ = ["add_parser", "run"]
 
@@ -60,6 +60,8 @@ def add_parser(sub, home_kw: dict) -> argparse.ArgumentParser:
     source.add_argument("--train", type=Path, metavar="FILE", help="a labelled training file (with --test)")
     p.add_argument("--test", type=Path, metavar="FILE", help="a labelled test file (with --train)")
     add_format_option(p)
+    add_zero_based_option(p)
+    add_labels_from_option(p)
     p.add_argument("--models", required=True, metavar="a,b,c", help="comma-separated family names")
     p.add_argument("--budget", type=seconds, default=None, metavar="SECONDS",
                    help=f"wall seconds of each fit from its start, for the families that have a budget "
@@ -88,13 +90,18 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.train is None) != (args.test is None):
         raise ArgumentError("--train and --test go together")
+    settings = compare_settings(args)  # the options first: no data home is needed to check them
+    home = _home(args)
     if args.dataset is not None and ("," in args.dataset or args.dataset.strip() == "all"):
-        return _run_many(args)
+        return _run_many(args, settings, home)
+    read_options = None if args.train is None else {
+        "zero_based": ZERO_BASED[args.zero_based], "zero_based_option": "--zero-based yes",
+        "labels_from": args.labels_from, "labels_option": LABELS_FROM}
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
-                     data_format=args.data_format, budget=args.budget, settings=compare_settings(args),
-                     seed=args.seed, out=args.out, data_home=args.data_home, progress=True,
+                     data_format=args.data_format, budget=args.budget, settings=settings,
+                     seed=args.seed, out=args.out, data_home=home, progress=True,
                      echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
-                     isolate=not args.in_process)
+                     isolate=not args.in_process, read_options=read_options)
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
     title = f"mlgp compare: {args.dataset or args.train.name}"
     paths = write_report(result, args.out, title=title, command=command)
@@ -106,16 +113,23 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.results["error"].astype(bool).any() else 0
 
 
-def _run_many(args: argparse.Namespace) -> int:
+def _home(args: argparse.Namespace):
+    """The data home of ``--dataset`` (``--data-home`` or ``$MLGP_DATA``, errors worded for the
+    shell); None with ``--train``."""
+    from .common import required_home
+
+    return None if args.dataset is None else required_home(args.data_home)
+
+
+def _run_many(args: argparse.Namespace, settings: dict, home) -> int:
     """Compare on several data sets, print the tables and the summary; 1 when a family failed or a
     data set could not be read."""
     from ..comparison import compare_many, table_text
     from ..comparison.summary import ranks_text, tests_text
-    from .params import compare_settings
 
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
-    many = compare_many(args.models, args.dataset, budget=args.budget, settings=compare_settings(args),
-                        seed=args.seed, out=args.out, data_home=args.data_home, progress=True,
+    many = compare_many(args.models, args.dataset, budget=args.budget, settings=settings,
+                        seed=args.seed, out=args.out, data_home=home, progress=True,
                         echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
                         isolate=not args.in_process, command=command)
     for name, result in many.comparisons.items():

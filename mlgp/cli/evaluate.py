@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import DatasetNotFoundError, ShapeError
-from .common import check_csv_path, format_metrics, int_list, no_home_message, propensity_pair, resolve_home, write_csv
+from ..errors import ShapeError
+from .common import check_csv_path, format_metrics, int_list, propensity_pair, required_home, write_csv
 from .inputs import add_format_option, add_labels_from_option, add_zero_based_option, read_file
 
 __all__ = ["DEFAULT_KS", "add_parser", "cut_offs", "run"]
@@ -107,10 +107,7 @@ def _labels(args: argparse.Namespace, scores):
             Y = sp.csr_matrix((Y.data, Y.indices, Y.indptr), shape=(Y.shape[0], max(Y.shape[1], needed)))
         a, b = args.propensity if args.propensity is not None else (0.55, 1.5)
         return Y, inverse_propensity(Y, a, b), f"{args.data}", f"{args.data}'s own labels with A={a:g}, B={b:g}"
-    home = resolve_home(args.data_home)
-    if home is None:
-        raise DatasetNotFoundError(no_home_message().replace("\n", " ").replace("    ", ""))
-    ds = load(args.dataset, home, option="--data-home")
+    ds = load(args.dataset, required_home(args.data_home), option="--data-home")
     split = ds.train if args.split == "train" else ds.test
     a, b = args.propensity if args.propensity is not None else (ds.propensity_a, ds.propensity_b)
     return (split.Y, ds.inverse_propensity(a, b), f"{ds.name}'s {split.name} split",

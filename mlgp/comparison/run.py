@@ -219,8 +219,9 @@ def _earlier_runs(out: Path | None, named: list[str], budget, seed, fingerprint:
     return found
 
 
-def _dataset(dataset, train, test, data_format, data_home):
-    """The split to compare on: a loaded dataset, one of the data home, or two labelled files."""
+def _dataset(dataset, train, test, data_format, data_home, read_options: dict):
+    """The split to compare on: a loaded dataset, one of the data home, or two labelled files (read
+    with ``read_options``)."""
     from ..data.registry import Dataset, Split
 
     if isinstance(dataset, Dataset):
@@ -232,10 +233,17 @@ def _dataset(dataset, train, test, data_format, data_home):
     else:
         if train is None or test is None:
             raise ArgumentError("compare needs a dataset, or both a train and a test file")
+        import inspect
+
         from ..data.io import read_labelled
 
-        Xtr, Ytr = read_labelled(train, data_format)
-        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1])
+        known = set(inspect.signature(read_labelled).parameters) - {"path", "format", "num_features", "num_labels"}
+        if set(read_options) - known:
+            raise ArgumentError(f"read_options: {', '.join(sorted(set(read_options) - known))} is not a keyword of "
+                                f"read_labelled; it takes {', '.join(sorted(known))}")
+        Xtr, Ytr = read_labelled(train, data_format, **read_options)
+        Xte, Yte = read_labelled(test, data_format, num_features=Xtr.shape[1], num_labels=Ytr.shape[1],
+                                 **read_options)
         ds = Dataset(Path(train).name, Split("train", Xtr, Ytr, Path(train)), Split("test", Xte, Yte, Path(test)))
     if ds.train.Y.nnz == 0:
         raise ArgumentError(f"{ds.name}: the training data have no labels")
@@ -245,7 +253,7 @@ def _dataset(dataset, train, test, data_format, data_home):
 def compare(models, *, dataset=None, train=None, test=None, data_format: str | None = None, budget=None,
             settings: dict | None = None, seed: int = 0, out: str | Path | None = None, data_home=None,
             progress: bool = False, echo: Callable[[str], None] | None = None, isolate: bool = True,
-            quiet_tensorflow: bool = False) -> Comparison:
+            quiet_tensorflow: bool = False, read_options: dict | None = None) -> Comparison:
     """Fit every family of ``models`` on one training split and score them on its test split.
 
     Parameters
@@ -257,7 +265,8 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         ``train`` and ``test``, two labelled files (:func:`mlgp.data.read_labelled`,
         in ``data_format`` or the format their extensions name).
     budget : float, optional
-        Wall seconds of the fit for each family that has a budget (MLGPF, GenEML).
+        Wall seconds of the fit for each family that has a budget (every family but the label
+        frequency: :attr:`mlgp.families.Family.budget`).
     settings : dict, optional
         ``{family: {parameter: value}}`` over the command line's defaults.
     seed : int or None
@@ -278,6 +287,9 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         then counts what earlier families left).
     quiet_tensorflow : bool
         With ``isolate``, a worker that imports TensorFlow does so without its start-up lines.
+    read_options : dict, optional
+        More keyword arguments of :func:`mlgp.data.read_labelled` for the ``train`` and ``test``
+        files, e.g. ``{"zero_based": True}`` or ``{"labels_from": 1}``.
 
     Returns
     -------
@@ -285,6 +297,10 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     """
     from ..fingerprint import data_fingerprint
 
+    if not (read_options is None or isinstance(read_options, dict)):
+        raise _takes("read_options", "a dict of read_labelled's keyword arguments or None", read_options)
+    if read_options and train is None:
+        raise ArgumentError("compare: read_options apply to the train and test files, and no train file is given")
     models, estimators = _checked_families(models, settings, seed, budget, (dataset, train, test, data_format),
                                            out, data_home, echo,
                                            {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
@@ -293,7 +309,7 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
 
         out = Path(out)
         check_output_folder(out)
-    ds = _dataset(dataset, train, test, data_format, data_home)
+    ds = _dataset(dataset, train, test, data_format, data_home, read_options or {})
     fingerprint = data_fingerprint(ds.train.X, ds.train.Y, ds.test.X, ds.test.Y)
     inv_propensity = ds.inverse_propensity()
     echo = echo or (lambda line: None)
@@ -338,7 +354,7 @@ def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, test_sh
         echo(f"{name}: not resuming from {_run_file(out, name)}: {earlier.problem}; fitting again")
     echo(f"{name}: fitting {type(estimator).__name__} ...")
     row, trace = fit(name, estimator)
-    relay_warnings(row.pop("_warnings", None), stacklevel=3)  # 1: here, 2: compare, 3: its caller
+    relay_warnings(row.pop("_warnings", None))  # from compare's caller
     values = {m: np.asarray(v, dtype=np.float64) for m, v in (row.pop("_rows", None) or {}).items()}
     row["resumed"] = False
     if out is not None:

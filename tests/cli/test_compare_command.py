@@ -15,10 +15,12 @@ from mlgp.cli import main
 
 
 @pytest.fixture()
-def calls(monkeypatch) -> dict:
+def calls(monkeypatch, tmp_path_factory) -> dict:
     """Stubs :func:`mlgp.comparison.compare` and ``write_report``; records their arguments. A family
-    named ``broken`` gets an error in the results."""
-    seen: dict = {}
+    named ``broken`` gets an error in the results. ``$MLGP_DATA`` is an empty folder (``seen["home"]``),
+    which the command resolves before handing it on."""
+    seen: dict = {"home": tmp_path_factory.mktemp("home")}
+    monkeypatch.setenv("MLGP_DATA", str(seen["home"]))
 
     def compare(models, **kwargs):
         seen["models"], seen["compare"] = models, kwargs
@@ -48,7 +50,7 @@ def test_the_defaults_handed_to_compare(calls, tmp_path, capsys) -> None:
     assert kwargs["seed"] == 0 and kwargs["budget"] is None and kwargs["out"] == out
     assert kwargs["isolate"] is True  # each family in a fresh process unless --in-process
     assert kwargs["quiet_tensorflow"] is True  # TensorFlow's lines kept out unless --verbose
-    assert kwargs["settings"] == {} and kwargs["data_home"] is None
+    assert kwargs["settings"] == {} and kwargs["data_home"] == calls["home"]
     assert kwargs["progress"] is True  # a bar on a terminal, else a line every few seconds (the family decides)
     printed = capsys.readouterr().out
     assert printed.splitlines()[:4] == ["TABLE", "", "PROBABILITIES", "BEST"]
@@ -61,7 +63,7 @@ def test_the_options_handed_to_compare(calls, tmp_path) -> None:
             str(tmp_path / "c")]
     assert main(argv) == 0
     kwargs = calls["compare"]
-    assert kwargs["seed"] == 7 and kwargs["budget"] == 2.5 and kwargs["data_home"] == str(tmp_path)
+    assert kwargs["seed"] == 7 and kwargs["budget"] == 2.5 and kwargs["data_home"] == tmp_path
     assert kwargs["isolate"] is False and kwargs["quiet_tensorflow"] is False
     assert kwargs["settings"] == {"frequency": {"smoothing": 2}}
 
