@@ -39,6 +39,7 @@ from ..arguments import flag
 from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
+from ..estimator.progress import Progress
 from ..estimator.training import MAX_SECONDS, Budget
 from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
@@ -261,10 +262,9 @@ class FastXML(MultiLabelEstimator):
             another run raises :class:`~mlgp.errors.CheckpointMismatchError`, and a ``random_state``
             that is not an integer :class:`~mlgp.errors.ArgumentError`, before any work.
         progress : bool, default=False
-            Show a progress bar that advances per tree (tqdm).
+            Show the trees' progress (:class:`mlgp.estimator.progress.Progress`, named
+            ``"<class> trees"``): a bar on a terminal, else a line every few seconds on standard error.
         """
-        from tqdm.auto import tqdm
-
         budget = Budget.trusted(self.max_seconds)
         progress = flag(progress, "progress")
         node_features = self._node_features()
@@ -285,12 +285,16 @@ class FastXML(MultiLabelEstimator):
         # the caller, e.g. Dask, still takes the work); liblinear's calls are serialised, so processes
         prefer = "threads" if self.solver == "newglmnet" else "processes"
         # on a Dask cluster the data go to each worker once, not with every tree (mlgp.parallel)
-        with scatter_once([X, Y, G, discount]), tqdm(total=self.n_estimators, initial=len(trees), desc="trees",
-                                                     unit="tree", disable=not progress) as bar:
-            grow_trees(todo, trees, lambda t: (X, Y, G, discount, opts, int(self.max_leaf), int(self.max_leaf_labels),
-                                               int(seeds[t]), node_features),
-                       n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, budget=budget, store=store, seeds=seeds,
-                       bar=bar)
+        bar = Progress(f"{type(self).__name__} trees", self.n_estimators, unit="tree", enabled=progress,
+                       elapsed=lambda: budget.elapsed, initial=len(trees))
+        try:
+            with scatter_once([X, Y, G, discount]):
+                grow_trees(todo, trees, lambda t: (X, Y, G, discount, opts, int(self.max_leaf),
+                                                   int(self.max_leaf_labels), int(seeds[t]), node_features),
+                           n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, budget=budget, store=store,
+                           seeds=seeds, bar=bar)
+        finally:
+            bar.close()
         kept = sorted(trees)
         self.forest_ = Forest.from_trees([trees[t] for t in kept])
         self.tree_seeds_ = seeds[kept].astype(np.int64)

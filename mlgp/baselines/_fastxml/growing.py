@@ -41,9 +41,10 @@ def grow_trees(todo: list[int], trees: dict, arguments: Callable[[int], tuple], 
         if store is not None:
             store.save(t, tree, int(seeds[t]), seconds)
         trees[t] = tree
+        stop = budget.spent()  # its elapsed seconds are the progress line's
         if bar is not None:
-            bar.update()
-        if budget.spent():
+            bar.unit_done(last=stop)
+        if stop:
             break
     with warnings.catch_warnings():  # abandoning the trees in flight is the budget's rule, not news
         warnings.filterwarnings("ignore", message=r"\d+ tasks (which were still being processed|have been successfully)",
