@@ -13,7 +13,6 @@ normalisation), falling back to the training class prior where every ``q_y <= 0`
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -21,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ..errors import BudgetWarning
+from ..errors import BudgetWarning, warn
 from ..estimator import SavedState
 from ..estimator.training import Budget
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
@@ -151,9 +150,9 @@ def fit_proba_map_within(estimator, X, Y, budget: Budget) -> None:
         return
     if budget.spent():
         estimator.proba_map_ = None
-        warnings.warn(f"{type(estimator).__name__}: calibration='prior' left out, its probabilities are its own: "
-                      f"max_seconds={budget.seconds:g} was spent by the model's own fit ({budget.elapsed:.3g} s)",
-                      BudgetWarning, stacklevel=3)
+        warn(f"{type(estimator).__name__}: calibration='prior' left out, its probabilities are its own: "
+             f"max_seconds={budget.seconds:g} was spent by the model's own fit ({budget.elapsed:.3g} s)",
+             BudgetWarning)
         return
     # cross_fitted_map gives its copies a quarter of the budget it is handed, from now
     estimator._fit_proba_map(X, Y, Budget.trusted(min(budget.seconds, 4.0 * (budget.seconds - budget.elapsed))))

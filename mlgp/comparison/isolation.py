@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..errors import warn
 from ..families import family, fit_arguments, uses_tensorflow
 from .probabilities import probability_row
 from .rows import ranking_rows
@@ -56,10 +57,10 @@ def _caught(records: list) -> list[dict]:
     return out
 
 
-def relay_warnings(caught: list[dict] | None, stacklevel: int = 1) -> None:
+def relay_warnings(caught: list[dict] | None) -> None:
     """Raise again in this process the warnings a family raised (the row's ``_warnings``), each with
-    its own category where its module is loaded here (else :class:`UserWarning`); ``stacklevel`` as
-    :func:`warnings.warn`'s, counted from the caller of this function."""
+    its own category where its module is loaded here (else :class:`UserWarning`), from the line that
+    called into mlgp (:func:`mlgp.errors.warn`)."""
     for entry in caught or []:
         module, _, name = str(entry.get("category", "")).partition(":")
         try:
@@ -70,7 +71,7 @@ def relay_warnings(caught: list[dict] | None, stacklevel: int = 1) -> None:
             category = UserWarning
         if not (isinstance(category, type) and issubclass(category, Warning)):
             category = UserWarning
-        warnings.warn(str(entry.get("message", "")), category, stacklevel=stacklevel + 1)
+        warn(str(entry.get("message", "")), category)
 
 
 def _settings_text(estimator) -> str:

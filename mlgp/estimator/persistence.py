@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError
+from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError, warn
 from ..files import as_path, atomic_write, read_npz
 from .registry import resolve
 from .saved_state import MAX_INT as _MAX_INT
@@ -131,8 +130,8 @@ def save_estimator(estimator, path: str | Path) -> Path:
         if encoded is _DEFAULT and name not in _STATE_PARAMETERS:
             unsaved.append(name)
     if unsaved:  # the fitted state is saved whole; only get_params() and a refit of the loaded copy differ
-        warnings.warn(f"{cls.__name__}: parameter(s) {unsaved} cannot be written without pickle; the loaded "
-                      "estimator predicts the same but has their defaults in get_params()", UserWarning, stacklevel=3)
+        warn(f"{cls.__name__}: parameter(s) {unsaved} cannot be written without pickle; the loaded "
+             "estimator predicts the same but has their defaults in get_params()", UserWarning)
     arrays: dict[str, np.ndarray] = {}
     sparse: dict[str, list[int]] = {}
     for name, value in estimator._fitted_arrays().items():

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from scipy.special import expit, log_expit
 from sklearn.utils._param_validation import StrOptions
 
-from ..errors import BudgetWarning, ShapeError
+from ..errors import BudgetWarning, ShapeError, warn
 
 __all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "MIN_Z", "PRIOR_THETA", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
            "PriorMap", "cross_fitted_map", "held_out_folds", "label_prior"]
@@ -269,18 +269,18 @@ def cross_fitted_map(estimator, X, Y, budget=None, **fit_kwargs) -> "PriorMap | 
             copy.set_params(max_seconds=left / (len(folds) - i))
         try:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", BudgetWarning)  # the copies' budget is theirs
+                warnings.simplefilter("ignore")  # a copy's warnings repeat those of the estimator's own fit
                 copy.fit(X[kept], Y[kept], **fit_kwargs)
         except ShapeError as err:  # too few rows left for the copy's own settings
-            warnings.warn(f"{name}: calibration='prior' left out, its probabilities are its own: a copy fitted on "
-                          f"{kept.size} of the {X.shape[0]} rows was refused ({err})", UserWarning, stacklevel=4)
+            warn(f"{name}: calibration='prior' left out, its probabilities are its own: a copy fitted on "
+                 f"{kept.size} of the {X.shape[0]} rows was refused ({err})", UserWarning)
             return None
         held_rows.append(held)
         P.append(copy.predict_proba(X[held]))
         priors.append(np.broadcast_to(label_prior(Y[kept]), (held.size, Y.shape[1])))
     if not held_rows:
-        warnings.warn(f"{name}: calibration='prior' left out, its probabilities are its own: a quarter of "
-                      f"max_seconds={budget.seconds:g} was spent before a copy was fitted", BudgetWarning, stacklevel=4)
+        warn(f"{name}: calibration='prior' left out, its probabilities are its own: a quarter of "
+             f"max_seconds={budget.seconds:g} was spent before a copy was fitted", BudgetWarning)
         return None
     held = np.concatenate(held_rows)
     return PriorMap.fit(np.concatenate(P), Y[held], np.concatenate(priors), label_prior(Y), seed=seed)

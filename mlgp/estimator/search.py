@@ -51,7 +51,7 @@ from sklearn.base import _fit_context
 from sklearn.model_selection import GroupKFold, KFold, ParameterGrid, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ArgumentError, BudgetWarning, ShapeError
+from ..errors import ArgumentError, BudgetWarning, ShapeError, warn
 from .base import MultiLabelEstimator, ParameterError
 from .saved_state import SavedState
 from .search_scores import SCORINGS, TIMES, TOP_K, plain, results_table
@@ -193,9 +193,9 @@ class GridSearch(MultiLabelEstimator):
         self._set_best(int(np.argmin(self.cv_results_["rank_test_score"])), len(splits))
         self.search_stopped_ = len(kept) < len(points)
         if self.search_stopped_:
-            warnings.warn(f"{type(self).__name__}: max_seconds={budget.seconds:g} stopped the search after "
-                          f"{len(kept)} of the {len(points)} grid points ({tried.elapsed:.3g} s): the best of those "
-                          f"tried is kept", BudgetWarning, stacklevel=3)
+            warn(f"{type(self).__name__}: max_seconds={budget.seconds:g} stopped the search after "
+                 f"{len(kept)} of the {len(points)} grid points ({tried.elapsed:.3g} s): the best of those "
+                 f"tried is kept", BudgetWarning)
         self.__dict__.pop("best_estimator_", None)  # from an earlier fit
         if refit:
             best = self._new_estimator(self.best_params_, getattr(self, "calibration", "keep"))

@@ -18,7 +18,6 @@ without knowing the family.
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Real
 from time import perf_counter
 
@@ -27,7 +26,7 @@ import pandas as pd
 
 from sklearn.utils._param_validation import Interval
 
-from ..errors import ArgumentError, BudgetWarning
+from ..errors import ArgumentError, BudgetWarning, warn
 
 __all__ = ["Budget", "MAX_SECONDS", "TRACE_COLUMNS", "common_trace"]
 
@@ -98,8 +97,8 @@ class Budget:
         """A :class:`~mlgp.errors.BudgetWarning` naming ``fitted`` (the estimator) and what it kept
         (``kept``) when training took at most one step and the bound was reached at the last look."""
         if steps <= 1 and self.elapsed >= self.seconds:
-            warnings.warn(f"{fitted}: max_seconds={self.seconds:g} was spent by the end of the first training step "
-                          f"({self.elapsed:.3g} s, set-up included): {kept}", BudgetWarning, stacklevel=3)
+            warn(f"{fitted}: max_seconds={self.seconds:g} was spent by the end of the first training step "
+                 f"({self.elapsed:.3g} s, set-up included): {kept}", BudgetWarning)
 
     @classmethod
     def of(cls, value: "Budget | float | None") -> "Budget":

@@ -13,11 +13,10 @@ paper's tables, so their defaults are the recipe's with the paper's model form o
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, warn
 from ..recipes.options import add_settings_options, describe_value, given_settings
 from ..recipes.settings import PAPER_FORM, QUICK_SETTINGS, setting_fields
 
@@ -96,7 +95,7 @@ def training_options(args: argparse.Namespace, epochs: int | None = None, quick_
     options = script_defaults(e if epochs is None else epochs, qe if quick_epochs is None else quick_epochs, quick)
     given = given_settings(args, SCRIPT_OPTIONS)
     if getattr(args, "whiten", False):
-        warnings.warn("--whiten is deprecated; use --q-family whitened", FutureWarning, stacklevel=2)
+        warn("--whiten is deprecated; use --q-family whitened", FutureWarning)
         if given.get("q_family", "whitened") != "whitened":
             raise ArgumentError(f"--whiten asks for the whitened family but --q-family is {given['q_family']}")
         given["q_family"] = "whitened"

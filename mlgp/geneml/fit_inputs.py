@@ -4,11 +4,9 @@ adds P@1/3/5 to a trace, and the progress over its iterations (:func:`progress_b
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, warn
 from .exposure import CovariateExposure, default_covariates
 
 __all__ = ["check_m_step", "check_precision_prior", "checked_validation", "components", "exposure_covariates",
@@ -50,8 +48,7 @@ def components(k: int, N: int, K: int) -> int:
     if k <= min(N, K):
         return k
     if k != DEFAULT_COMPONENTS:
-        warnings.warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}",
-                      stacklevel=4)
+        warn(f"GenEML: n_components={k} is more than min(N, K) = min({N}, {K}); using {min(N, K)}")
     return min(N, K)
 
 

@@ -9,8 +9,6 @@ arguments in ``model.spec`` (which :func:`mlgp.models.save_mlgpf` saves with the
 
 from __future__ import annotations
 
-import warnings
-
 from dataclasses import replace
 
 import numpy as np
@@ -22,7 +20,7 @@ from gpflow.kernels import Kernel
 from .. import arguments
 from ..blocks import InputMap, input_width
 from ..data.subspace import SubspaceProjection, subspace_basis
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, warn
 from ..floats import float_policy
 from ..inducing import SubspaceInducingPoints
 from ..kernels import make_kernel, make_subspace_kernel
@@ -170,8 +168,8 @@ def mlgpf_from_data(
         float type (:data:`mlgp.validation.MAX_FEATURE_MAGNITUDE`; 1e18 in float32).
     """
     if whiten is not None:
-        warnings.warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
-                      FutureWarning, stacklevel=2)  # the caller's line
+        warn("whiten= is deprecated; use q_family='whitened' (or q_family='cholesky' for whiten=False)",
+             FutureWarning)
     if check_input:
         _check_arguments(num_latent_gps, num_inducing, fixed_inducing, unit_sphere_inducing, kmeans_iterations,
                          q_mu_init, q_sqrt_init, num_gauss_hermite_points, seed, warm_start)
@@ -274,10 +272,9 @@ def _build(X, Y, kernel, num_latent_gps, num_inducing, fixed_inducing, unit_sphe
         kernel = make_kernel(name, D) if subspace is None else make_subspace_kernel(name, D - 1)
     span = D if subspace is None else D - 1  # subspace inducing inputs span R = D − 1 directions
     if name == "linear" and M > span:
-        warnings.warn(
+        warn(
             f"linear kernel with M={M} inducing inputs in {span} dimensions: K_ZZ has rank at most {span} "
-            f"and is invertible only through jitter; use M ≤ {span}, or the 'se' / 'se+linear' kernels",
-            stacklevel=2,
+            f"and is invertible only through jitter; use M ≤ {span}, or the 'se' / 'se+linear' kernels"
         )
     # the registry's name for the two flags
     inducing = ("fixed-" if fixed_inducing else "") + ("unit-sphere" if unit_sphere_inducing else "")

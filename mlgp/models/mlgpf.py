@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import warnings
-
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
@@ -38,7 +36,7 @@ from gpflow.models import GPModel
 from gpflow.models.training_mixins import ExternalDataTrainingLossMixin
 
 from ..blocks import InputMap, take_rows
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ShapeError, warn
 from ..floats import float_policy
 from ..inducing import input_dim, shared_inducing_variable
 from ..likelihoods import LabelBatch, MultiLabelBernoulli
@@ -133,7 +131,7 @@ class MLGPF(GPModel, ExternalDataTrainingLossMixin):
         self.num_features = self.input_dim if input_map is None else int(input_map.num_features)
         self.num_data = num_data
         if whiten:
-            warnings.warn("MLGPF(whiten=True) is deprecated; use q_family='whitened'", FutureWarning, stacklevel=2)
+            warn("MLGPF(whiten=True) is deprecated; use q_family='whitened'", FutureWarning)
             if q_family not in (None, "whitened"):
                 raise ArgumentError(f"whiten=True asks for the whitened family but q_family={q_family!r}")
             q_family = "whitened"

@@ -25,7 +25,6 @@ tenth is worth a second fit, and only when the budget has room for it).
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -34,7 +33,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ArgumentError, BudgetWarning
+from ..errors import ArgumentError, BudgetWarning, warn
 from ..estimator.training import MAX_SECONDS, Budget
 from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
@@ -313,8 +312,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         kernels, choice_seconds, reason = candidate_kernels(self.kernel, held is not None, budget.seconds,
                                                             refit_possible and held is not None)
         if reason and held is not None:  # the budget was too small for the choice
-            warnings.warn(f"{type(self).__name__}: kernel='auto' trains {DEFAULT_KERNEL} only: {reason}",
-                          BudgetWarning, stacklevel=3)
+            warn(f"{type(self).__name__}: kernel='auto' trains {DEFAULT_KERNEL} only: {reason}",
+                 BudgetWarning)
         trials, winner = train_candidates(self, kernels, choice_seconds, budget, s, Xtr, Ytr, held_rows, steps_per_epoch,
                                           jit, validation, strategy, early)
         model, trace, stopping, s = winner.model, winner.trace, winner.stopping, winner.settings

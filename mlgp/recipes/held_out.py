@@ -39,11 +39,10 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, warn
 
 __all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "IterateAverage", "auto_or_flag", "bias_lpd", "bias_predicts_better",
            "held_out_lpd", "held_out_rows", "is_scored", "keep_best_or_bias", "refit_epochs", "split_rows",
@@ -81,8 +80,8 @@ def held_out_rows(N: int, fraction: float, early_stopping, seed: int):
     if held is None and fraction > 0:
         if early_stopping is True:
             raise ShapeError(f"early_stopping=True holds out training rows: it needs at least 2, got {N}")
-        warnings.warn(f"{N} training row: none can be held out (validation_fraction={fraction:g}), so early "
-                      "stopping and the bias guard are off", UserWarning, stacklevel=3)
+        warn(f"{N} training row: none can be held out (validation_fraction={fraction:g}), so early "
+             "stopping and the bias guard are off", UserWarning)
     return train, held
 
 

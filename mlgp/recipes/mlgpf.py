@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import scipy.sparse as sp
 
 from .. import arguments
 from ..estimator.training import Budget
-from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError
+from ..errors import ArgumentError, CheckpointMismatchError, FileAccessError, warn
 from ..files import atomic_write
 from ..validation import check_num_inducing, check_training_data
 from .setting_checks import resolved_warmup
@@ -210,8 +209,8 @@ def _recipe_settings(settings, overrides: dict, whiten) -> MLGPFSettings:
     family_none = "q_family" in overrides and overrides["q_family"] is None
     family_given = "q_family" in overrides and not family_none
     if whiten is not None:
-        warnings.warn("train_mlgpf(whiten=...) is deprecated; use q_family='whitened' (or q_family='cholesky' for "
-                      "whiten=False)", FutureWarning, stacklevel=3)
+        warn("train_mlgpf(whiten=...) is deprecated; use q_family='whitened' (or q_family='cholesky' for "
+             "whiten=False)", FutureWarning)
         if whiten and family_given and overrides["q_family"] != "whitened":
             raise ArgumentError(f"whiten=True asks for the whitened family but q_family={overrides['q_family']!r}")
     if not family_given and (whiten is not None or family_none):

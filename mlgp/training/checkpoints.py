@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -29,7 +28,7 @@ import pandas as pd
 import scipy.sparse as sp
 import tensorflow as tf
 
-from ..errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError
+from ..errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError, warn
 from ..files import as_path, atomic_write
 from ..fingerprint import data_fingerprint
 
@@ -339,8 +338,8 @@ class CheckpointFolder:
             except (tf.errors.OpError, IndexError, ValueError, AssertionError, OSError) as err:
                 reason = (str(err).strip().splitlines() or [type(err).__name__])[0][:300]
                 then = f"trying ckpt-{numbers[i + 1]}" if i + 1 < len(numbers) else "no older checkpoint is left"
-                warnings.warn(f"{path}: skipped, it cannot be restored ({type(err).__name__}: {reason}); {then}",
-                              RuntimeWarning, stacklevel=5)
+                warn(f"{path}: skipped, it cannot be restored ({type(err).__name__}: {reason}); {then}",
+                     RuntimeWarning)
                 continue
             self.latest = str(path)
             return

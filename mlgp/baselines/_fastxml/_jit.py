@@ -9,9 +9,9 @@ so once per process.
 
 from __future__ import annotations
 
-import warnings
-
 import numba
+
+from ...errors import warn
 
 __all__ = ["compiled"]
 
@@ -28,7 +28,7 @@ def compiled(func):
             raise
         if not _WARNED:
             _WARNED = True
-            warnings.warn(f"numba cannot cache mlgp's compiled FastXML kernels here ({err}); they are compiled anew "
-                          "in each process (set NUMBA_CACHE_DIR to a writable folder to keep them)",
-                          RuntimeWarning, stacklevel=2)
+            warn(f"numba cannot cache mlgp's compiled FastXML kernels here ({err}); they are compiled anew "
+                 "in each process (set NUMBA_CACHE_DIR to a writable folder to keep them)",
+                 RuntimeWarning)
         return numba.njit(nogil=True)(func)
