@@ -118,13 +118,19 @@ class Family:
 
     @property
     def estimator_class(self) -> type:
-        return self.load()
+        cls = self.load()
+        _BY_CLASS.setdefault(cls, self)
+        return cls
 
     def parameters(self) -> list[str]:
         """The estimator's constructor parameters, in order."""
         signature = inspect.signature(self.estimator_class.__init__)
         return [p for p in signature.parameters if p != "self"]
 
+
+#: the family of each family class loaded so far (:func:`family_of`'s quick answer for an estimator
+#: of exactly that class, without importing the other families)
+_BY_CLASS: dict[type, "Family"] = {}
 
 _TREES = {"n_jobs": -1}
 
@@ -157,7 +163,12 @@ def family(name: str) -> Family:
 
 def family_of(estimator) -> Family:
     """The family of ``estimator``: that of its class, or of the nearest family class it derives
-    from (a user's subclass of FastXML is of the fastxml family, PfastXML of its own)."""
+    from (a user's subclass of FastXML is of the fastxml family, PfastXML of its own). An estimator of
+    a family class already loaded (one :func:`make_estimator` built) is answered without importing
+    the other families."""
+    known = _BY_CLASS.get(type(estimator))
+    if known is not None:
+        return known
     by_class = {f.estimator_class: f for f in FAMILIES.values()}
     for cls in type(estimator).__mro__:
         if cls in by_class:

@@ -10,16 +10,31 @@ CSR or dense ``X``; ``save(path)`` / ``Class.load(path)`` write and read one ``.
 pickle. This package imports neither TensorFlow nor the GP modules (kernels, inducing, likelihoods,
 variational, models, training); it meets the rest of mlgp only in ``estimator``, ``data``,
 ``scores``, ``metrics``, ``validation`` and ``errors``. :class:`LabelFrequency` is the template.
+Each class is imported when first asked for (``from mlgp.baselines import MLkNN`` imports ML-kNN's
+module alone).
 """
 
-from ._kernel_basis import median_heuristic
-from ._sylvester import pearson_similarity
-from .fastxml import FastXML
-from .frequency import LabelFrequency
-from .lspc import LSPC
-from .mlknn import MLkNN
-from .mllspc import MLLSPC
-from .mllspc_cv import MLLSPCCV
-from .pfastxml import PfastreXML, PfastXML
+from __future__ import annotations
 
-__all__ = ["FastXML", "PfastXML", "PfastreXML", "LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic", "pearson_similarity"]
+import importlib
+
+#: each public name → the module that defines it, imported on first use (PEP 562), so that a
+#: command using one family does not import the others (FastXML's compiled kernels need numba)
+_WHERE = {"median_heuristic": "._kernel_basis", "pearson_similarity": "._sylvester", "FastXML": ".fastxml",
+          "LabelFrequency": ".frequency", "LSPC": ".lspc", "MLkNN": ".mlknn", "MLLSPC": ".mllspc",
+          "MLLSPCCV": ".mllspc_cv", "PfastXML": ".pfastxml", "PfastreXML": ".pfastxml"}
+
+__all__ = ["FastXML", "PfastXML", "PfastreXML", "LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic",
+           "pearson_similarity"]
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,14 +3,15 @@
 Recipes are where the model families meet the data: they may combine any of them:
 :func:`train_mlgpf` (the MLGPF paper's recipe), its one settings source :class:`MLGPFSettings`
 with the layers put over it (:mod:`mlgp.recipes.settings`), and the command-line options generated
-from those settings (:mod:`mlgp.recipes.options`).
+from those settings (:mod:`mlgp.recipes.options`). The classifier and the recipe are imported on
+first use, so that the settings and the options import no estimator.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from ..data.preprocessing import normalise_rows
-from .estimator import MLGPFClassifier
-from .mlgpf import MLGPFRun, train_mlgpf
 from .settings import (
     BATCH_GROWTH_NAMES,
     DEMO_SETTINGS,
@@ -40,3 +41,20 @@ __all__ = [
     "normalise_rows",
     "train_mlgpf",
 ]
+
+
+#: the names imported on first use (PEP 562): the settings and the options built from them (what
+#: ``mlgp --help`` reads) import neither scikit-learn's estimators nor the classifier
+_LAZY = {"MLGPFClassifier": ".estimator", "MLGPFRun": ".mlgpf", "train_mlgpf": ".mlgpf"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
