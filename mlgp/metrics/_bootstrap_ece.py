@@ -1,6 +1,6 @@
 """Bootstrap intervals of ECE and ECE@k over the test rows (:mod:`mlgp.metrics._probabilistic`).
 
-ECE is a binned mean of |frequency − mean probability|: the binning noise only adds to it, so it is
+ECE is a binned mean of ``|frequency − mean probability|``: the binning noise only adds to it, so it is
 biased upward, the more so the fewer entries per bin, and an ECE recomputed on a resample of the rows
 is biased more. :func:`calibration_error_interval` gives the percentile interval of the resampled
 ECEs, which on small test sets can lie wholly above ECE itself. :func:`calibration_error_bootstrap`
@@ -83,7 +83,7 @@ def calibration_error_bootstrap(Y_true: Any, proba: Any, n_bins: int = 15, k: in
 
     The basic interval subtracts the bootstrap's bias along with its spread; the percentile interval
     (:func:`calibration_error_interval`) carries the bias twice and can miss ECE itself (a binned
-    |frequency − probability| grows with the binning noise). ``proba`` is a dense (N, K) array.
+    ``|frequency − probability|`` grows with the binning noise). ``proba`` is a dense (N, K) array.
     """
     estimate, values = _bootstrap_eces(Y_true, proba, n_bins, k, n_boot, level, random_state)
     tail = (1.0 - float(level)) / 2.0
