@@ -23,7 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mlgp"
 GP = {"kernels", "inducing", "likelihoods", "variational", "models", "training"}
 FAMILIES = {"gp": GP, "geneml": {"geneml"}, "baselines": {"baselines"}}
 FLOOR = {"data", "scores", "metrics", "validation", "arguments", "errors", "floats", "blocks", "files", "fingerprint",
-         "estimator", "quiet", "parallel", "__init__"}
+         "estimator", "quiet", "parallel", "lazy", "__init__"}
 COMBINERS = {"recipes", "cli", "experiment", "comparison", "families"}
 #: The one import up from the floor that is allowed: the package root's lazy ``mlgp.compare``
 #: (a module ``__getattr__``, so ``import mlgp`` still imports no family).

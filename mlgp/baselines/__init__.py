@@ -16,7 +16,7 @@ module alone).
 
 from __future__ import annotations
 
-import importlib
+from ..lazy import lazy_names
 
 #: each public name → the module that defines it, imported on first use (PEP 562), so that a
 #: command using one family does not import the others (FastXML's compiled kernels need numba)
@@ -28,13 +28,4 @@ __all__ = ["FastXML", "PfastXML", "PfastreXML", "LSPC", "LabelFrequency", "MLLSP
            "pearson_similarity"]
 
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)

@@ -9,9 +9,8 @@ first use, so that the settings and the options import no estimator.
 
 from __future__ import annotations
 
-import importlib
-
 from ..data.preprocessing import normalise_rows
+from ..lazy import lazy_names
 from .settings import (
     BATCH_GROWTH_NAMES,
     DEMO_SETTINGS,
@@ -48,13 +47,4 @@ __all__ = [
 _LAZY = {"MLGPFClassifier": ".estimator", "MLGPFRun": ".mlgpf", "train_mlgpf": ".mlgpf"}
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
