@@ -187,8 +187,8 @@ def _print_trace(run, total: float) -> None:
     if len(trace):
         first, last = float(trace["elbo"].iloc[0]), float(trace["elbo"].iloc[-1])
         sec = trace["seconds"].to_numpy(dtype=float)
-        print(f"ELBO trace ({len(trace)} epoch(s); each value the mean of that epoch's minibatch "
-              f"estimates of the full-data bound):")
+        print(f"ELBO trace ({len(trace)} epoch(s); each value that epoch's minibatch estimates of the "
+              f"full-data bound, averaged with each minibatch weighted by its rows):")
         print(f"  first epoch {first:.6g}, last epoch {last:.6g} (change {last - first:+.6g})")
         if len(sec) > 1:
             print(f"  {np.mean(sec):.2f} s per epoch (first epoch {sec[0]:.2f} s, includes tracing; "
