@@ -21,9 +21,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-# the notebooks run in their own folders: a relative data home is taken from where the build started
+# the notebooks run in their own folders, and Sphinx reads this file from docs/: a relative data home
+# is taken from the folder the build was started in (the shell's $PWD; the repository without one)
 if os.environ.get("MLGP_DATA") and not os.path.isabs(os.environ["MLGP_DATA"]):
-    os.environ["MLGP_DATA"] = os.path.abspath(os.environ["MLGP_DATA"])
+    os.environ["MLGP_DATA"] = os.path.abspath(os.path.join(os.environ.get("PWD") or str(ROOT),
+                                                           os.environ["MLGP_DATA"]))
 
 import mlgp  # noqa: E402
 

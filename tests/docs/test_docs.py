@@ -275,8 +275,9 @@ def test_a_relative_data_home_is_taken_from_where_the_build_starts(tmp_path: Pat
     import subprocess
 
     code = ("import os, runpy; runpy.run_path(os.environ['CONF']); print(os.environ['MLGP_DATA'])")
-    env = {**os.environ, "MLGP_DATA": "../shared/data", "CONF": str(REPO / "docs" / "conf.py")}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=120)
+    env = {**os.environ, "MLGP_DATA": "../shared/data", "CONF": str(REPO / "docs" / "conf.py"), "PWD": str(tmp_path)}
+    # Sphinx reads conf.py from inside docs/, while the shell that started the build was elsewhere ($PWD)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=REPO / "docs", timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == os.path.abspath(tmp_path / "../shared/data"), proc.stdout
