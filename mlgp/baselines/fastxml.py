@@ -41,12 +41,11 @@ from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
 from ..estimator.progress import Progress
 from ..estimator.training import MAX_SECONDS, Budget
-from ..fingerprint import data_fingerprint
 from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
 from ._fastxml.split import SplitOptions
-from ._fastxml.store import TreeStore
+from ._fastxml.store import TreeStore, tree_settings
 from ._fastxml.growing import grow_trees
 
 __all__ = ["FastXML"]
@@ -277,7 +276,7 @@ class FastXML(MultiLabelEstimator):
         G, discount = split_loss(Y, self.split_loss, self.split_loss_k, self._label_weights(Y))
         opts = self._split_options()
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=self.n_estimators)
-        store = None if tree_dir is None else TreeStore(tree_dir, self._tree_settings(X, Y))
+        store = None if tree_dir is None else TreeStore(tree_dir, tree_settings(self, X, Y, self._NOT_TREE_PARAMETERS))
         self._fit_proba_map(X, Y, budget)  # after every check: bad input is refused before any work
         trees: dict = {t: store.load(t, seeds[t]) for t in store.grown(self.n_estimators)} if store else {}
         todo = [t for t in range(self.n_estimators) if t not in trees]
@@ -302,21 +301,6 @@ class FastXML(MultiLabelEstimator):
         self._set_tree_statistics()
         self._fit_extra(X, Y)
         return self
-
-    def _tree_settings(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> dict:
-        """What stored trees must match: the class, the parameters that shape trees (the number of
-        trees aside: tree t's seed does not depend on it), ``random_state``, the data and the
-        scikit-learn version (its liblinear fits the separators)."""
-        import sklearn
-
-        if not isinstance(self.random_state, Integral):
-            raise ArgumentError("tree_dir needs an integer random_state, so that a rerun draws the same tree seeds "
-                                f"(got {self.random_state!r})")
-        skip = self._NOT_TREE_PARAMETERS | {"n_estimators"}
-        params = {f"parameter {k}": v for k, v in self.get_params().items() if k not in skip}
-        return {"estimator": type(self).__name__, **params, "random_state": int(self.random_state),
-                "num_samples": int(X.shape[0]), "num_features": int(X.shape[1]), "num_labels": int(Y.shape[1]),
-                "data": data_fingerprint(X, Y), "scikit-learn": sklearn.__version__}
 
     def _fit_extra(self, X: sp.csr_matrix, Y: sp.csr_matrix) -> None:
         """Anything a subclass learns besides the trees (PfastreXML: its tail classifier)."""

@@ -31,7 +31,7 @@ from .checkpoints import CheckpointFolder, checked_folder, run_record, training_
 from .diagnosis import diagnosis
 from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
-from .optimizers import make_optimizer
+from .optimizers import build_optimizer, optimizer_for
 from .steps import make_step
 from .epoch_report import validation_row, write_scalars
 from .warmup import CovarianceWarmup
@@ -222,13 +222,6 @@ def fit(
                                           log_dir, covariance_warmup, kl_weight, progress_name))
 
 
-def _make_optimizer(model, o: FitOptions):
-    if o.strategy is None:
-        return make_optimizer(model, o.optimizer, o.learning_rate, o.natgrad_gamma)
-    with o.strategy.scope():
-        return make_optimizer(model, o.optimizer, o.learning_rate, o.natgrad_gamma)
-
-
 @dataclass
 class _Run:
     """The state of one training run that its epochs share."""
@@ -272,7 +265,7 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
     sampler = MinibatchSampler(X, Y, o.batch_size, o.negatives, seed=o.seed, float_type=model.float_type,
                                input_map=model.input_map, batch_growth=o.batch_growth)
     validation = checked_validation(o.validation, X, Y)
-    opt = _make_optimizer(model, o)
+    opt = optimizer_for(model, o.optimizer, o.learning_rate, o.natgrad_gamma, o.strategy)
     run = _start_run(model, X, Y, o, sampler, opt, variables, budget)
     writer = tf.summary.create_file_writer(str(o.log_dir)) if o.log_dir is not None and is_chief(o.strategy) else None
     good = _snapshot(run.state())
@@ -332,7 +325,7 @@ def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, budget: Budg
         agree_on_run(o.strategy, {"data": data_fingerprint(X, Y), "settings": settings})
     step = make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile, o.kl_weight)
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    _build_optimizer(opt, variables, o.strategy)  # its slots exist now, so that a restore fills them
+    build_optimizer(opt, variables, o.strategy)  # its slots exist now, so that a restore fills them
     run = _Run(model, X, sampler, opt, step, variables, epoch_var, None, [], budget, 0, multi)
     if folder is not None:  # only the chief writes; every worker restores from the chief's folder
         run.ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
@@ -403,15 +396,3 @@ def _check_finite_after(run: _Run, epoch: int, good, learning_rate) -> None:
         _restore(run.state(), good)
         raise TrainingDivergedError(f"the last step of epoch {epoch + 1} made {bad} non-finite; "
                                     f"{run.restored(epoch)}.{run.why(run.last_batch, epoch, learning_rate)}")
-
-
-def _build_optimizer(opt, variables, strategy) -> None:
-    """Create the optimizer's slot variables now (so that they can be snapshotted or restored).
-
-    tf-keras optimizers build once; a second ``build`` returns at once.
-    """
-    if strategy is not None:
-        with strategy.scope():
-            opt.build(variables)
-    else:
-        opt.build(variables)

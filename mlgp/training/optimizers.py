@@ -13,7 +13,7 @@ from ..errors import ArgumentError
 from .contracts import StepOptimizer, missing_members
 from .natgrad import NatGradAdam
 
-__all__ = ["OPTIMIZERS", "make_optimizer"]
+__all__ = ["OPTIMIZERS", "build_optimizer", "make_optimizer", "optimizer_for"]
 
 #: The optimizers :func:`mlgp.training.fit` builds by name.
 OPTIMIZERS: tuple[str, ...] = ("adam", "natgrad")
@@ -48,3 +48,24 @@ def make_optimizer(model, optimizer, learning_rate, natgrad_gamma):
         raise ArgumentError(f"optimizer {type(optimizer).__name__} lacks {missing_members(optimizer, StepOptimizer)} "
                             "of the tf-keras optimizer interface")
     return optimizer
+
+
+def optimizer_for(model, name: str, learning_rate, natgrad_gamma, strategy=None):
+    """:func:`make_optimizer`, in ``strategy``'s scope when one is given (its variables then live
+    where the strategy puts them)."""
+    if strategy is None:
+        return make_optimizer(model, name, learning_rate, natgrad_gamma)
+    with strategy.scope():
+        return make_optimizer(model, name, learning_rate, natgrad_gamma)
+
+
+def build_optimizer(opt, variables, strategy) -> None:
+    """Create the optimizer's slot variables now (so that they can be snapshotted or restored).
+
+    tf-keras optimizers build once; a second ``build`` returns at once.
+    """
+    if strategy is not None:
+        with strategy.scope():
+            opt.build(variables)
+    else:
+        opt.build(variables)

@@ -24,16 +24,17 @@ import json
 import os
 import secrets
 from dataclasses import fields
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
-from ...errors import CheckpointMismatchError, DataFormatError, FileAccessError
+from ...errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError
 from ...files import as_path, atomic_write, atomic_write_text, csr_from_parts, read_npz
 from .forest import CSR_FIELDS, Forest
 from .tree import Tree
 
-__all__ = ["TreeStore"]
+__all__ = ["TreeStore", "tree_settings"]
 
 SETTINGS = "settings.json"
 FORMAT = "mlgp-fastxml-trees/2"
@@ -148,3 +149,23 @@ class TreeStore:
             raise DataFormatError(f"stored FastXML tree is damaged ({err}); delete it to grow it again",
                                   path=path) from None
         return tree
+
+
+def tree_settings(estimator, X, Y, not_tree_parameters: frozenset) -> dict:
+    """What stored trees must match: ``estimator``'s class, its parameters that shape trees (all but
+    ``not_tree_parameters`` and the number of trees: tree t's seed does not depend on it), its
+    ``random_state``, the data (N × D features ``X``, N × K labels ``Y``) and the scikit-learn
+    version (its liblinear fits the separators). An :class:`~mlgp.errors.ArgumentError` for a
+    ``random_state`` that is not an integer."""
+    import sklearn
+
+    from ...fingerprint import data_fingerprint
+
+    if not isinstance(estimator.random_state, Integral):
+        raise ArgumentError("tree_dir needs an integer random_state, so that a rerun draws the same tree seeds "
+                            f"(got {estimator.random_state!r})")
+    skip = not_tree_parameters | {"n_estimators"}
+    params = {f"parameter {k}": v for k, v in estimator.get_params().items() if k not in skip}
+    return {"estimator": type(estimator).__name__, **params, "random_state": int(estimator.random_state),
+            "num_samples": int(X.shape[0]), "num_features": int(X.shape[1]), "num_labels": int(Y.shape[1]),
+            "data": data_fingerprint(X, Y), "scikit-learn": sklearn.__version__}

@@ -125,7 +125,7 @@ def test_fit_rejects_bad_input_before_tracing(small_model, case, monkeypatch):
         raise AssertionError("reached the training step before the input was checked")
 
     monkeypatch.setattr(fit_module, "make_step", boom)
-    monkeypatch.setattr(fit_module, "_build_optimizer", boom)
+    monkeypatch.setattr(fit_module, "build_optimizer", boom)
     before = values(model)
     with pytest.raises(ShapeError, match=match):
         fit(model, (Xb, Yb), epochs=1, batch_size=kw.pop("batch_size", 4), progress=False, **kw)
