@@ -7,9 +7,12 @@ joblib backend takes it — a ``dask.distributed`` cluster through
 the estimators enter around their joblib calls) first checks that every worker can import mlgp
 (:class:`~mlgp.errors.MLGPError` naming the workers that cannot, before any task is sent: otherwise
 each task would fail with a pickling traceback), then sends each of the given objects (the training
-data) to every worker once, for all the joblib calls inside: tasks that take one of those very
-objects receive it from the worker's memory instead of with the task (joblib matches them by
-identity). With any other backend it does nothing. Results do not depend on the backend: the work
+data) to every worker once and gives back their futures: tasks that take a future instead of the
+object receive the object from the worker's memory instead of with the task. Each scatter has keys
+of its own (not a hash of the content): two fits in a row send equal arrays (FastXML's discounts
+are the same for every fit with K labels), and with content keys the release of the first fit's
+copy could reach the scheduler after the second fit's scatter and take the data from under its
+tasks ("lost dependencies"). With any other backend it gives back the objects themselves. Results do not depend on the backend: the work
 is split and combined in the same order. :func:`worker_peak_memory` reads each worker process's
 peak resident memory.
 """
@@ -42,21 +45,19 @@ def _workers_without_mlgp(client) -> list[str]:
 
 
 @contextmanager
-def scatter_once(objects: list) -> Iterator[None]:
-    """Within joblib's Dask backend: check the workers, then scatter ``objects`` to every worker
-    once for the joblib calls inside (module docstring); elsewhere, nothing."""
+def scatter_once(objects: list) -> Iterator[list]:
+    """Within joblib's Dask backend: check the workers, scatter ``objects`` to every worker once and
+    give their futures, in order, for the joblib tasks inside to take (module docstring);
+    elsewhere, ``objects`` as they are."""
     client = active_dask_client()
     if client is None:
-        yield
+        yield list(objects)
         return
     missing = _workers_without_mlgp(client)
     if missing:
         raise MLGPError(f"the Dask workers {', '.join(missing)} cannot import mlgp: install it where they run "
                         "(the same version as here), or leave them out of the cluster")
-    from joblib import parallel_backend
-
-    with parallel_backend("dask", client=client, scatter=list(objects)):
-        yield
+    yield client.scatter(list(objects), broadcast=True, hash=False)
 
 
 def worker_peak_memory(client) -> dict[str, int]:

@@ -95,9 +95,29 @@ def test_workers_that_cannot_import_mlgp_are_named(monkeypatch) -> None:
 
 
 def test_outside_dask_nothing_is_scattered(scatters) -> None:
-    with scatter_once([np.zeros(10)]):
-        pass
+    data = [np.zeros(10), sp.eye(3, format="csr")]
+    with scatter_once(data) as sent:
+        assert all(a is b for a, b in zip(sent, data, strict=True))
     assert scatters == []
+
+
+def test_equal_data_scattered_twice_get_keys_of_their_own() -> None:
+    """Content keys made two fits in a row share their discounts' key, and the first fit's release
+    could reach the scheduler after the second's scatter: "lost dependencies" (CI, dask_fits)."""
+    with _cluster(n_workers=1) as cluster, distributed.Client(cluster) as client, joblib.parallel_backend("dask"):
+        with scatter_once([np.ones(2000)]) as first, scatter_once([np.ones(2000)]) as second:
+            assert first[0].key != second[0].key
+            assert client.gather(second[0]).sum() == 2000
+
+
+def test_fastxml_with_its_cross_fitted_map_fits_the_same_on_dask() -> None:
+    """The default calibration fits copies one after the other, each scattering equal discounts."""
+    X, Y = _data()
+    ref = FastXML(n_estimators=4, max_leaf=5, random_state=3, n_jobs=1).fit(X, Y)
+    with _cluster() as cluster, distributed.Client(cluster), joblib.parallel_backend("dask"):
+        est = FastXML(n_estimators=4, max_leaf=5, random_state=3).fit(X, Y)
+    _assert_same_forest(ref, est)
+    np.testing.assert_allclose(est.predict_proba(X[:20]), ref.predict_proba(X[:20]), rtol=1e-12, atol=0)
 
 
 @pytest.mark.slow

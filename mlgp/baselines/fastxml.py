@@ -287,8 +287,8 @@ class FastXML(MultiLabelEstimator):
         bar = Progress(f"{type(self).__name__} trees", self.n_estimators, unit="tree", enabled=progress,
                        elapsed=lambda: budget.elapsed, initial=len(trees))
         try:
-            with scatter_once([X, Y, G, discount]):
-                grow_trees(todo, trees, lambda t: (X, Y, G, discount, opts, int(self.max_leaf),
+            with scatter_once([X, Y, G, discount]) as data:  # X, Y, G, discount or their futures
+                grow_trees(todo, trees, lambda t: (*data, opts, int(self.max_leaf),
                                                    int(self.max_leaf_labels), int(seeds[t]), node_features),
                            n_jobs=self.n_jobs, prefer=prefer, verbose=self.verbose, budget=budget, store=store,
                            seeds=seeds, bar=bar)

@@ -134,7 +134,8 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
     if m_step not in M_STEPS:
         raise ArgumentError(f"m_step must be one of {M_STEPS}, not {m_step!r}")
     blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
-    with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]):
+    with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]) as sent:  # the parts or futures
+        blocks = [(s, sent[2 * b], sent[2 * b + 1]) for b, (s, _, _) in enumerate(blocks)]
         return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds,
                          tol, m_step)
 
@@ -146,7 +147,8 @@ def _blocks(X, Y, block_rows: int) -> list:
 
 def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
               progress, callback, max_seconds, tol=None, m_step="exact") -> tuple[EMState, pd.DataFrame]:
-    """:func:`batch_em` over precomputed ``blocks``."""
+    """:func:`batch_em` over precomputed ``blocks`` ``(rows, X_b, Y_b)``, whose parts may be Dask
+    futures (:func:`mlgp.parallel.scatter_once`): they go to the joblib tasks only."""
     budget = Budget.of(max_seconds)
     N = X.shape[0]
     ridge = WRidge(X, factorise=False)  # a few warm-started CG steps per iteration, as the M-step needs
