@@ -216,10 +216,13 @@ def fit(
         raise ArgumentError(f"fit needs a model with {missing_members(model, TrainableModel)} "
                             "(mlgp.training.TrainableModel, which MLGPF satisfies)")
     with model.float_context():
-        return _fit(model, data, FitOptions(epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed,
-                                          validation, validation_ks, checkpoint_dir, checkpoint_every, batch_growth,
-                                          strategy, jit_compile, progress, callback, check_input, max_seconds,
-                                          log_dir, covariance_warmup, kl_weight, progress_name))
+        return _fit(model, data, FitOptions(
+            epochs=epochs, batch_size=batch_size, negatives=negatives, learning_rate=learning_rate,
+            optimizer=optimizer, natgrad_gamma=natgrad_gamma, seed=seed, validation=validation,
+            validation_ks=validation_ks, checkpoint_dir=checkpoint_dir, checkpoint_every=checkpoint_every,
+            batch_growth=batch_growth, strategy=strategy, jit_compile=jit_compile, progress=progress,
+            callback=callback, check_input=check_input, max_seconds=max_seconds, log_dir=log_dir,
+            covariance_warmup=covariance_warmup, kl_weight=kl_weight, progress_name=progress_name))
 
 
 @dataclass

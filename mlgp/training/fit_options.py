@@ -30,9 +30,10 @@ def checked_data(model, data, check_input: bool):
     return X, Y
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FitOptions:
-    """fit's options, checked once (:func:`checked_options`) and passed as one record."""
+    """fit's options, checked once (:func:`checked_options`) and passed as one record (by name:
+    twenty-odd options in a row are too easy to shift by one)."""
 
     epochs: int
     batch_size: int

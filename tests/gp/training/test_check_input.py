@@ -81,3 +81,14 @@ def test_the_three_doors_to_mlgpf_share_the_m_check(monkeypatch) -> None:
 
     for module in (validation, recipe_module, estimator_module):
         assert module.check_num_inducing is validation.check_num_inducing
+
+
+def test_fit_options_are_given_by_name() -> None:
+    """Twenty-odd options in a row: a positional record could take them shifted by one."""
+    import dataclasses
+
+    from mlgp.training.fit_options import FitOptions
+
+    assert all(f.kw_only for f in dataclasses.fields(FitOptions))
+    with pytest.raises(TypeError):
+        FitOptions(10, 100)  # noqa: the refusal is the point
