@@ -12,6 +12,14 @@ sampler.
   which leaves p(V | U, μ, Y) invariant; ξ and ω are drawn afresh from their conditionals after it.
   Plain Gibbs moves the scale of ψ = U Vᵀ a few per cent per sweep (ω and V pin each other); this
   move sets it in one step.
+- :func:`balance_columns`: the move (U_j, W_j, V_j) → (c_j U_j, c_j W_j, V_j / c_j) for each latent
+  dimension j, which leaves ψ = U Vᵀ — and so the likelihood, ξ and ω — unchanged and moves only
+  the balance of scale between the factors and the loadings that the priors alone weigh. On the
+  group of scalings with its Haar measure dc/c (Liu & Sabatti's generalised Gibbs step; the
+  parameter-expansion and interweaving steps of factor models are its relatives), s = c² has the
+  density ∝ s^{(N + D − K)/2 − 1} exp(−(A s + B / s) / 2) with A = λ_u ‖U_j − X W_j‖² + λ_w ‖W_j‖²
+  and B = λ_vj ‖V_j‖²: a generalised inverse Gaussian, drawn exactly. Plain Gibbs moves this
+  balance slowly, because U given V and V given U pin each other's scale.
 - :func:`draw_precisions`: λ_u, λ_w and one λ_vj per latent dimension (automatic relevance
   determination of V's columns) from their Gamma conditionals under the hyperprior Gamma(a, b).
 """
@@ -24,7 +32,7 @@ import numpy as np
 
 from .updates import solve_spd
 
-__all__ = ["draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
+__all__ = ["balance_columns", "draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
 
 
 def draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator, *, with_mean: bool = False):
@@ -91,6 +99,26 @@ def scale_labels(V: np.ndarray, log_likelihood_at: Callable[[float], float], lam
 
     tau, _ = slice_sample(log_density, 0.0, rng)
     return np.exp(tau) * V, float(tau)
+
+
+def balance_columns(U: np.ndarray, W: np.ndarray, V: np.ndarray, residual: np.ndarray, lambda_u: float,
+                    lambda_w: float, lambda_v: np.ndarray, rng: np.random.Generator) -> tuple:
+    """The balance move (module docstring) for every latent dimension at once: U (N, k), W (D, k),
+    V (K, k), ``residual`` U − X W (N, k), λ_vj (k,) each column's prior precision (relevance
+    included). Returns (c U, c W, V / c, c residual, c) with c (k,) drawn from its conditional."""
+    from scipy.stats import geninvgauss
+
+    N, k = U.shape
+    D, K = W.shape[0], V.shape[0]
+    A = lambda_u * np.sum(residual ** 2, axis=0) + lambda_w * np.sum(W ** 2, axis=0)
+    B = np.asarray(lambda_v, dtype=np.float64) * np.sum(V ** 2, axis=0)
+    c = np.ones(k)
+    movable = (A > 0) & (B > 0)  # a column all zero has no scale to move
+    if movable.any():
+        a, b = A[movable], B[movable]
+        x = geninvgauss.rvs((N + D - K) / 2, np.sqrt(a * b), random_state=rng)
+        c[movable] = np.sqrt(np.sqrt(b / a) * np.atleast_1d(x))
+    return U * c, W * c, V / c, residual * c, c
 
 
 def draw_precisions(W: np.ndarray, residual: np.ndarray, V: np.ndarray, prior: tuple[float, float],
