@@ -54,3 +54,13 @@ def test_a_fresh_process_fitting_mlgpf_prints_no_tensorflow_line() -> None:
     assert [line for line in quiet.stderr.splitlines() if any(m in line for m in TF_LINES)] == [], quiet.stderr
     loud = _fresh_fit({**env, LEVEL: "0"})
     assert loud.returncode == 0 and any(m in loud.stderr for m in TF_LINES), loud.stderr
+
+
+def test_the_gibbs_samplers_draws_import_tensorflow_quietly() -> None:
+    """GenEML's Pólya-Gamma draws are the sampler's only TensorFlow: importing them first in a fresh
+    process prints no TensorFlow line (they imported TensorFlow before mlgp.distributions did)."""
+    env = {k: v for k, v in os.environ.items() if k not in (LEVEL, MARK)}
+    done = subprocess.run([sys.executable, "-c", "import mlgp.geneml._polya_gamma"], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if any(m in line for m in TF_LINES)] == [], done.stderr

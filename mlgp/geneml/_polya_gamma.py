@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import numpy as np
-import tensorflow as tf
 
-from ..distributions import PolyaGamma
+from ..distributions import PolyaGamma  # first: it imports TensorFlow quietly (mlgp.quiet)
+
+import tensorflow as tf  # noqa: E402 (after the quiet import above)
 
 __all__ = ["polya_gamma_draws"]
 
