@@ -20,19 +20,27 @@ sampler.
   density ∝ s^{(N + D − K)/2 − 1} exp(−(A s + B / s) / 2) with A = λ_u ‖U_j − X W_j‖² + λ_w ‖W_j‖²
   and B = λ_vj ‖V_j‖²: a generalised inverse Gaussian, drawn exactly. Plain Gibbs moves this
   balance slowly, because U given V and V given U pin each other's scale.
+- :func:`draw_exposure`: each label's exposure μ_l from p(μ_l | ψ, Y) with ξ summed out —
+  ∝ Beta(μ_l; α, β) μ_l^{n_l} Π_{n: y_nl = 0} (1 − μ_l σ(ψ_nl)), n_l the label's positives — by
+  slice sampling on logit μ_l, all labels at once (:func:`slice_sample_each`). Drawn from the Beta
+  given ξ instead, μ and ξ pin each other (a label seldom seen is either rarely exposed or rarely
+  relevant) and μ moves a little per sweep; the next sweep draws ξ afresh given the new μ, so the
+  collapsed step leaves the posterior invariant (a partially collapsed Gibbs sampler).
 - :func:`draw_precisions`: λ_u, λ_w and one λ_vj per latent dimension (automatic relevance
   determination of V's columns) from their Gamma conditionals under the hyperprior Gamma(a, b).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
+from scipy.special import expit, log_expit, logit
 
 from .updates import solve_spd
 
-__all__ = ["balance_columns", "draw_gaussians", "draw_precisions", "scale_labels", "slice_sample"]
+__all__ = ["balance_columns", "draw_exposure", "draw_gaussians", "draw_precisions", "scale_labels", "slice_sample",
+           "slice_sample_each"]
 
 
 def draw_gaussians(precision: np.ndarray, shift: np.ndarray, rng: np.random.Generator, *, with_mean: bool = False):
@@ -75,6 +83,51 @@ def slice_sample(log_density: Callable[[float], float], x0: float, rng: np.rando
             lo = x
         else:
             hi = x
+
+
+def slice_sample_each(log_density: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, rng: np.random.Generator, *,
+                      width: float = 1.0, max_steps: int = 50) -> np.ndarray:
+    """One slice-sampling step (as :func:`slice_sample`) for each of n independent univariate
+    targets at once: ``log_density(x)`` (n,) → (n,) evaluates all of them; returns x (n,)."""
+    x0 = np.asarray(x0, dtype=np.float64)
+    level = log_density(x0) + np.log(rng.random(x0.shape))
+    lo = x0 - width * rng.random(x0.shape)
+    hi = lo + width
+    for edge, step in ((lo, -width), (hi, width)):
+        out = log_density(edge) > level
+        for _ in range(max_steps):
+            if not out.any():
+                break
+            edge[out] += step
+            out[out] = (log_density(edge) > level)[out]
+    x = x0.copy()
+    open_ = np.ones(x0.shape, dtype=bool)
+    while open_.any():
+        proposal = rng.uniform(lo, hi)
+        inside = open_ & (log_density(np.where(open_, proposal, x0)) > level)
+        x[inside] = proposal[inside]
+        open_ &= ~inside
+        below = open_ & (proposal < x0)
+        lo[below] = proposal[below]
+        above = open_ & ~(proposal < x0)
+        hi[above] = proposal[above]
+    return x
+
+
+def draw_exposure(zero_probabilities: Callable[[], Iterable[np.ndarray]], positives: np.ndarray, mu: np.ndarray,
+                  alpha: float, beta: float, rng: np.random.Generator) -> np.ndarray:
+    """μ (K,) from p(μ | ψ, Y) with ξ summed out (module docstring). ``zero_probabilities()`` yields
+    the blocks of σ(ψ) (B, K) with the positives set to 0, covering every row once; ``positives``
+    (K,) counts each label's positives; ``mu`` (K,) is the current value, where the step starts."""
+    def log_density(m: np.ndarray) -> np.ndarray:  # on m = logit μ, the Jacobian μ(1 − μ) included
+        mu_m = expit(m)
+        total = (alpha + positives) * log_expit(m) + beta * log_expit(-m)
+        for block in zero_probabilities():
+            total = total + np.sum(np.log1p(-mu_m * block), axis=0)
+        return total
+
+    mu = np.clip(np.asarray(mu, dtype=np.float64), 1e-12, 1 - 1e-12)
+    return np.clip(expit(slice_sample_each(log_density, logit(mu), rng)), 1e-12, 1 - 1e-12)
 
 
 def scale_labels(V: np.ndarray, log_likelihood_at: Callable[[float], float], lambda_v: np.ndarray,
