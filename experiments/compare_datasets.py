@@ -219,6 +219,7 @@ def write_quick_home(root: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from mlgp.arguments import is_seconds
     from mlgp.experiment import add_argparse_args, choice_list
     from mlgp.families import FAMILIES
 
@@ -238,8 +239,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("a family is named twice in --models")
     if args.family not in args.models:
         parser.error(f"--family {args.family} is not among the families compared ({', '.join(args.models)})")
-    if not args.budget > 0:
-        parser.error("--budget must be positive")
+    if not is_seconds(args.budget):  # the one budget rule (mlgp.arguments)
+        parser.error(f"--budget must be a positive number of seconds (finite), got {args.budget}")
     if args.seeds is not None and len(args.seeds) != 1:
         parser.error("give one seed")
     args.seed = args.seeds[0] if args.seeds else 0
@@ -267,7 +268,7 @@ def run(args: argparse.Namespace, home: Path, datasets: list[str], settings: dic
     with Experiment("compare_datasets", quick=args.quick, settings=record, seeds=[args.seed], out=args.out) as exp:
         many = compare_many(args.models, datasets, budget=args.budget, settings=settings, seed=args.seed,
                             out=exp.folder, data_home=home, echo=lambda line: print(line, flush=True),
-                            progress=sys.stderr.isatty(), isolate=not args.quick, quiet_tensorflow=True,
+                            progress=sys.stderr.isatty(), isolate=not args.quick,
                             n_resamples=200 if args.quick else 1000, command=args.command)
         summary = targets_frame(many)
         exp.table("targets", overview(summary, args.family), show=True)

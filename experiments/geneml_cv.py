@@ -1,7 +1,7 @@
 """GenEML's settings chosen per dataset (``GenEMLCV``: batch EM on held-out rows), on Enron and
 Delicious, against the settings tuned on Bibtex (k = 100, λ_u = λ_v = λ_w = 1).
 
-Rows L2-normalised, 20 batch-EM iterations; the last fifth of a seeded permutation of the training
+Rows L2-normalised, 20 batch-EM iterations; the first fifth of a seeded permutation of the training
 rows is held out; the grid is ``GRIDS[dataset]`` (Delicious' is smaller: one fit there takes about
 three minutes on 2 cores). Writes ``runs.csv`` (test P@1/3/5 of the refitted model, the chosen
 point, the search's seconds; resumable, ``--fresh`` starts over), ``search_<dataset>.csv`` (every

@@ -7,6 +7,14 @@ taken for numbers, non-finite numbers never pass, and nothing is rounded or clam
 :func:`mlgp.training.fit`, :func:`mlgp.models.mlgpf_from_data`, :class:`mlgp.recipes.MLGPFSettings`
 and the command line (:func:`argparse_type`) all check through these, so one value gets one answer
 in the package's words wherever it is given. No TensorFlow.
+
+A time budget has one rule, :func:`is_seconds` (checked by :func:`max_seconds`), wherever it is
+given — an estimator's ``max_seconds`` (:data:`mlgp.estimator.training.MAX_SECONDS`),
+:class:`mlgp.estimator.training.Budget`, :func:`mlgp.recipes.train_mlgpf`, :func:`mlgp.training.fit`,
+the ``budget`` of :func:`mlgp.families.make_estimator`, :func:`mlgp.compare` and ``--budget``:
+``None`` is no bound; a real number strictly between 0 and infinity is that many wall seconds;
+refused are ``inf`` (and an integer too large for a float: say ``None`` for no bound), NaN, 0,
+negative numbers, booleans (``True`` is not 1 second) and anything that is not a real number.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ __all__ = [
     "covariance_warmup",
     "finite_real",
     "flag",
+    "is_seconds",
     "kl_weight",
+    "max_seconds",
     "natgrad_gamma",
     "non_negative_int",
     "positive_int",
@@ -107,6 +117,19 @@ def positive_real(value, name: str, *, optional: bool = False) -> float | None:
     if not _is_real(value) or not 0 < value < math.inf or not math.isfinite(_as_float(value)):
         raise ArgumentError(f"{name} must be a positive finite number{' or None' if optional else ''}, got {value!r}")
     return float(value)
+
+
+def is_seconds(value) -> bool:
+    """Whether ``value`` is a time budget by the module's one rule: ``None``, or a real number (not a
+    boolean) with 0 < value < inf."""
+    return value is None or (_is_real(value) and 0 < _as_float(value) < math.inf)
+
+
+def max_seconds(value, name: str = "max_seconds") -> float | None:
+    """``value`` as a budget in seconds by :func:`is_seconds` (a ``float``, or ``None``: no bound)."""
+    if not is_seconds(value):
+        raise ArgumentError(f"{name} must be a positive number (finite seconds) or None, got {value!r}")
+    return None if value is None else float(value)
 
 
 def finite_real(value, name: str) -> float:

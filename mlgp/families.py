@@ -9,9 +9,16 @@ and checked), the parameter that seeds it, whether it takes the one time budget 
 defaults, and what its ``fit`` takes beyond ``(X, Y)`` (a ``validation`` pair; ``progress`` as a
 ``fit`` argument or a parameter) — declared here, not inspected. :func:`make_estimator` builds one
 from a name, a seed, a budget and ``NAME=VALUE`` changes, checking the names against the class's
-parameters and the values against its constraints before any data are read; :func:`load_model`
-reads a saved model of any family; :func:`parse_value` is the one reader of a ``--set`` value.
-This module combines the families: no family and nothing of the floor imports it.
+parameters and the values against its constraints before any data are read; :func:`parse_value` is
+the one reader of a ``--set`` value. This module combines the families: no family and nothing of
+the floor imports it.
+
+It is the one registry of estimators: each family also names the classes its module defines whose
+files it reads (:attr:`Family.class_names`), and the table of saved class names
+(:func:`saved_classes`) is derived from :data:`FAMILIES`. :func:`load_model` reads a saved model's
+class name from its header (:func:`mlgp.estimator.persistence.saved_class_name`) and imports that
+family's module alone; the floor (:mod:`mlgp.estimator.registry`) then finds the class that module
+defined, as it finds any class already defined (a user's subclass).
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Callable
 from .errors import ArgumentError
 
 __all__ = ["FAMILIES", "Family", "family", "fit_arguments", "load_model", "make_estimator", "parse_assignment",
-           "parse_value", "uses_tensorflow"]
+           "parse_value", "saved_classes", "uses_tensorflow"]
 
 
 def _frequency():
@@ -104,6 +111,10 @@ class Family:
         ``None``: the family shows no progress bar.
     tensorflow
         Whether fitting imports TensorFlow: ``True``, ``False`` or a function of the estimator.
+    class_names
+        The classes whose saved files this family's module reads, by ``__name__``: its estimator
+        class first, then any other class that module defines (GenEMLCV beside GenEML). A saved
+        file names its class, and :func:`load_model` imports the one family that names it.
     """
 
     name: str
@@ -115,6 +126,7 @@ class Family:
     validation: bool = False
     progress: str | None = None
     tensorflow: bool | Callable[[object], bool] = False
+    class_names: tuple[str, ...] = ()
 
     @property
     def estimator_class(self) -> type:
@@ -136,20 +148,26 @@ _TREES = {"n_jobs": -1}
 
 #: Every family by its command-line name.
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("frequency", _frequency, seed=None),
-    Family("fastxml", _fastxml, budget=True, defaults=_TREES, progress="fit"),
-    Family("pfastxml", _pfastxml, budget=True, defaults=_TREES, progress="fit"),
-    Family("pfastrexml", _pfastrexml, budget=True, defaults=_TREES, progress="fit"),
-    Family("lspc", _lspc, budget=True),
-    Family("mllspc", _mllspc, budget=True),
-    Family("mllspccv", _mllspccv, budget=True),
-    Family("mlknn", _mlknn, seed=None, budget=True),
+    Family("frequency", _frequency, seed=None, class_names=("LabelFrequency",)),
+    Family("fastxml", _fastxml, budget=True, defaults=_TREES, progress="fit", class_names=("FastXML",)),
+    Family("pfastxml", _pfastxml, budget=True, defaults=_TREES, progress="fit", class_names=("PfastXML",)),
+    Family("pfastrexml", _pfastrexml, budget=True, defaults=_TREES, progress="fit", class_names=("PfastreXML",)),
+    Family("lspc", _lspc, budget=True, class_names=("LSPC",)),
+    Family("mllspc", _mllspc, budget=True, class_names=("MLLSPC",)),
+    Family("mllspccv", _mllspccv, budget=True, class_names=("MLLSPCCV",)),
+    Family("mlknn", _mlknn, seed=None, budget=True, class_names=("MLkNN",)),
     # the class's own defaults (preprocessing chosen from the features, k = 100)
     Family("geneml", _geneml, budget=True, validation=True,
-           progress="parameter", tensorflow=lambda est: est.inference == "gibbs"),
+           progress="parameter", tensorflow=lambda est: est.inference == "gibbs", class_names=("GenEML", "GenEMLCV")),
     Family("mlgpf", _mlgpf, seed="seed", budget=True, budget_defaults={"epochs": 100000}, validation=True,
-           progress="parameter", tensorflow=True),
+           progress="parameter", tensorflow=True, class_names=("MLGPFClassifier",)),
 )}
+
+
+def saved_classes() -> dict[str, Family]:
+    """The family whose module defines each saved class name (:attr:`Family.class_names`), derived
+    from :data:`FAMILIES`; nothing is imported."""
+    return {name: f for f in FAMILIES.values() for name in f.class_names}
 
 
 def family(name: str) -> Family:
@@ -169,20 +187,24 @@ def family_of(estimator) -> Family:
     known = _BY_CLASS.get(type(estimator))
     if known is not None:
         return known
-    by_class = {f.estimator_class: f for f in FAMILIES.values()}
-    for cls in type(estimator).__mro__:
-        if cls in by_class:
-            return by_class[cls]
+    named = saved_classes()
+    for cls in type(estimator).__mro__:  # only a family whose class has this name is imported
+        f = named.get(cls.__name__)
+        if f is not None and f.estimator_class is cls:
+            return f
     raise ArgumentError(f"{type(estimator).__name__} is not one of the families ({', '.join(FAMILIES)})")
 
 
 def load_model(path):
-    """A model file of any family (:meth:`mlgp.estimator.MultiLabelEstimator.load`), every family's
-    class registered first (importing them imports no TensorFlow)."""
+    """A model file of any family (:meth:`mlgp.estimator.MultiLabelEstimator.load`): the family
+    whose :attr:`Family.class_names` holds the class the file names is imported first, and no other
+    (a file of a class defined elsewhere loads once its module is imported, as on the floor)."""
     from .estimator import MultiLabelEstimator
+    from .estimator.persistence import saved_class_name
 
-    for f in FAMILIES.values():
-        f.load()  # importing the class registers it
+    f = saved_classes().get(saved_class_name(path))
+    if f is not None:
+        f.load()  # importing the family's class registers the classes of its module
     return MultiLabelEstimator.load(path)
 
 
@@ -222,19 +244,18 @@ def make_estimator(name: str, changes: dict | None = None, *, seed: int | None =
 
     This is the one check of ``budget`` and ``seed`` on the way from ``mlgp compare`` / ``mlgp fit``
     / :func:`mlgp.compare` to a family's ``fit`` (the command line only turns their text into
-    numbers): a budget is a finite number of seconds > 0 or ``None``; a seed a whole number from 0
-    to :data:`~mlgp.arguments.MAX_SEED` or ``None``, checked whether or not the family takes one.
+    numbers): a budget by the one rule of a budget (:func:`mlgp.arguments.is_seconds`: a finite
+    number of seconds > 0, or ``None``); a seed a whole number from 0 to
+    :data:`~mlgp.arguments.MAX_SEED` or ``None``, checked whether or not the family takes one.
     The ``max_seconds`` and the seed parameter they become are then trusted by the estimator's
     parameter check, and the budget by ``fit`` (:meth:`~mlgp.estimator.Budget.trusted`).
     """
-    from .arguments import positive_real
-    from .arguments import seed as check_seed
+    from . import arguments
 
     f = family(name)
-    if budget is not None:
-        budget = positive_real(budget, "budget")
+    budget = arguments.max_seconds(budget, "budget")
     if seed is not None:
-        seed = check_seed(seed)
+        seed = arguments.seed(seed)
     changes = dict(changes or {})
     known = f.parameters()
     unknown = sorted(set(changes) - set(known))

@@ -82,15 +82,18 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
 
 
 # ------------------------------------------------------------------------------------ reading --
-def read_npz(path: str | Path, what: str = "archive") -> dict[str, np.ndarray]:
+def read_npz(path: str | Path, what: str = "archive", only: frozenset[str] | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` file ``path`` by name, each checked as described in the module
-    docstring; ``what`` names the file's role in messages ("saved estimator", "parameter file")."""
+    docstring; ``what`` names the file's role in messages ("saved estimator", "parameter file").
+    ``only``: read just the arrays of these names (a header), the others' members left unread."""
     path = Path(path)
     arrays: dict[str, np.ndarray] = {}
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
                 name = info.filename
+                if only is not None and name[:-4] not in only:
+                    continue
                 if not name.endswith(".npy") or name[:-4] in arrays:
                     raise DataFormatError(f"{what}: the member {name!r} is not one .npy array", path=path)
                 arrays[name[:-4]] = _read_member(archive, info, path, what)

@@ -1,6 +1,7 @@
 """What the ``mlgp`` subcommands share: the parser class, the option types (each checked by
 :mod:`mlgp.arguments`, the one check of a number), data-home resolution, the metric table's text
-form and the CSV output's checks. No model code."""
+form and the CSV output's writing (its path is checked as every output file is,
+:func:`mlgp.files.check_output_file`). No model code."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ import argparse
 import difflib
 import math
 import re
-import os
 import sys
 from pathlib import Path
 
 from .. import arguments
 from ..arguments import argparse_type
-from ..errors import MLGPError
 from ..files import atomic_write
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "no_home_message",
     "required_home",
     "format_metrics",
-    "check_csv_path",
     "write_csv",
 ]
 
@@ -48,7 +46,8 @@ def _as_converted(value: float | int, name: str) -> float | int:
     return value
 
 
-#: argparse type: a budget's text as a float (``make_estimator`` checks that it is finite and > 0).
+#: argparse type: a budget's text as a float (``make_estimator`` checks it by the one rule of a
+#: budget, :func:`mlgp.arguments.is_seconds`).
 seconds = argparse_type(_as_converted, float, "a number of seconds", "budget")
 #: argparse type: a seed's text as an int (``make_estimator`` checks that it is from 0 to
 #: :data:`~mlgp.arguments.MAX_SEED`).
@@ -165,18 +164,6 @@ def format_metrics(table) -> str:
     shown.columns = [f"@{k}" for k in shown.columns]
     shown.index.name = "metric (%)"
     return shown.to_string(float_format=lambda v: f"{v:.2f}")
-
-
-def check_csv_path(path: Path | None) -> None:
-    """Before any work: ``--csv`` must name a file in an existing folder."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise MLGPError(f"--csv {path}: is a folder, not a file name")
-    if not path.parent.is_dir():
-        raise MLGPError(f"--csv {path}: folder {str(path.parent)!r} does not exist")
-    if not os.access(path.parent, os.W_OK):
-        raise MLGPError(f"--csv {path}: folder {str(path.parent)!r} is not writable")
 
 
 def write_csv(table, path: Path) -> None:

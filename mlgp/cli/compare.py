@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     result = compare(args.models, dataset=args.dataset, train=args.train, test=args.test,
                      data_format=args.data_format, budget=args.budget, settings=settings,
                      seed=args.seed, out=args.out, data_home=home, progress=True,
-                     echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
+                     echo=lambda line: print(line, file=sys.stderr, flush=True),
                      isolate=not args.in_process, read_options=read_options)
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
     title = f"mlgp compare: {args.dataset or args.train.name}"
@@ -130,7 +130,7 @@ def _run_many(args: argparse.Namespace, settings: dict, home) -> int:
     command = "mlgp " + shlex.join(args.argv) if getattr(args, "argv", None) else None
     many = compare_many(args.models, args.dataset, budget=args.budget, settings=settings,
                         seed=args.seed, out=args.out, data_home=home, progress=True,
-                        echo=lambda line: print(line, file=sys.stderr, flush=True), quiet_tensorflow=not args.verbose,
+                        echo=lambda line: print(line, file=sys.stderr, flush=True),
                         isolate=not args.in_process, command=command)
     for name, result in many.comparisons.items():
         print(f"== {name} ==")

@@ -9,7 +9,8 @@ model's ``decision_function`` (dense ``.npy``) or ``predict_topk`` (``.npz`` wit
 columns (or ``indices``) are 0-based label indices. Without ``--k``, a top-k ranking is evaluated at
 the default cut-offs (1, 3, 5) that it holds (those ≤ its k: ``mlgp predict --top-k 3`` gives @1 and
 @3); a cut-off that ``--k`` asks for beyond the ranking's k is refused. Every input is checked
-before the metrics run.
+before the metrics run, ``--csv`` as every command's output file is (:func:`mlgp.files.check_output_file`:
+a folder that does not exist yet is made when the table is written).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import argparse
 from pathlib import Path
 
 from ..errors import ShapeError
-from .common import check_csv_path, format_metrics, int_list, propensity_pair, required_home, write_csv
+from ..files import check_output_file, make_folder
+from .common import format_metrics, int_list, propensity_pair, required_home, write_csv
 from .inputs import add_format_option, add_labels_from_option, add_zero_based_option, read_file
 
 __all__ = ["DEFAULT_KS", "add_parser", "cut_offs", "run"]
@@ -119,7 +121,8 @@ def run(args: argparse.Namespace) -> int:
     from ..metrics import evaluate
     from ..scores import TopK, load_scores
 
-    check_csv_path(args.csv)
+    if args.csv is not None:  # the one output-path check of every command (mlgp.files)
+        check_output_file(args.csv, "--csv")
     scores = load_scores(args.scores)
     Y, inv_propensity, labels, propensities = _labels(args, scores)
     N, K = Y.shape
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"propensities from {propensities}")
     print(format_metrics(table))
     if args.csv is not None:
+        make_folder(args.csv.parent, "--csv")  # as --out of fit and predict: a new folder is made
         write_csv(table, args.csv)
         print(f"table written to {args.csv}")
     return 0

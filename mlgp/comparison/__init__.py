@@ -1,7 +1,7 @@
 """Every family as one estimator, compared in one call: the family registry
 (:mod:`mlgp.families`, re-exported here), :func:`compare` (:mod:`mlgp.comparison.run`, the loop over the
-families), fitting one family in a process of its own (:mod:`mlgp.comparison.isolation`,
-:mod:`mlgp.comparison.worker`), the run files a comparison resumes from
+families; its arguments checked by :mod:`mlgp.comparison.checks`), fitting one family in a process
+of its own (:mod:`mlgp.comparison.isolation`, :mod:`mlgp.comparison.worker`), the run files a comparison resumes from
 (:mod:`mlgp.comparison.resume`) and the per-test-row values kept beside them
 (:mod:`mlgp.comparison.rows`), the traces (:mod:`mlgp.comparison.traces`) and the files of the
 report (:mod:`mlgp.comparison.report`). Over many data sets: :func:`compare_many`

@@ -80,7 +80,7 @@ def cd_figure(mean_ranks: pd.Series, cd: float, title: str = ""):
 def write_cd_diagram(path: str | Path, mean_ranks: pd.Series, cd: float, title: str = "") -> Path:
     """Write :func:`cd_figure` to ``path`` as a PNG (atomically, as the report's figures); returns
     ``path``."""
-    from .report import _save
+    from .figures import save
 
-    _save(cd_figure(mean_ranks, cd, title), Path(path))
+    save(cd_figure(mean_ranks, cd, title), Path(path))
     return Path(path)

@@ -1,5 +1,5 @@
-"""Fitting and scoring one family of a comparison, in this process (:func:`_run_one`) or in a fresh
-Python process of its own (:func:`_run_isolated`, through :mod:`mlgp.comparison.worker`).
+"""Fitting and scoring one family of a comparison, in this process (:func:`run_one`) or in a fresh
+Python process of its own (:func:`run_isolated`, through :mod:`mlgp.comparison.worker`).
 
 Either way the result is a row (``family``, ``estimator``, ``settings``, ``error``, ``chosen`` where the
 fitted estimator made a choice of its own (MLGPF's ``kernel_choice_``: :func:`_chosen_text`), the fit and predict
@@ -11,6 +11,11 @@ a trace frame (:mod:`mlgp.comparison.traces`). A family that raises is a row who
 exception's first line (``traceback`` holds the last frames). A worker process that ends without a
 result — killed by a signal (the out-of-memory killer's SIGKILL, a SIGTERM) or exiting early — is a
 row whose ``error`` names the signal's number and name, or the exit status.
+
+A family that uses TensorFlow (:func:`mlgp.families.uses_tensorflow`) has it imported first, without
+its start-up lines (:func:`mlgp.quiet.quiet_tensorflow`), unless the user chose TensorFlow's logging
+(``TF_CPP_MIN_LOG_LEVEL``, which ``mlgp --verbose`` sets and a worker inherits): the library is
+quiet by itself, and no argument asks for it.
 
 Warnings raised while a family is fitted and scored are caught there (in the worker, too) and kept
 in the row under ``_warnings`` (``[{"category": "module:Name", "message": text}]``, each once);
@@ -32,17 +37,15 @@ import pandas as pd
 
 from ..errors import warn
 from ..families import family, fit_arguments, uses_tensorflow
+from ..quiet import quiet_tensorflow
 from .probabilities import probability_row
 from .rows import ranking_rows
-from .traces import _empty_trace, _trace_of
+from .traces import empty_trace, trace_of
 
-__all__ = ["KS", "QUIET", "relay_warnings"]
+__all__ = ["KS", "relay_warnings", "run_isolated", "run_one"]
 
 #: The cut-offs of P@k, nDCG@k and PSP@k (those up to the number of labels).
 KS = (1, 3, 5)
-#: Environment variable set for a worker (:mod:`mlgp.comparison.worker`): ``1`` imports TensorFlow
-#: quietly there (:mod:`mlgp.quiet`).
-QUIET = "MLGP_WORKER_QUIET_TF"
 
 
 def _caught(records: list) -> list[dict]:
@@ -114,16 +117,13 @@ def _ending(returncode: int) -> str:
         return f"killed by signal {number}"
 
 
-def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool,
-                  quiet: bool = False) -> tuple[dict, pd.DataFrame]:
-    """:func:`_run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`).
+def run_isolated(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[dict, pd.DataFrame]:
+    """:func:`run_one` in a fresh Python process (:mod:`mlgp.comparison.worker`).
 
     Parameters
     ----------
     name, estimator, ds, inv_propensity, progress
-        As :func:`_run_one`.
-    quiet : bool
-        The worker imports TensorFlow without its start-up lines (where the family uses it).
+        As :func:`run_one`.
 
     Returns
     -------
@@ -131,7 +131,6 @@ def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool,
         The worker's row and trace; when the worker left none, a row whose ``error`` says how it
         ended (:func:`_ending`) and an empty trace.
     """
-    import os
     import pickle
     import subprocess
     import sys
@@ -140,18 +139,17 @@ def _run_isolated(name: str, estimator, ds, inv_propensity, progress: bool,
     with tempfile.TemporaryDirectory(prefix="mlgp-compare-") as tmp:
         folder = Path(tmp)
         (folder / "job.pickle").write_bytes(pickle.dumps((name, estimator, ds, inv_propensity, progress)))
-        env = {**os.environ, QUIET: "1" if quiet and uses_tensorflow(estimator) else "0"}
-        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False, env=env)
+        done = subprocess.run([sys.executable, "-m", "mlgp.comparison.worker", str(folder)], check=False)
         if (folder / "row.json").is_file():
             row = json.loads((folder / "row.json").read_text())
             trace = pd.read_csv(folder / "trace.csv", dtype={"family": str, "quantity": str})
-            return row, trace if len(trace) else _empty_trace()
+            return row, trace if len(trace) else empty_trace()
     row = {"family": name, "estimator": type(estimator).__name__, "settings": _settings_text(estimator),
            "error": f"the fitting process ended without a result ({_ending(done.returncode)}; out of memory?)"}
-    return row, _empty_trace()
+    return row, empty_trace()
 
 
-def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[dict, pd.DataFrame]:
+def run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[dict, pd.DataFrame]:
     """Fit and score one family in this process; any exception becomes the row's ``error``.
 
     Parameters
@@ -182,7 +180,7 @@ def _run_one(name: str, estimator, ds, inv_propensity, progress: bool) -> tuple[
 
 
 def _fit_and_score(name: str, estimator, ds, inv_propensity, progress: bool, row: dict) -> pd.DataFrame:
-    """:func:`_run_one`'s work: fill ``row`` in place and return the trace frame."""
+    """:func:`run_one`'s work: fill ``row`` in place and return the trace frame."""
     from sklearn import config_context
 
     from ..metrics import evaluate
@@ -191,6 +189,8 @@ def _fit_and_score(name: str, estimator, ds, inv_propensity, progress: bool, row
     K = ds.train.Y.shape[1]
     ks = [k for k in KS if k <= K]
     try:
+        if uses_tensorflow(estimator):  # TensorFlow up first, without its start-up lines, unless the user chose
+            quiet_tensorflow()  # (mlgp.quiet; in a worker too, which inherits the user's choice)
         validation = (ds.test.X, ds.test.Y) if family(name).validation else None
         kwargs = fit_arguments(estimator, progress, validation)
         with PeakMemory() as memory, config_context(skip_parameter_validation=True):
@@ -211,10 +211,10 @@ def _fit_and_score(name: str, estimator, ds, inv_propensity, progress: bool, row
         per_row = ranking_rows(ds.test.Y, top, inv_propensity)
         probabilities, row["_reliability"] = probability_row(estimator, ds.test.X, ds.test.Y, rows=per_row)
         row.update(probabilities)
-        trace = _trace_of(name, estimator)
+        trace = trace_of(name, estimator)
         row["_rows"] = {measure: values.tolist() for measure, values in per_row.items()}
     except Exception as err:  # noqa: BLE001 - a family that fails is recorded and the others go on
         row["error"] = f"{type(err).__name__}: {err}".splitlines()[0]
         row["traceback"] = traceback.format_exc(limit=5)
-        trace = _empty_trace()
+        trace = empty_trace()
     return trace

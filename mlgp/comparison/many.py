@@ -35,7 +35,8 @@ import pandas as pd
 
 from ..errors import ArgumentError, MLGPError
 from .ranks import critical_difference, friedman, paired_bootstrap, q_alpha, rank_table
-from .run import Comparison, _checked_families, _takes, compare
+from .checks import checked_families, checked_out, quiet_tensorflow_deprecated, wrong_argument
+from .run import Comparison, compare
 
 __all__ = ["ALL", "RANKED", "SUMMARY_COLUMNS", "ManyComparison", "compare_many", "summarise"]
 
@@ -94,11 +95,11 @@ def _check_datasets(datasets) -> list:
             return [ALL]
         datasets = [d.strip() for d in datasets.split(",")]
     elif isinstance(datasets, (bytes, dict, Dataset)) or not hasattr(datasets, "__iter__"):
-        raise _takes("datasets", "'all', a comma-separated text of dataset names or a list of them", datasets)
+        raise wrong_argument("datasets", "'all', a comma-separated text of dataset names or a list of them", datasets)
     datasets = list(datasets)
     for d in datasets:
         if not isinstance(d, (str, Dataset)):
-            raise _takes("datasets", "dataset names (texts) or mlgp.data.Dataset objects", d)
+            raise wrong_argument("datasets", "dataset names (texts) or mlgp.data.Dataset objects", d)
         if isinstance(d, str) and (not d or d != d.strip() or "/" in d or d in (".", "..")):
             raise ArgumentError(f"compare_many: {d!r} is not a dataset name")
     if not datasets:
@@ -148,7 +149,7 @@ def _load(dataset, data_home) -> tuple[object | None, str | None]:
 
 def compare_many(models, datasets, *, budget=None, settings: dict | None = None, seed: int | None = 0,
                  out: str | Path | None = None, data_home=None, progress: bool = False,
-                 echo: Callable[[str], None] | None = None, isolate: bool = True, quiet_tensorflow: bool = False,
+                 echo: Callable[[str], None] | None = None, isolate: bool = True, quiet_tensorflow: None = None,
                  n_resamples: int = 1000, alpha: float = 0.05, command: str | None = None) -> ManyComparison:
     """Compare the families of ``models`` on each of ``datasets`` and summarise over the data sets.
 
@@ -158,8 +159,10 @@ def compare_many(models, datasets, *, budget=None, settings: dict | None = None,
         Family names (:data:`mlgp.comparison.FAMILIES`), or one comma-separated text.
     datasets : str or list of (str or mlgp.data.Dataset)
         ``"all"``, a comma-separated text of names, or a list of names or loaded data sets.
-    budget, settings, seed, data_home, progress, isolate, quiet_tensorflow
+    budget, settings, seed, data_home, progress, isolate
         As :func:`mlgp.compare`, for every data set; ``seed`` also seeds the bootstrap.
+    quiet_tensorflow : None
+        Deprecated and ignored, as :func:`mlgp.compare`'s (a ``FutureWarning`` when given).
     out : str or Path, optional
         Folder of one sub-folder per data set (:func:`mlgp.compare`'s files and report) and of the
         summary files.
@@ -177,17 +180,14 @@ def compare_many(models, datasets, *, budget=None, settings: dict | None = None,
     -------
     ManyComparison
     """
-    models, _ = _checked_families(models, settings, seed, budget, (None, None, None, None), out, data_home, echo,
-                                  {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
+    quiet_tensorflow_deprecated(quiet_tensorflow, "compare_many")
+    models, _ = checked_families(models, settings, seed, budget, (None, None, None, None), out, data_home, echo,
+                                 {"progress": progress, "isolate": isolate})
     if int(n_resamples) != n_resamples or isinstance(n_resamples, bool) or n_resamples < 1:
-        raise _takes("n_resamples", "a whole number >= 1", n_resamples)
+        raise wrong_argument("n_resamples", "a whole number >= 1", n_resamples)
     q_alpha(2, alpha)  # checks alpha
     datasets = _check_datasets(datasets)
-    if out is not None:
-        from ..files import check_output_folder
-
-        out = Path(out)
-        check_output_folder(out)
+    out = checked_out(out)
     datasets = _resolve(datasets, data_home)
     echo = echo or (lambda line: None)
     comparisons, skipped = {}, {}
@@ -200,8 +200,7 @@ def compare_many(models, datasets, *, budget=None, settings: dict | None = None,
             continue
         comparisons[name] = compare(models, dataset=ds, budget=budget, settings=settings, seed=seed,
                                     out=None if out is None else out / name, progress=progress,
-                                    echo=lambda line, n=name: echo(f"{n}: {line}"), isolate=isolate,
-                                    quiet_tensorflow=quiet_tensorflow)
+                                    echo=lambda line, n=name: echo(f"{n}: {line}"), isolate=isolate)
         del ds
         if out is not None:
             from .report import write_report

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..files import atomic_write
+from ..files import atomic_write_text
 from .best import best_lines
 from .figures import DPI, reliability_figure, save, traces_figure
 from .probabilities import KS as CALIBRATION_KS
@@ -78,16 +78,6 @@ def table_text(results: pd.DataFrame, markdown: bool = False) -> str:
     return shown.to_markdown(index=False) if markdown else shown.to_string(index=False)
 
 
-def _write_text(path: Path, text: str) -> None:
-    data = text.encode()
-    atomic_write(path, lambda f: f.write(data))
-
-
-def _save(fig, path: Path) -> None:
-    """Write ``fig`` as a PNG (:func:`mlgp.comparison.figures.save`)."""
-    save(fig, path)
-
-
 def _figure(results: pd.DataFrame, traces: pd.DataFrame, title: str, path: Path) -> None:
     save(traces_figure(results, traces, title), path)
 
@@ -120,9 +110,9 @@ def write_report(comparison, out: str | Path, title: str = "Comparison", command
     results = comparison.results.drop(columns=[c for c in ("traceback",) if c in comparison.results])
     names = ("results.csv", "traces.csv", "traces.png", "reliability.csv", "calibration.png", "report.md")
     paths = {name: out / name for name in names}
-    _write_text(paths["results.csv"], results.to_csv(index=False))
-    _write_text(paths["traces.csv"], comparison.traces.to_csv(index=False))
-    _write_text(paths["reliability.csv"], comparison.reliability.to_csv(index=False))
+    atomic_write_text(paths["results.csv"], results.to_csv(index=False))
+    atomic_write_text(paths["traces.csv"], comparison.traces.to_csv(index=False))
+    atomic_write_text(paths["reliability.csv"], comparison.reliability.to_csv(index=False))
     _figure(results, comparison.traces, title, paths["traces.png"])
     _calibration_figure(comparison.reliability, title, paths["calibration.png"])
     lines = [f"# {title}", ""]
@@ -135,5 +125,5 @@ def write_report(comparison, out: str | Path, title: str = "Comparison", command
     lines += ["Settings (parameters that differ from each class's defaults):", ""]
     lines += [f"- **{r['family']}** ({r['estimator']}): {r['settings'] or 'defaults'}" for _, r in results.iterrows()]
     lines += ["", "![traces](traces.png)", "", "![calibration](calibration.png)", ""]
-    _write_text(paths["report.md"], "\n".join(lines))
+    atomic_write_text(paths["report.md"], "\n".join(lines))
     return paths

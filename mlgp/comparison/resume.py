@@ -4,15 +4,15 @@ later :func:`mlgp.compare` with the same ``out`` resumes.
 A run file is a JSON object with exactly three fields: ``config`` (what the family was run with: its
 name, class, every parameter's ``repr``, the budget, the seed and the fingerprint of the data),
 ``row`` (its row of the results, :mod:`mlgp.comparison.isolation`) and ``trace`` (its trace frame as
-``{column: [values]}``, :mod:`mlgp.comparison.traces`). :func:`_record` writes it atomically.
-:func:`_finished` takes an earlier result from it only when the config is the one asked for, the
+``{column: [values]}``, :mod:`mlgp.comparison.traces`). :func:`record_run` writes it atomically.
+:func:`finished_run` takes an earlier result from it only when the config is the one asked for, the
 family did not fail there, and the file is whole: every field of the row present with the type and
 range it has when written (a name, seconds ≥ 0, percentages in [0, 100], probabilities and
 calibration errors in [0, 1], reliability bins of equal lengths, no field it does not write) and the
 trace's five columns of equal lengths and their types. Beside it, ``out/runs/<family>.rows.npz``
 holds the family's per-test-row values (:mod:`mlgp.comparison.rows`), written before the run file;
 an earlier result is taken only with its rows file whole too. Any other file, or a missing rows file,
-is not used: :func:`_finished` says why in one line and the family is fitted again.
+is not used: :func:`finished_run` says why in one line and the family is fitted again.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from .isolation import KS
 from .probabilities import KS as CALIBRATION_KS
 from .probabilities import uniform_column
 from .rows import BrokenRows, read_rows, save_rows
-from .traces import TRACE_COLUMNS, _empty_trace
+from .traces import TRACE_COLUMNS, empty_trace
 
-__all__ = ["Earlier"]
+__all__ = ["Earlier", "finished_run", "record_run", "run_file"]
 
 
 class Earlier(NamedTuple):
-    """What :func:`_finished` found in a family's run file.
+    """What :func:`finished_run` found in a family's run file.
 
     Attributes
     ----------
@@ -104,7 +104,7 @@ _INTERVAL = {"ECE_debiased": _Number(0.0, 1.0, nan=True), "ECE_low": _Number(0.0
 _BINS = ("mean_probability", "frequency", "count")
 
 
-def _run_file(out: Path, name: str) -> Path:
+def run_file(out: Path, name: str) -> Path:
     """The run file of family ``name`` under the comparison's folder ``out``."""
     return out / "runs" / f"{name}.json"
 
@@ -196,7 +196,7 @@ def _trace_frame(trace, name: str) -> pd.DataFrame:
     for value in trace["value"]:
         _Number().check("a trace 'value'", value)
     if not trace["family"]:
-        return _empty_trace()
+        return empty_trace()
     return pd.DataFrame({"family": trace["family"], "step": pd.Series(trace["step"]).astype(int),
                          "seconds": pd.Series(trace["seconds"], dtype=float), "quantity": trace["quantity"],
                          "value": pd.Series(trace["value"], dtype=float)})
@@ -212,7 +212,7 @@ def _read(path: Path) -> dict:
     return saved
 
 
-def _finished(out: Path | None, name: str, config: dict, num_labels: int, num_rows: int) -> Earlier:
+def finished_run(out: Path | None, name: str, config: dict, num_labels: int, num_rows: int) -> Earlier:
     """An earlier run's ``(row, trace, rows)`` for ``name`` made with ``config``, if its run file and
     its rows file are whole.
 
@@ -234,10 +234,10 @@ def _finished(out: Path | None, name: str, config: dict, num_labels: int, num_ro
     Earlier
         The result to take, or ``None`` with the reason when the file is broken.
     """
-    if out is None or not _run_file(out, name).is_file():
+    if out is None or not run_file(out, name).is_file():
         return Earlier(None)
     try:
-        saved = _read(_run_file(out, name))
+        saved = _read(run_file(out, name))
         wanted = json.loads(json.dumps(config))
         _fields(saved["config"], wanted, "the config")
         if saved["config"] != wanted:  # other settings or data: fitted again
@@ -255,10 +255,10 @@ def _finished(out: Path | None, name: str, config: dict, num_labels: int, num_ro
     return Earlier((dict(row), trace, rows))
 
 
-def _record(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame,
+def record_run(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame,
             rows: dict[str, np.ndarray] | None = None) -> None:
     """Write family ``name``'s rows file (when it ran: ``rows``, measure → (N_test,) array), then its
-    run file, each atomically: ``config``, ``row`` and ``trace`` (what :func:`_finished` reads back
+    run file, each atomically: ``config``, ``row`` and ``trace`` (what :func:`finished_run` reads back
     on a later call)."""
     from ..files import atomic_write
 
@@ -267,4 +267,4 @@ def _record(out: Path, name: str, config: dict, row: dict, trace: pd.DataFrame,
         save_rows(out, name, rows)
     text = json.dumps({"config": config, "row": row, "trace": trace.to_dict(orient="list")}, indent=1,
                       default=float).encode()
-    atomic_write(_run_file(out, name), lambda f: f.write(text))
+    atomic_write(run_file(out, name), lambda f: f.write(text))

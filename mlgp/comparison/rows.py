@@ -67,7 +67,7 @@ def ranking_rows(Y_test, top, inv_propensity: np.ndarray | None = None) -> dict[
     """
     from ..metrics import rank_against
     from ..metrics._labels import safe_div
-    from ..metrics._ranking import _discounts, _idcg
+    from ..metrics import dcg_discounts, ideal_dcg
 
     ks = [k for k in KS if k <= Y_test.shape[1]]
     ranked = rank_against(Y_test, top, max(ks))
@@ -75,7 +75,7 @@ def ranking_rows(Y_test, top, inv_propensity: np.ndarray | None = None) -> dict[
     for k in ks:
         out[f"P@{k}"] = hits[:, :k].sum(axis=1) / k
     for k in ks:
-        out[f"nDCG@{k}"] = safe_div(hits[:, :k] @ _discounts(k), _idcg(ranked.Y, k))
+        out[f"nDCG@{k}"] = safe_div(hits[:, :k] @ dcg_discounts(k), ideal_dcg(ranked.Y, k))
     if inv_propensity is not None:
         w = np.asarray(inv_propensity, dtype=np.float64)
         for k in ks:

@@ -1,10 +1,10 @@
 """One comparison of model families on one split: :func:`compare`, the Python twin of ``mlgp compare``.
 
 Contract: every argument is checked, and every family named (:data:`mlgp.comparison.FAMILIES`) built
-and checked, before any data are read or any fitting (a wrong-typed argument, an unknown family or
-parameter, a value outside its constraints, a family named twice or a budget ≤ 0 raise
-:class:`~mlgp.errors.ArgumentError`); then each family is fitted in turn on the same training split —
-within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training stops after
+and checked, before any data are read or any fitting (:mod:`mlgp.comparison.checks`: a wrong-typed
+argument, an unknown family or parameter, a value outside its constraints, a family named twice or
+a budget that is not a finite number of seconds > 0 raise :class:`~mlgp.errors.ArgumentError`); then
+each family is fitted in turn on the same training split — within ``budget`` wall seconds where the family has a budget (MLGPF, GenEML: training stops after
 the epoch or EM iteration that ends past it; the trees and LSPC have none) — and scored on the test
 split (:mod:`mlgp.comparison.isolation`): P@1/3/5, nDCG@1/3/5 and PSP@1/3/5 (percent; propensities
 from the training labels), the probability columns of :mod:`mlgp.comparison.probabilities` (empty
@@ -30,7 +30,6 @@ in this process, once each, from the caller of :func:`compare`
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -39,10 +38,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
-from ..families import family, make_estimator
-from .isolation import KS, QUIET, _run_isolated, _run_one, relay_warnings  # noqa: F401 - QUIET: still importable
-from .resume import _finished, _record, _run_file
-from .traces import MAX_TRACE_STEPS, _empty_trace, _thinned  # noqa: F401 - MAX_TRACE_STEPS: likewise
+from ..families import family
+from .checks import check_read_options, checked_families, checked_out, quiet_tensorflow_deprecated
+from .isolation import KS, relay_warnings, run_isolated, run_one
+from .resume import finished_run, record_run, run_file
+from .traces import empty_trace, thinned
 
 __all__ = ["Comparison", "compare"]
 
@@ -99,83 +99,6 @@ class Comparison:
             self.earlier = []
 
 
-def _takes(name: str, what: str, value) -> ArgumentError:
-    """``ArgumentError``: argument ``name`` takes ``what``, and got ``value`` (of its type)."""
-    shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:57] + "..."
-    return ArgumentError(f"compare: {name} takes {what}, got {shown} ({type(value).__name__})")
-
-
-def _check_models(models) -> list[str]:
-    """The family names of ``models`` (a text, comma-separated, or an iterable of texts), checked."""
-    if isinstance(models, str):
-        models = [m.strip() for m in models.split(",") if m.strip()]
-    elif isinstance(models, (bytes, dict)) or not hasattr(models, "__iter__"):
-        raise _takes("models", "a family name, a comma-separated text of them or a list of them", models)
-    models = list(models)
-    for m in models:
-        if not isinstance(m, str):
-            raise _takes("models", "family names (texts)", m)
-    if not models:
-        raise ArgumentError("compare needs at least one family")
-    twice = sorted({m for m in models if models.count(m) > 1})
-    if twice:
-        raise ArgumentError(f"family listed twice: {', '.join(twice)}")
-    for m in models:
-        family(m)
-    return models
-
-
-def _check_settings(settings, models: list[str]) -> dict:
-    """``{family: {parameter: value}}`` for families among ``models``."""
-    if settings is None:
-        return {}
-    if not isinstance(settings, dict):
-        raise _takes("settings", "a dict {family: {parameter: value}}", settings)
-    for name, changes in settings.items():
-        if not isinstance(name, str):
-            raise _takes("settings", "family names (texts) as keys", name)
-        if changes is not None and not isinstance(changes, dict):
-            raise _takes(f"settings[{name!r}]", "a dict {parameter: value}", changes)
-    stray = sorted(set(settings) - set(models))
-    if stray:
-        raise ArgumentError(f"settings given for {', '.join(stray)}, which is not among the families compared")
-    return dict(settings)
-
-
-def _check_types(dataset, train, test, data_format, out, data_home, echo, flags: dict) -> None:
-    """Check the types of :func:`compare`'s other arguments (the seed and the budget are checked by
-    :func:`mlgp.families.make_estimator`, once for each family)."""
-    from ..data.registry import Dataset
-
-    path = (str, os.PathLike)
-    if dataset is not None and not isinstance(dataset, (str, Dataset)):
-        raise _takes("dataset", "a dataset name or an mlgp.data.Dataset", dataset)
-    if dataset is not None and (train is not None or test is not None):
-        raise ArgumentError("compare takes a dataset, or a train and a test file, not both")
-    for name, value in (("train", train), ("test", test), ("out", out), ("data_home", data_home)):
-        if value is not None and not isinstance(value, path):
-            raise _takes(name, "a path (str or os.PathLike)", value)
-    if data_format is not None and not isinstance(data_format, str):
-        raise _takes("data_format", "a format name (str) or None", data_format)
-    for name, value in flags.items():
-        if not isinstance(value, (bool, np.bool_)):
-            raise _takes(name, "True or False", value)
-    if echo is not None and not callable(echo):
-        raise _takes("echo", "a function of one line of text, or None", echo)
-
-
-def _checked_families(models, settings, seed, budget, source: tuple, out, data_home, echo,
-                      flags: dict) -> tuple[list[str], dict]:
-    """The family names and their estimators, every argument checked before any data are read
-    (:func:`compare` and :func:`mlgp.comparison.many.compare_many`); ``source``: ``(dataset, train,
-    test, data_format)``."""
-    models = _check_models(models)
-    settings = _check_settings(settings, models)
-    _check_types(*source, out, data_home, echo, flags)
-    return models, {m: make_estimator(m, settings.get(m), seed=seed, budget=budget) for m in models}
-
-
 def _config(name: str, estimator, budget, seed, fingerprint: str) -> dict:
     """What family ``name`` is run with: the key of its run file (:mod:`mlgp.comparison.resume`)."""
     return {"family": name, "class": type(estimator).__name__,
@@ -210,7 +133,7 @@ def _earlier_runs(out: Path | None, named: list[str], budget, seed, fingerprint:
             continue  # not a family's run file, or a broken one: not this call's to judge
         if name in named or key != (fingerprint, None if seed is None else int(seed), _key_budget(name, budget)):
             continue
-        earlier = _finished(out, name, config, test_shape[1], test_shape[0])
+        earlier = finished_run(out, name, config, test_shape[1], test_shape[0])
         if earlier.result is not None:
             echo(f"{name}: taken from {path} (an earlier run on this split, not among the families named)")
             row, trace, values = earlier.result
@@ -253,7 +176,7 @@ def _dataset(dataset, train, test, data_format, data_home, read_options: dict):
 def compare(models, *, dataset=None, train=None, test=None, data_format: str | None = None, budget=None,
             settings: dict | None = None, seed: int = 0, out: str | Path | None = None, data_home=None,
             progress: bool = False, echo: Callable[[str], None] | None = None, isolate: bool = True,
-            quiet_tensorflow: bool = False, read_options: dict | None = None) -> Comparison:
+            quiet_tensorflow: None = None, read_options: dict | None = None) -> Comparison:
     """Fit every family of ``models`` on one training split and score them on its test split.
 
     Parameters
@@ -285,8 +208,10 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
         peak memory is its own, and a family that crashes the process (or is killed for memory) is
         recorded like any other failure. ``False`` fits in this process (faster to start; memory
         then counts what earlier families left).
-    quiet_tensorflow : bool
-        With ``isolate``, a worker that imports TensorFlow does so without its start-up lines.
+    quiet_tensorflow : None
+        Deprecated and ignored (a ``FutureWarning`` when given): TensorFlow comes up without its
+        start-up lines by itself (:mod:`mlgp.quiet`), in this process and in the workers, unless
+        ``TF_CPP_MIN_LOG_LEVEL`` is set (``mlgp --verbose`` sets it to 0).
     read_options : dict, optional
         More keyword arguments of :func:`mlgp.data.read_labelled` for the ``train`` and ``test``
         files, e.g. ``{"zero_based": True}`` or ``{"labels_from": 1}``.
@@ -297,18 +222,11 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     """
     from ..fingerprint import data_fingerprint
 
-    if not (read_options is None or isinstance(read_options, dict)):
-        raise _takes("read_options", "a dict of read_labelled's keyword arguments or None", read_options)
-    if read_options and train is None:
-        raise ArgumentError("compare: read_options apply to the train and test files, and no train file is given")
-    models, estimators = _checked_families(models, settings, seed, budget, (dataset, train, test, data_format),
-                                           out, data_home, echo,
-                                           {"progress": progress, "isolate": isolate, "quiet_tensorflow": quiet_tensorflow})
-    if out is not None:
-        from ..files import check_output_folder
-
-        out = Path(out)
-        check_output_folder(out)
+    quiet_tensorflow_deprecated(quiet_tensorflow, "compare")
+    check_read_options(read_options, train)
+    models, estimators = checked_families(models, settings, seed, budget, (dataset, train, test, data_format),
+                                          out, data_home, echo, {"progress": progress, "isolate": isolate})
+    out = checked_out(out)
     ds = _dataset(dataset, train, test, data_format, data_home, read_options or {})
     fingerprint = data_fingerprint(ds.train.X, ds.train.Y, ds.test.X, ds.test.Y)
     inv_propensity = ds.inverse_propensity()
@@ -317,24 +235,23 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
     def fit(name: str, estimator) -> tuple[dict, pd.DataFrame]:
         """Fit and score one family, in a worker process with ``isolate``."""
         if isolate:
-            return _run_isolated(name, estimator, ds, inv_propensity, bool(progress), bool(quiet_tensorflow))
-        return _run_one(name, estimator, ds, inv_propensity, bool(progress))
+            return run_isolated(name, estimator, ds, inv_propensity, bool(progress))
+        return run_one(name, estimator, ds, inv_propensity, bool(progress))
 
-    rows, traces, per_row = [], [], {}
-    for name, estimator in estimators.items():
-        config = _config(name, estimator, budget, seed, fingerprint)
-        row, trace, values = _fit_or_resume(name, estimator, config, out, ds.test.Y.shape, fit, echo)
-        rows.append(row)
-        traces.append(trace)
-        if values:
-            per_row[name] = values
-    earlier = _earlier_runs(out, models, budget, seed, fingerprint, ds.test.Y.shape, echo)
-    for row, trace, values in earlier:
-        rows.append(row)
-        traces.append(trace)
-        per_row[row["family"]] = values
+    ran = [_fit_or_resume(name, estimator, _config(name, estimator, budget, seed, fingerprint), out, ds.test.Y.shape,
+                          fit, echo) for name, estimator in estimators.items()]
+    return _comparison(ran, _earlier_runs(out, models, budget, seed, fingerprint, ds.test.Y.shape, echo))
+
+
+def _comparison(ran: list, earlier: list) -> Comparison:
+    """The :class:`Comparison` of the families run (or resumed) and the ``earlier`` runs taken after
+    them: each a (row, trace, per-row values) triple."""
+    rows = [row for row, _, _ in ran + earlier]
+    per_row = {row["family"]: values for row, _, values in ran if values}
+    per_row.update({row["family"]: values for row, _, values in earlier})
     bins = {row["family"]: row.pop("_reliability", None) or {} for row in rows}
-    trace_frame = pd.concat([_thinned(t) for t in traces], ignore_index=True) if traces else _empty_trace()
+    traces = [trace for _, trace, _ in ran + earlier]
+    trace_frame = pd.concat([thinned(t) for t in traces], ignore_index=True) if traces else empty_trace()
     return Comparison(_results_frame(rows), trace_frame, _reliability_frame(bins), per_row,
                       [row["family"] for row, _, _ in earlier])
 
@@ -342,23 +259,23 @@ def compare(models, *, dataset=None, train=None, test=None, data_format: str | N
 def _fit_or_resume(name: str, estimator, config: dict, out: Path | None, test_shape: tuple[int, int],
                    fit: Callable, echo: Callable[[str], None]) -> tuple[dict, pd.DataFrame, dict]:
     """Family ``name``'s row, trace and per-test-row values: from its run and rows files under ``out``
-    when they are whole and were made with ``config`` (:func:`mlgp.comparison.resume._finished`), else
+    when they are whole and were made with ``config`` (:func:`mlgp.comparison.resume.finished_run`), else
     from ``fit(name, estimator)``, then recorded there. ``test_shape`` is (N_test, K)."""
-    earlier = _finished(out, name, config, test_shape[1], test_shape[0])
+    earlier = finished_run(out, name, config, test_shape[1], test_shape[0])
     if earlier.result is not None:
-        echo(f"{name}: taken from {_run_file(out, name)}")
+        echo(f"{name}: taken from {run_file(out, name)}")
         row, trace, values = earlier.result
         row["resumed"] = True
         return row, trace, values
     if earlier.problem is not None:
-        echo(f"{name}: not resuming from {_run_file(out, name)}: {earlier.problem}; fitting again")
+        echo(f"{name}: not resuming from {run_file(out, name)}: {earlier.problem}; fitting again")
     echo(f"{name}: fitting {type(estimator).__name__} ...")
     row, trace = fit(name, estimator)
     relay_warnings(row.pop("_warnings", None))  # from compare's caller
     values = {m: np.asarray(v, dtype=np.float64) for m, v in (row.pop("_rows", None) or {}).items()}
     row["resumed"] = False
     if out is not None:
-        _record(out, name, config, row, trace, values)
+        record_run(out, name, config, row, trace, values)
     echo(f"{name}: " + (f"error: {row['error']}" if row["error"] else
                         f"P@1 {row['P@1']:.2f} in {row['fit_seconds']:.1f} s"))
     return row, trace, values

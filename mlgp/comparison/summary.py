@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..files import atomic_write_text
 from .cd_diagram import write_cd_diagram
-from .report import _write_text
 
 __all__ = ["bootstrap_text", "figure_name", "ranks_text", "tests_text", "write_summary"]
 
@@ -93,10 +93,10 @@ def write_summary(many, out: str | Path, command: str | None = None) -> dict[str
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paths = {name: out / name for name in ("summary.csv", "ranks.csv", "friedman.csv", "bootstrap.csv")}
-    _write_text(paths["summary.csv"], many.summary.to_csv(index=False))
-    _write_text(paths["ranks.csv"], many.ranks.reset_index().to_csv(index=False))
-    _write_text(paths["friedman.csv"], many.tests.to_csv(index=False))
-    _write_text(paths["bootstrap.csv"], many.bootstrap.to_csv(index=False))
+    atomic_write_text(paths["summary.csv"], many.summary.to_csv(index=False))
+    atomic_write_text(paths["ranks.csv"], many.ranks.reset_index().to_csv(index=False))
+    atomic_write_text(paths["friedman.csv"], many.tests.to_csv(index=False))
+    atomic_write_text(paths["bootstrap.csv"], many.bootstrap.to_csv(index=False))
     figures = {}
     for _, test in many.tests.iterrows():
         measure = test["measure"]
@@ -106,7 +106,7 @@ def write_summary(many, out: str | Path, command: str | None = None) -> dict[str
             paths[name] = write_cd_diagram(out / name, many.ranks[measure].dropna(), test["critical_difference"], title)
             figures[measure] = name
     paths["summary.md"] = out / "summary.md"
-    _write_text(paths["summary.md"], _markdown(many, figures, command))
+    atomic_write_text(paths["summary.md"], _markdown(many, figures, command))
     return paths
 
 

@@ -4,8 +4,8 @@ per step, in long form.
 A trace frame has the columns :data:`TRACE_COLUMNS`: ``family``, ``step`` (training steps so far:
 optimiser steps, EM iterations, online-EM minibatches, Gibbs sweeps), ``seconds`` (since the fit
 began), ``quantity`` (``objective``: the family's training objective per training point — MLGPF's
-ELBO, GenEML's log posterior; ``P@k``: the test P@k after the step) and ``value``. :func:`_trace_of` makes one from a fitted estimator's
-``trace_``; :func:`_thinned` keeps at most :data:`MAX_TRACE_STEPS` steps of it.
+ELBO, GenEML's log posterior; ``P@k``: the test P@k after the step) and ``value``. :func:`trace_of` makes one from a fitted estimator's
+``trace_``; :func:`thinned` keeps at most :data:`MAX_TRACE_STEPS` steps of it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["MAX_TRACE_STEPS", "TRACE_COLUMNS"]
+__all__ = ["MAX_TRACE_STEPS", "TRACE_COLUMNS", "empty_trace", "thinned", "trace_of"]
 
 #: At most this many steps of a family's trace are kept (evenly spaced, the first and last among them).
 MAX_TRACE_STEPS = 500
@@ -21,14 +21,15 @@ MAX_TRACE_STEPS = 500
 TRACE_COLUMNS = ("family", "step", "seconds", "quantity", "value")
 
 
-def _empty_trace() -> pd.DataFrame:
+def empty_trace() -> pd.DataFrame:
     """A trace frame without rows (the columns of :data:`TRACE_COLUMNS` with their dtypes)."""
     return pd.DataFrame({"family": pd.Series(dtype=str), "step": pd.Series(dtype=int),
                          "seconds": pd.Series(dtype=float), "quantity": pd.Series(dtype=str),
                          "value": pd.Series(dtype=float)})
 
 
-def _thinned(trace: pd.DataFrame) -> pd.DataFrame:
+
+def thinned(trace: pd.DataFrame) -> pd.DataFrame:
     """``trace`` with at most :data:`MAX_TRACE_STEPS` of its steps (a family with many short epochs,
     MLGPF on a few hundred points, records thousands).
 
@@ -49,7 +50,7 @@ def _thinned(trace: pd.DataFrame) -> pd.DataFrame:
     return trace[trace["step"].isin(kept)].reset_index(drop=True)
 
 
-def _trace_of(name: str, estimator) -> pd.DataFrame:
+def trace_of(name: str, estimator) -> pd.DataFrame:
     """The fitted estimator's ``trace_`` in long form (empty for families without one).
 
     Every family that trains in steps writes its ``trace_`` in the one form of
@@ -72,7 +73,7 @@ def _trace_of(name: str, estimator) -> pd.DataFrame:
     if trace is not None and "step" in trace:
         trace = trace[trace["step"] > 0]  # MLGPF's set-up row (step 0) has no objective
     if trace is None or len(trace) == 0:
-        return _empty_trace()
+        return empty_trace()
     quantities = {"objective": trace["objective"], **{c: trace[c] for c in trace.columns if c.startswith("P@")}}
     parts = [pd.DataFrame({"family": name, "step": trace["step"].to_numpy(dtype=int),
                            "seconds": trace["elapsed"].to_numpy(dtype=float), "quantity": q,

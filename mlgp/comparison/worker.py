@@ -20,7 +20,7 @@ __all__ = ["main"]
 
 
 def main(folder: str) -> int:
-    """Fit and score the job of ``folder`` (:func:`mlgp.comparison.isolation._run_one`) and write
+    """Fit and score the job of ``folder`` (:func:`mlgp.comparison.isolation.run_one`) and write
     ``trace.csv``, then ``row.json``.
 
     Parameters
@@ -33,18 +33,12 @@ def main(folder: str) -> int:
     int
         0 (a family that fails is a row with its error, not a failed process).
     """
-    import os
-
     from ..files import atomic_write
-    from .isolation import QUIET, _run_one
+    from .isolation import run_one  # which brings TensorFlow up quietly where the family uses it
 
-    if os.environ.get(QUIET) == "1":  # the parent keeps TensorFlow's start-up lines out of its output
-        from ..quiet import quiet_tensorflow
-
-        quiet_tensorflow()
     folder = Path(folder)
     name, estimator, ds, inv_propensity, progress = pickle.loads((folder / "job.pickle").read_bytes())
-    row, trace = _run_one(name, estimator, ds, inv_propensity, progress)
+    row, trace = run_one(name, estimator, ds, inv_propensity, progress)
     text = json.dumps(row, default=float).encode()
     csv = trace.to_csv(index=False).encode()
     atomic_write(folder / "trace.csv", lambda f: f.write(csv))

@@ -19,8 +19,9 @@ parameter's default — the fitted state is complete without it, so predictions 
 :func:`load_estimator` reads with :func:`mlgp.files.read_npz` (no pickle, so a file cannot run
 code; CRCs and every array header checked), refuses a header nested past the recursion limit and
 ``sparse`` entries whose parts are missing, resolves the class through
-:mod:`mlgp.estimator.registry`, checks the parameters against the class's
-``_parameter_constraints`` (and that none is NaN or infinite), refuses an ``n_labels_`` larger than
+:mod:`mlgp.estimator.registry` (:func:`saved_class_name` reads the class name alone, so that
+:func:`mlgp.families.load_model` imports only the family that defines it), checks the parameters
+against the class's ``_parameter_constraints`` (and that none is NaN or infinite), refuses an ``n_labels_`` larger than
 the element count of every array that holds bytes before anything of that size is allocated (a
 shape in the header or an array of shape (0, n) justifies no size; N and D allocate nothing), and
 hands the fitted state to the estimator's ``_restore_fitted`` through a :class:`SavedState`, whose
@@ -48,10 +49,9 @@ import scipy.sparse as sp
 from ..errors import ArgumentError, DataFormatError, MLGPError, ModelNotFoundError, warn
 from ..files import as_path, atomic_write, read_npz
 from .registry import resolve
-from .saved_state import MAX_INT as _MAX_INT
 from .saved_state import SavedState
 
-__all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator"]
+__all__ = ["FORMAT", "SavedState", "load_estimator", "save_estimator", "saved_class_name"]
 
 FORMAT = "mlgp.estimator/1"
 _HEADER = "__header__"
@@ -244,14 +244,34 @@ def _check_label_counts(header: dict, arrays: dict, path: Path) -> None:
         stack.extend(v for v in scalars.values() if isinstance(v, dict))
 
 
-def load_estimator(path: str | Path, expected: type):
-    """Read an estimator written by :func:`save_estimator`; its class must be ``expected`` or a
-    subclass (a file of a subclass loads as that subclass)."""
+def _saved_file(path: str | Path) -> Path:
+    """The file a saved estimator ``path`` names (``.npz`` appended where only that exists);
+    :class:`~mlgp.errors.ModelNotFoundError` when there is none."""
     path = as_path(path)
     if not path.exists() and npz_path(path).exists():
         path = npz_path(path)
     if not path.is_file():
         raise ModelNotFoundError(f"{path}: no saved estimator at this path")
+    return path
+
+
+def saved_class_name(path: str | Path) -> str | None:
+    """The class name a saved estimator file names, read from its header alone (no array of the
+    file is read), or ``None`` when there is no file or no readable header: :func:`load_estimator`
+    then says what is wrong. What :func:`mlgp.families.load_model` imports the one family by."""
+    try:
+        text = read_npz(_saved_file(path), "saved estimator", only=frozenset({_HEADER})).get(_HEADER)
+        header = json.loads(str(text)) if text is not None and text.dtype.kind == "U" and text.ndim == 0 else None
+    except (MLGPError, ValueError, RecursionError):
+        return None
+    name = header.get("class") if isinstance(header, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def load_estimator(path: str | Path, expected: type):
+    """Read an estimator written by :func:`save_estimator`; its class must be ``expected`` or a
+    subclass (a file of a subclass loads as that subclass)."""
+    path = _saved_file(path)
     try:
         return _load(path, expected)
     except (MemoryError, RecursionError) as err:  # a backstop: no size is taken from the header alone

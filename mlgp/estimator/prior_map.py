@@ -38,6 +38,7 @@ from scipy.special import expit, log_expit
 from sklearn.utils._param_validation import StrOptions
 
 from ..errors import BudgetWarning, ShapeError, warn
+from .held_out_split import held_out_split
 
 __all__ = ["CALIBRATION", "CROSS_FIT_FOLDS", "CROSS_FIT_MAX_ROWS", "EPS", "FULL_MAP_MIN_ROWS", "MIN_Z", "PRIOR_THETA", "HELD_OUT_FRACTION", "MIN_GAIN", "MIN_ROWS",
            "PriorMap", "cross_fitted_map", "held_out_folds", "label_prior"]
@@ -90,8 +91,7 @@ def held_out_folds(num_rows: int, seed: int = 0) -> list[tuple[np.ndarray, np.nd
     if num_rows <= CROSS_FIT_MAX_ROWS:
         parts = np.array_split(order, CROSS_FIT_FOLDS)
         return [(np.sort(np.concatenate(parts[:i] + parts[i + 1:])), np.sort(part)) for i, part in enumerate(parts)]
-    n_held = min(max(int(round(HELD_OUT_FRACTION * num_rows)), 1), num_rows - 1)
-    return [(np.sort(order[n_held:]), np.sort(order[:n_held]))]
+    return [held_out_split(num_rows, HELD_OUT_FRACTION, seed, clip=True)]  # the one split (its permutation too)
 
 
 def _features(P: np.ndarray, prior: np.ndarray) -> np.ndarray:

@@ -1,8 +1,13 @@
-"""The registry of estimator classes by name: how a saved file's class name becomes a class.
+"""The classes defined so far, by name: how a saved file's class name becomes a class on the floor.
 
-Contract: every subclass of :class:`~mlgp.estimator.MultiLabelEstimator` is registered under its
-``__name__`` when Python creates it (``__init_subclass__`` calls :func:`register`), so loading needs
-no import of the concrete classes' modules beyond the one that defines them. A name belongs to one
+Contract: every subclass of :class:`~mlgp.estimator.MultiLabelEstimator` is recorded under its
+``__name__`` when Python creates it (``__init_subclass__`` calls :func:`register`): this is not a
+list anyone keeps, only what the imported modules defined, so loading needs no import beyond the
+module that defines the file's class. Which module that is, for the ten families, is declared once,
+in :data:`mlgp.families.FAMILIES` (:attr:`~mlgp.families.Family.class_names`), and
+:func:`mlgp.families.load_model` imports that one family before the floor resolves the name here
+(the floor imports no family, so ``Class.load`` needs the class's module imported, as it is when
+the class is named). A name belongs to one
 class: defining the same class again (same module and qualified name, e.g. a re-run notebook cell)
 replaces the entry; a different class with a taken name (a user's subclass named ``FastXML``) is
 allowed, but the name becomes ambiguous: :func:`resolve` then refuses it, so saving or loading a

@@ -8,7 +8,8 @@ name → values, searched in :class:`~sklearn.model_selection.ParameterGrid` ord
 (``_check_search(X, Y)``, which returns the ``context`` of the later hooks) and score a split faster
 than by fitting every point (``_split_scores``). ``fit(X, Y)`` checks the data, the subclass's search
 and the scoring (``precision@k`` with k > K: :class:`~mlgp.errors.ArgumentError`); makes every split
-before any work — a :class:`HeldOutSplit` (ArgumentError when a side would be empty) or the folds of
+before any work — a :class:`HeldOutSplit` (the rows every family holds out for its seed,
+:func:`~mlgp.estimator.held_out_split.held_out_split`; ArgumentError when a side would be empty) or the folds of
 ``check_cv(cv, Y, classifier=True)``, GridSearchCV's (:class:`~mlgp.errors.ShapeError` for fewer than
 2 rows, more K-fold folds than rows, or folds the splitter refuses); checks every candidate
 ``_searched(**_fixed_params(), **point)`` (:class:`~mlgp.estimator.ParameterError`) before any fit;

@@ -26,7 +26,8 @@ import pandas as pd
 
 from sklearn.utils._param_validation import Interval
 
-from ..errors import ArgumentError, BudgetWarning, warn
+from .. import arguments
+from ..errors import BudgetWarning, warn
 
 __all__ = ["Budget", "MAX_SECONDS", "TRACE_COLUMNS", "common_trace"]
 
@@ -35,17 +36,19 @@ TRACE_COLUMNS = ("step", "elapsed", "objective")
 
 
 class _Seconds(Interval):
-    """scikit-learn's interval (0, inf) of reals, without booleans (``True`` is not 1 second)."""
+    """scikit-learn's interval (0, inf) of reals (its message), satisfied by exactly what
+    :func:`mlgp.arguments.is_seconds` accepts (no boolean, no inf)."""
 
     def __init__(self) -> None:
         super().__init__(Real, 0, None, closed="neither")
 
     def is_satisfied_by(self, val) -> bool:
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+        return val is not None and arguments.is_seconds(val)
 
 
-#: The parameter constraint of ``max_seconds`` in every family that has one: a number > 0 (not a
-#: boolean) or ``None``. It is the one check: ``fit`` makes its budget with :meth:`Budget.trusted`.
+#: The parameter constraint of ``max_seconds`` in every family that has one: the one rule of a
+#: budget (:func:`mlgp.arguments.is_seconds`: a finite number > 0, not a boolean, or ``None``). It is
+#: the one check: ``fit`` makes its budget with :meth:`Budget.trusted`.
 MAX_SECONDS = [_Seconds(), None]
 
 
@@ -55,7 +58,9 @@ class Budget:
     Parameters
     ----------
     seconds : float or None
-        The bound; ``None`` or ``inf``: no bound (the clock is still read, for the trace).
+        The bound, checked by the one rule of a budget (:func:`mlgp.arguments.max_seconds`: a
+        finite number > 0); ``None``: no bound (``seconds`` is then ``inf``; the clock is still
+        read, for the trace).
 
     Examples
     --------
@@ -65,7 +70,7 @@ class Budget:
     """
 
     def __init__(self, seconds: float | None = None) -> None:
-        self._start(_checked_seconds(seconds))
+        self._start(arguments.max_seconds(seconds))
 
     @classmethod
     def trusted(cls, seconds: float | None, started: float | None = None) -> "Budget":
@@ -107,14 +112,6 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"Budget(seconds={self.seconds}, elapsed={self.elapsed:.3g})"
-
-
-def _checked_seconds(seconds):
-    """``seconds`` if it is ``None`` or a number > 0 (``inf`` included), else :class:`ArgumentError`."""
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, Real)
-                                or math.isnan(seconds) or seconds <= 0):
-        raise ArgumentError(f"max_seconds must be a positive number or None, got {seconds!r}")
-    return seconds
 
 
 def common_trace(trace: pd.DataFrame, num_points: int, *, step: str | None, total: str) -> pd.DataFrame:

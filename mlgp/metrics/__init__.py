@@ -28,9 +28,11 @@ from ._probabilistic import (ProbabilityMetrics, ProbabilityReport, brier_score,
                              log_predictive_density, reliability_curve)
 from ._propensity import inverse_propensity, propensity_params
 from ._thresholds import ThresholdChoice, select_thresholds
-from ._ranking import check_inv_propensity, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
+from ._ranking import check_inv_propensity, dcg_discounts, ideal_dcg, ndcg_at_k, precision_at_k, psndcg_at_k, psprecision_at_k, rank_against
 
 __all__ = [
+    "dcg_discounts",
+    "ideal_dcg",
     "TopK",
     "topk",
     "inverse_propensity",

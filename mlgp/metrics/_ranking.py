@@ -32,7 +32,8 @@ from ..scores import TopK, topk
 from ..arguments import positive_int
 from ._labels import as_binary_csr, safe_div
 
-__all__ = ["precision_at_k", "ndcg_at_k", "psprecision_at_k", "psndcg_at_k", "Ranked", "rank_against", "check_inv_propensity"]
+__all__ = ["precision_at_k", "ndcg_at_k", "psprecision_at_k", "psndcg_at_k", "Ranked", "rank_against", "check_inv_propensity",
+           "dcg_discounts", "ideal_dcg"]
 
 
 def _resolve_topk(Y: sp.csr_matrix, scores: Any, k: int) -> TopK:
@@ -102,14 +103,15 @@ def _ideal_weights(Y: sp.csr_matrix, w: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _discounts(k: int) -> np.ndarray:
+def dcg_discounts(k: int) -> np.ndarray:
+    """(k,) the DCG discounts 1 / log2(r + 1) of ranks r = 1 … k."""
     return 1.0 / np.log2(np.arange(k, dtype=np.float64) + 2.0)
 
 
-def _idcg(Y: sp.csr_matrix, k: int) -> np.ndarray:
+def ideal_dcg(Y: sp.csr_matrix, k: int) -> np.ndarray:
     """(N,) ideal DCG with min(k, |y_i|) ones; zero for rows without labels."""
     n = np.minimum(np.diff(Y.indptr), k)
-    cum = np.concatenate([[0.0], np.cumsum(_discounts(k))])
+    cum = np.concatenate([[0.0], np.cumsum(dcg_discounts(k))])
     return cum[n]
 
 
@@ -137,8 +139,8 @@ class Ranked:
     def ndcg(self, k: int) -> float:
         if self.N == 0:
             return 0.0
-        dcg = self.hits[:, :k] @ _discounts(k)
-        return float(safe_div(dcg, _idcg(self.Y, k)).mean())
+        dcg = self.hits[:, :k] @ dcg_discounts(k)
+        return float(safe_div(dcg, ideal_dcg(self.Y, k)).mean())
 
     def psprecision(self, k: int, w: np.ndarray) -> float:
         if self.N == 0:
@@ -150,8 +152,8 @@ class Ranked:
     def psndcg(self, k: int, w: np.ndarray) -> float:
         if self.N == 0:
             return 0.0
-        d = _discounts(k)
-        idcg = _idcg(self.Y, k)
+        d = dcg_discounts(k)
+        idcg = ideal_dcg(self.Y, k)
         num = safe_div((self.hits[:, :k] * w[self.t.indices[:, :k]]) @ d, idcg).mean()
         den = safe_div(self.ideal(k, w) @ d, idcg).mean()
         return float(num / den) if den > 0 else 0.0

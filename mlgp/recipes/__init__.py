@@ -4,12 +4,12 @@ Recipes are where the model families meet the data: they may combine any of them
 :func:`train_mlgpf` (the MLGPF paper's recipe), its one settings source :class:`MLGPFSettings`
 with the layers put over it (:mod:`mlgp.recipes.settings`), and the command-line options generated
 from those settings (:mod:`mlgp.recipes.options`). The classifier and the recipe are imported on
-first use, so that the settings and the options import no estimator.
+first use, so that the settings and the options import no estimator. (Row normalisation is the
+floor's: :func:`mlgp.data.normalise_rows`, no longer re-exported here.)
 """
 
 from __future__ import annotations
 
-from ..data.preprocessing import normalise_rows
 from ..lazy import lazy_names
 from .settings import (
     BATCH_GROWTH_NAMES,
@@ -37,7 +37,6 @@ __all__ = [
     "QUICK_SETTINGS",
     "batch_growth",
     "demo_settings",
-    "normalise_rows",
     "train_mlgpf",
 ]
 

@@ -1,8 +1,10 @@
 """What MLGPFClassifier chooses on its held-out rows: the split, early stopping, the bias guard and
 the refit.
 
-:func:`split_rows` draws the held-out rows (``validation_fraction`` of the training rows);
-:func:`held_out_rows` says when one row leaves none to hold out.
+:func:`split_rows` draws the held-out rows (``validation_fraction`` of the training rows) by the
+floor's one split, :func:`mlgp.estimator.held_out_split.held_out_split`, so a seed holds out the
+same rows here as in GenEMLCV's grid search; :func:`held_out_rows` says when one row leaves none to
+hold out.
 
 MLGPF's ELBO treats Φ (K × P) and b as hyperparameters; with few training rows per label the
 bound keeps rising while the held-out predictions get worse (the loadings fit the training
@@ -15,24 +17,17 @@ passed since the best, and :meth:`restore` puts the best epoch's parameters back
 
 :class:`IterateAverage` keeps the running mean of the parameters at the end of every epoch from a
 given epoch on (Polyak–Ruppert averaging of the epoch-end iterates; training itself continues from
-the iterates). With it, :class:`HeldOutStopping` scores and keeps the averaged parameters.
-(Measured when it was written, Bibtex, the default recipe on every training row, seeds 0–2,
-averaging from epoch 5: test P@1 after 20 epochs 63.90 / 63.82 / 64.02 averaged against 63.58 /
-63.54 / 63.70, after 40 epochs 63.90 / 64.17 / 63.90 against 63.02 / 63.18 / 63.46. Through the
-estimator's early stopping, whose held-out density keeps improving with the mean for longer:
-62.96 ± 0.49 against 63.18 ± 0.22.)
+the iterates). With it, :class:`HeldOutStopping` scores and keeps the averaged parameters (what
+it gave on Bibtex: docs/results.md, "Averaging the parameters over epochs").
 
 :func:`bias_predicts_better` is the bias guard: a GP term fitted to uninformative features can only
 add noise to the bias's predictions, so the estimator keeps the bias alone (Φ = 0) when it predicts
-the held-out rows better, by the same log predictive density. (Measured when it was written, 50–60
-held-out rows of three ``informative_zipf`` and three ``uninformative_zipf`` sets: the density chose
-as the test rows would have on all six; comparing P@1, then P@5, threw away an informative model on
-one of the three.)
+the held-out rows better, by the same log predictive density (why the density and not P@k:
+docs/results.md, "MLGPF: the default recipe on informative sparse features").
 
 :func:`refit_epochs` decides whether the classifier trains again from the start on every row for
-the number of epochs early stopping chose (a small data set's held-out tenth is worth a second fit;
-measured on the ``informative_zipf`` sets of 500 and 750 rows, seeds 0–2: mean test P@1 65.22 and
-65.83 after the refit against 63.89 and 64.17 without it).
+the number of epochs early stopping chose (a small data set's held-out tenth is worth a second fit:
+docs/results.md, "MLGPF: the default recipe on informative sparse features").
 """
 
 from __future__ import annotations
@@ -43,13 +38,15 @@ import math
 import numpy as np
 
 from ..errors import ShapeError, warn
+from ..estimator.held_out_split import held_out_split
 
 __all__ = ["EVERY_EPOCH_UNTIL", "MIN_PATIENCE_STEPS", "HeldOutStopping", "IterateAverage", "auto_or_flag", "bias_lpd", "bias_predicts_better",
            "held_out_lpd", "held_out_rows", "is_scored", "keep_best_or_bias", "refit_epochs", "split_rows",
            "REFIT_MAX_ROWS"]
 
-#: Most training rows at which ``refit="auto"`` trains again on every row (:func:`refit_epochs`):
-#: on the informative sets of 500 and 750 rows the held-out tenth was worth 1.3–1.7 P@1.
+#: Most training rows at which ``refit="auto"`` trains again on every row (:func:`refit_epochs`;
+#: the measurements behind it: docs/results.md, "MLGPF: the default recipe on informative sparse
+#: features" and "Training again on every row").
 REFIT_MAX_ROWS = 2000
 
 #: Rows scored per block (bounds the (rows, K) probability block's memory).
@@ -57,13 +54,13 @@ _BLOCK_ROWS = 1000
 
 
 def split_rows(N: int, fraction: float, seed: int):
-    """Training and held-out row indices, each sorted: ``round(fraction · N)`` rows held out at
-    random (by ``seed``), at least 1 and at most N − 1; ``(None, None)`` when ``fraction`` is 0 or N < 2."""
+    """Training and held-out row indices, each sorted: the floor's one split
+    (:func:`mlgp.estimator.held_out_split.held_out_split`, the rows every family holds out for this
+    seed), ``round(fraction · N)`` rows held out, at least 1 and at most N − 1; ``(None, None)``
+    when ``fraction`` is 0 or N < 2."""
     if fraction == 0 or N < 2:
         return None, None
-    held = min(N - 1, max(1, int(round(fraction * N))))
-    order = np.random.default_rng(seed).permutation(N)
-    return np.sort(order[held:]), np.sort(order[:held])
+    return held_out_split(N, fraction, seed, clip=True)
 
 
 def auto_or_flag(value) -> str | bool:

@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import DataFormatError, MLGPError, ShapeError
-from ..files import atomic_write, csr_from_parts, read_npz
+from ..files import atomic_write, check_output_file, csr_from_parts, make_folder, read_npz
 from ._text import read_topk_text, write_topk_text
 from ._topk import TopK
 
@@ -31,13 +31,15 @@ def save_scores(path: str | Path, scores) -> Path:
     A :class:`TopK` goes to ``.npz`` with arrays ``indices`` and ``scores`` (or to ``.txt``, one line
     per point of ``label:score`` pairs: :mod:`mlgp.scores._text`); a sparse matrix to
     ``.npz`` by ``scipy.sparse.save_npz``; a dense (N, K) array to ``.npy``. The suffix of ``path``
-    must match (``.npz`` or ``.txt`` for a ranking, ``.npz`` for a sparse matrix, ``.npy`` or ``.npz`` for a dense array); the folder must
-    exist. The file is written atomically (:func:`mlgp.files.atomic_write`). Returns the path
+    must match (``.npz`` or ``.txt`` for a ranking, ``.npz`` for a sparse matrix, ``.npy`` or ``.npz`` for a dense array); a missing
+    folder is made (in a writable one, as every output file: :func:`mlgp.files.check_output_file`).
+    The file is written atomically (:func:`mlgp.files.atomic_write`). Returns the path
     written.
     """
     path = Path(path)
     is_topk = isinstance(scores, TopK)
     check_score_file_path(path, dense=not (is_topk or sp.issparse(scores)), ranking=is_topk)
+    make_folder(path.parent, "scores file")
     if is_topk and path.suffix == ".txt":
         write_topk_text(path, scores)
         return path
@@ -60,15 +62,15 @@ def check_score_file_path(path: str | Path, dense: bool = False, what: str = "sc
     """Check, before any work, that a score file can be written at ``path``; returns it.
 
     ``.npz`` always; ``.npy`` too when ``dense``, ``.txt`` too for a top-k ``ranking``. Raises
-    :class:`~mlgp.errors.MLGPError` naming the path when the suffix is wrong or the folder does not
-    exist.
+    :class:`~mlgp.errors.MLGPError` naming the path when the suffix is wrong, and
+    :func:`mlgp.files.check_output_file`'s error when the file cannot be written there (a missing
+    folder is fine: it is made when the scores are saved).
     """
     path = Path(path)
     allowed = (".npz",) + ((".npy",) if dense else ()) + ((".txt",) if ranking else ())
     if path.suffix not in allowed:  # NumPy appends its own suffix to any other, upper case included
         raise MLGPError(f"{what} {str(path)!r}: the file name must end in {' or '.join(allowed)}")
-    if not path.parent.is_dir():
-        raise MLGPError(f"{what} {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    check_output_file(path, what)
     return path
 
 

@@ -201,11 +201,22 @@ def test_evaluate_a_narrow_ranking_at_the_cut_offs_it_holds(with_data_home, emot
 
 def test_evaluate_checks_the_csv_path_before_work(with_data_home, emotions, tmp_path: Path, capsys) -> None:
     np.save(tmp_path / "s.npy", np.zeros(emotions.test.Y.shape))
+    (tmp_path / "a_file").write_text("")
     assert main(["evaluate", str(tmp_path / "s.npy"), "--dataset", "emotions",
-                 "--csv", str(tmp_path / "nope" / "t.csv")]) == 2
+                 "--csv", str(tmp_path / "a_file" / "t.csv")]) == 2
     captured = capsys.readouterr()
-    assert captured.err.startswith("mlgp: error: --csv ") and "does not exist" in captured.err
+    assert captured.err.startswith("mlgp: error: --csv ") and "is a file, not a folder" in captured.err
     assert _metric_lines(captured.out) == {}
+
+
+def test_evaluate_makes_the_csv_folder_as_fit_and_predict_make_theirs(with_data_home, emotions, tmp_path: Path,
+                                                                     capsys) -> None:
+    """``--csv`` is checked by the one output-file check (:func:`mlgp.files.check_output_file`), as
+    ``--out`` of ``mlgp fit`` and ``mlgp predict`` is: a folder that does not exist yet is made."""
+    np.save(tmp_path / "s.npy", np.zeros(emotions.test.Y.shape))
+    target = tmp_path / "new" / "deeper" / "t.csv"
+    assert main(["evaluate", str(tmp_path / "s.npy"), "--dataset", "emotions", "--csv", str(target)]) == 0
+    assert target.read_text().startswith("metric,@1")
 
 
 def test_evaluate_unknown_dataset(with_data_home, tmp_path: Path, capsys) -> None:

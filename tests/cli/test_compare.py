@@ -109,18 +109,18 @@ def test_long_traces_are_thinned_evenly() -> None:
     steps = np.arange(1, 2001)
     trace = pd.DataFrame({"family": "mlgpf", "step": np.repeat(steps, 2), "seconds": np.repeat(steps * 0.1, 2),
                           "quantity": ["P@1", "objective"] * 2000, "value": np.arange(4000.0)})
-    thin = traces._thinned(trace)
+    thin = traces.thinned(trace)
     kept = np.unique(thin["step"])
     assert kept.size == traces.MAX_TRACE_STEPS and kept[0] == 1 and kept[-1] == 2000
     assert len(thin) == 2 * kept.size and np.all(np.diff(kept) >= 3)
-    assert len(traces._thinned(trace.iloc[:20])) == 20
+    assert len(traces.thinned(trace.iloc[:20])) == 20
 
 
 def test_a_worker_that_dies_is_recorded(home, monkeypatch) -> None:
     from mlgp.comparison import isolation
 
     monkeypatch.setattr(isolation, "_settings_text", lambda est: "n/a")
-    row, trace = isolation._run_isolated("boom", _DiesWhenUnpickled(), None, None, False)
+    row, trace = isolation.run_isolated("boom", _DiesWhenUnpickled(), None, None, False)
     assert "exit status 3" in row["error"] and len(trace) == 0
 
 

@@ -321,8 +321,11 @@ def test_the_seed_and_the_budget_are_keyword_only(tmp_path) -> None:
     assert params_document("lspc", seed=3)["family"] == "lspc" and file_changes("lspc", None, {}, seed=3) == {}
 
 
-@pytest.mark.parametrize("option, says", [(["--budget", "0"], "budget must be a positive finite number, got 0.0"),
-                                          (["--budget", "nan"], "budget must be a positive finite number, got nan")])
+BAD_BUDGET = "budget must be a positive number (finite seconds) or None, got "
+
+
+@pytest.mark.parametrize("option, says", [(["--budget", "0"], BAD_BUDGET + "0.0"), (["--budget", "nan"], BAD_BUDGET + "nan"),
+                                          (["--budget", "inf"], BAD_BUDGET + "inf")])
 def test_a_bad_budget_with_a_good_params_file_is_not_blamed_on_the_file(option, says, tmp_path, capsys,
                                                                           no_data) -> None:
     path = _write(tmp_path, {"family": "fastxml", "class": "FastXML", "params": {"n_estimators": 2}})

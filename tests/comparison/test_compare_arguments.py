@@ -39,7 +39,6 @@ WRONG = {
     "a 61-character value": ({"echo": "s" * 59}, r"got '" + "s" * 56 + r"\.\.\. \(str\)"),
     "progress a text": ({"progress": "yes"}, r"progress takes True or False, got 'yes'"),
     "isolate a text": ({"isolate": "no"}, r"isolate takes True or False"),
-    "quiet_tensorflow an int": ({"quiet_tensorflow": 1}, r"quiet_tensorflow takes True or False"),
     "echo an int": ({"echo": 5}, r"echo takes a function of one line of text, or None, got 5"),
 }
 
@@ -51,6 +50,18 @@ def test_a_wrong_typed_argument_is_refused_before_any_work(tmp_path, change, mes
     with pytest.raises(ArgumentError, match=message):
         mlgp.compare(models, **arguments)
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("value", [True, False, 1])
+def test_quiet_tensorflow_is_deprecated_and_ignored(tmp_path, value) -> None:
+    """``compare(quiet_tensorflow=...)`` and ``compare_many``'s: a FutureWarning naming the call, and
+    the comparison runs as without it (the library quiets TensorFlow itself, :mod:`mlgp.quiet`)."""
+    with pytest.warns(FutureWarning, match=r"^compare\(quiet_tensorflow=\.\.\.\) is deprecated and ignored"):
+        result = mlgp.compare("frequency", dataset=tiny(), isolate=False, quiet_tensorflow=value)
+    assert (result.results["error"] == "").all()
+    with pytest.warns(FutureWarning, match=r"^compare_many\(quiet_tensorflow=\.\.\.\) is deprecated"):
+        many = mlgp.comparison.compare_many("frequency", [tiny()], isolate=False, quiet_tensorflow=value)
+    assert list(many.comparisons) == [tiny().name]
 
 
 def test_the_arguments_taken_still_work(tmp_path) -> None:

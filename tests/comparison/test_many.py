@@ -11,7 +11,7 @@ import pytest
 import mlgp
 from mlgp.comparison import Comparison, compare_many
 from mlgp.comparison.many import summarise
-from mlgp.comparison.traces import _empty_trace
+from mlgp.comparison.traces import empty_trace
 from mlgp.data import write_xc
 from mlgp.data.synthetic import mlgpf_prior
 from mlgp.errors import ArgumentError, DatasetNotFoundError
@@ -41,7 +41,7 @@ def quick(monkeypatch) -> None:
 def _comparison(rows: dict[str, dict]) -> Comparison:
     """A :class:`Comparison` of the given result columns per family (an ``error`` where it failed)."""
     results = pd.DataFrame([{"family": f, "error": "", **r} for f, r in rows.items()])
-    return Comparison(results, _empty_trace())
+    return Comparison(results, empty_trace())
 
 
 def test_the_summary_of_given_results_by_hand() -> None:

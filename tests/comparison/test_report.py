@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from mlgp.comparison import report
+from mlgp.comparison.figures import save
 
 RESULTS = pd.DataFrame({"family": ["mlgpf", "geneml", "lspc"], "P@1": [60.0, 55.5, 50.25],
                         "fit_seconds": [3.0, 2.0, 1.0], "peak_memory_mb": [101.4, 99.6, 50.0],
@@ -122,7 +123,7 @@ def test_the_traces_figure(tmp_path) -> None:
     assert not mlgpf.collections and not geneml.collections
     colours = {line.get_label(): line.get_color() for line in p1.get_lines()}
     assert colours["mlgpf"] != colours["geneml"]
-    report._save(fig, tmp_path / "t.png")
+    save(fig, tmp_path / "t.png")
     assert _png_size(tmp_path / "t.png") == (round(3 * 5.2 * report.DPI), round(4 * report.DPI))
 
 
@@ -155,5 +156,5 @@ def test_the_reliability_figure(tmp_path, entries) -> None:
     curves = {line.get_label(): line.get_xdata().tolist() for line in shown.get_lines()[1:]}  # [0]: the diagonal
     assert curves == {"mlgpf": values[0][:2], "lspc": values[0][2:]}
     assert len(empty.get_lines()) == 1 and empty.get_legend() is None
-    report._save(fig, tmp_path / "c.png")
+    save(fig, tmp_path / "c.png")
     assert _png_size(tmp_path / "c.png") == (round(10.4 * report.DPI), round(4.6 * report.DPI))

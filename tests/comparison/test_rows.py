@@ -18,11 +18,11 @@ from mlgp.scores import topk
 
 @pytest.mark.parametrize("name", ["frequency", "mlknn"])
 def test_the_rows_average_to_the_columns(name) -> None:
-    from mlgp.comparison.isolation import _run_one
+    from mlgp.comparison.isolation import run_one
     from mlgp.families import make_estimator
 
     ds = tiny()
-    row, _ = _run_one(name, make_estimator(name), ds, ds.inverse_propensity(), False)
+    row, _ = run_one(name, make_estimator(name), ds, ds.inverse_propensity(), False)
     rows = {m: np.asarray(v) for m, v in row["_rows"].items()}
     ranking = [f"{m}@{k}" for m in ("P", "nDCG", "PSP") for k in (1, 3, 5)]
     assert sorted(rows) == sorted(ranking + ["LPD"]) and all(v.shape == (20,) for v in rows.values())

@@ -54,23 +54,23 @@ def test_mlgp_fit_checks_once(checks, tmp_path) -> None:
 
 @pytest.fixture
 def budget_checks(monkeypatch) -> dict:
-    """Counts the checks of a budget: :func:`mlgp.arguments.positive_real` named ``budget`` and the
-    ``max_seconds`` constraint of the estimators."""
+    """Counts the checks of a budget: :func:`mlgp.arguments.max_seconds` named ``budget`` (given a
+    value) and the ``max_seconds`` constraint of the estimators."""
     import mlgp.arguments
     from mlgp.estimator import training
 
     seen = {"budget": 0, "max_seconds": 0}
-    positive_real, satisfied = mlgp.arguments.positive_real, training._Seconds.is_satisfied_by
+    max_seconds, satisfied = mlgp.arguments.max_seconds, training._Seconds.is_satisfied_by
 
-    def counted_real(value, name, **kwargs):
-        seen["budget"] += name == "budget"
-        return positive_real(value, name, **kwargs)
+    def counted_seconds(value, name="max_seconds"):
+        seen["budget"] += name == "budget" and value is not None
+        return max_seconds(value, name)
 
     def counted_constraint(self, val):
         seen["max_seconds"] += 1
         return satisfied(self, val)
 
-    monkeypatch.setattr(mlgp.arguments, "positive_real", counted_real)
+    monkeypatch.setattr(mlgp.arguments, "max_seconds", counted_seconds)
     monkeypatch.setattr(training._Seconds, "is_satisfied_by", counted_constraint)
     return seen
 

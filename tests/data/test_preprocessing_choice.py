@@ -71,3 +71,13 @@ def test_a_zero_centre_keeps_a_csr_block_sparse() -> None:
 def test_bad_statistics_or_inner_maps_are_refused(centre, scale, inner, error, message) -> None:
     with pytest.raises(error, match=message):
         ColumnStandardised(centre, scale, inner=inner)
+
+
+def test_row_normalisation_has_one_public_home() -> None:
+    """``normalise_rows`` is the floor's (:mod:`mlgp.data`); the recipes no longer re-export it."""
+    import mlgp.data
+    import mlgp.recipes
+    from mlgp.data import preprocessing
+
+    assert mlgp.data.normalise_rows is preprocessing.normalise_rows
+    assert not hasattr(mlgp.recipes, "normalise_rows") and "normalise_rows" not in mlgp.recipes.__all__

@@ -157,9 +157,9 @@ def test_held_out_split_equals_grid_search_cv_on_the_same_split():
     np.testing.assert_array_equal(ours.cv_results_["split0_test_score"], ref.cv_results_["split0_test_score"])
     assert ours.best_params_ == ref.best_params_ and ours.n_splits_ == 1
     fitting, held = next(split.split(X))
-    order = np.random.default_rng(3).permutation(80)
-    np.testing.assert_array_equal(held, np.sort(order[60:]))
-    np.testing.assert_array_equal(fitting, np.sort(order[:60]))
+    order = np.random.default_rng(3).permutation(80)  # the first 20 entries held out (held_out_split)
+    np.testing.assert_array_equal(held, np.sort(order[:20]))
+    np.testing.assert_array_equal(fitting, np.sort(order[20:]))
     assert not hasattr(ours, "predict_proba") and hasattr(SearchProbeRidgeCV(), "predict_proba")
 
 

@@ -16,20 +16,23 @@ from mlgp.estimator.training import TRACE_COLUMNS, Budget, common_trace
 
 
 # ------------------------------------------------------------------------------- Budget --
-@pytest.mark.parametrize("bad", [True, False, "5", float("nan"), 0, 0.0, -1, -0.5, [3], complex(1, 0)])
+@pytest.mark.parametrize("bad", [True, False, "5", float("nan"), 0, 0.0, -1, -0.5, [3], complex(1, 0), math.inf,
+                                 -math.inf, 10**400])
 def test_a_budget_that_is_not_a_positive_number_is_refused(bad) -> None:
-    """A bool (though an int), a string, NaN, zero, a negative number or a non-real: ArgumentError
-    (a ValueError) naming ``max_seconds`` and the value given."""
-    with pytest.raises(ArgumentError, match=r"max_seconds must be a positive number or None, got ") as info:
+    """A bool (though an int), a string, NaN, zero, a negative number, a non-real, or inf (say None
+    for no bound; an int too large for a float is inf): ArgumentError (a ValueError) naming
+    ``max_seconds`` and the value given."""
+    with pytest.raises(ArgumentError, match=r"max_seconds must be a positive number \(finite seconds\) or None, got ") \
+            as info:
         Budget(bad)
     assert repr(bad) in str(info.value)
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.parametrize("good, seconds", [(None, math.inf), (math.inf, math.inf), (3, 3.0), (0.25, 0.25),
-                                           (np.float64(2.5), 2.5), (np.int64(7), 7.0), (1e-9, 1e-9)])
+@pytest.mark.parametrize("good, seconds", [(None, math.inf), (3, 3.0), (0.25, 0.25), (np.float64(2.5), 2.5),
+                                           (np.int64(7), 7.0), (1e-9, 1e-9), (1e300, 1e300)])
 def test_a_positive_number_or_none_is_taken_as_float_seconds(good, seconds) -> None:
-    """``None`` (and ``inf``) mean no bound, ``seconds == inf``; any positive real (numpy's too) is
+    """``None`` means no bound, ``seconds == inf``; any finite positive real (numpy's too) is
     kept as a Python float."""
     budget = Budget(good)
     assert budget.seconds == seconds and type(budget.seconds) is float
@@ -90,7 +93,7 @@ def test_of_keeps_a_callers_budget_and_makes_one_otherwise(monkeypatch) -> None:
     new = Budget.of(2.0)
     assert isinstance(new, Budget) and new.seconds == 2.0 and new.started == 1.0 and clock.readings == 2
     assert Budget.of(None).seconds == math.inf
-    with pytest.raises(ArgumentError, match=r"^max_seconds must be a positive number or None, got -1$"):
+    with pytest.raises(ArgumentError, match=r"^max_seconds must be a positive number \(finite seconds\) or None, got -1$"):
         Budget.of(-1)
 
 
@@ -209,10 +212,14 @@ def test_fit_does_not_check_max_seconds_a_second_time(family, monkeypatch) -> No
     from _clock import random_problem
     from mlgp.families import make_estimator
 
-    def refuse(seconds):
-        raise AssertionError(f"max_seconds checked a second time: {seconds!r}")
+    checked = training.arguments.max_seconds
 
-    monkeypatch.setattr(training, "_checked_seconds", refuse)
+    def refuse(seconds, name="max_seconds"):
+        if name == "max_seconds":  # make_estimator's check of the budget is named "budget"
+            raise AssertionError(f"max_seconds checked a second time: {seconds!r}")
+        return checked(seconds, name)
+
+    monkeypatch.setattr(training.arguments, "max_seconds", refuse)
     small = {"fastxml": {"n_estimators": 1, "n_jobs": 1}, "geneml": {"n_components": 2, "max_iter": 1},
              "mlgpf": {"epochs": 1, "num_inducing": 4, "num_latent_gps": 2, "validation_fraction": 0}}[family]
     X, Y = random_problem(30, 6, 4, seed=0)

@@ -147,7 +147,7 @@ def test_the_summary_gains_ece5_seconds_and_test_rows(script):
 
     from mlgp.comparison import Comparison
     from mlgp.comparison.many import summarise
-    from mlgp.comparison.traces import _empty_trace
+    from mlgp.comparison.traces import empty_trace
 
     results = pd.DataFrame([
         {"family": "frequency", "error": "", "fit_seconds": 1.0, "predict_seconds": 0.5, "proba_seconds": 0.25,
@@ -156,7 +156,7 @@ def test_the_summary_gains_ece5_seconds_and_test_rows(script):
          "proba_seconds": NAN, "P@1": 99.0, "LPD": -1.0, "ECE@5": 0.2},  # failed after scoring
     ])
     rows = {"frequency": {"P@1": np.zeros(7), "LPD": np.zeros(7)}}
-    many = summarise({"d": Comparison(results, _empty_trace(), rows=rows)}, {"e": "bad"}, ["frequency", "mlgpf"])
+    many = summarise({"d": Comparison(results, empty_trace(), rows=rows)}, {"e": "bad"}, ["frequency", "mlgpf"])
     frame = script.targets_frame(SimpleNamespace(summary=many.summary, comparisons=many.comparisons)).set_index("family")
     assert frame.loc["frequency", "ECE@5"] == 0.1 and np.isnan(frame.loc["mlgpf", "ECE@5"])
     assert frame.loc["frequency", "seconds"] == 1.75 and frame.loc["mlgpf", "seconds"] == 2.0

@@ -46,8 +46,8 @@ def _search(**kwargs) -> GenEMLCV:
 def test_the_choice_is_the_argmax_of_geneml_refitted_by_hand_on_the_split(drawn, scoring):
     X, Y, _ = drawn
     cv = _search(scoring=scoring, refit=False).fit(X, Y)
-    order = np.random.default_rng(5).permutation(150)  # the last 30 % (45 rows) are held out
-    fit_rows, held = np.sort(order[:105]), np.sort(order[105:])
+    order = np.random.default_rng(5).permutation(150)  # the first 30 % (45 rows) are held out
+    fit_rows, held = np.sort(order[45:]), np.sort(order[:45])
     points = list(ParameterGrid(GRID))
     k = int(scoring[-1])
     scores = np.array([precision_at_k(Y[held], GenEML(**FIXED, **p).fit(X[fit_rows], Y[fit_rows])
@@ -97,7 +97,7 @@ def test_without_refit_it_reports_the_search_and_refuses_to_score_or_save(drawn,
     cv = _search(refit=False, estimator_params={**FIXED, "calibration": None}).fit(X, Y)  # the search's fits alone
     assert len(fits) == 6 and not hasattr(cv, "best_estimator_")
     assert [{name: params[name] for name in GRID} for params, _, _ in fits] == cv.cv_results_["params"]
-    fit_rows = np.sort(np.random.default_rng(5).permutation(150)[:105])  # in row order
+    fit_rows = np.sort(np.random.default_rng(5).permutation(150)[45:])  # in row order
     for _, X_fit, Y_fit in fits:
         assert (X_fit != X[fit_rows]).nnz == 0 and (Y_fit != Y[fit_rows]).nnz == 0
     for call in (lambda: cv.decision_function(X_test), lambda: cv.predict_topk(X_test, 2), lambda: cv.predict(X_test),
