@@ -18,22 +18,13 @@ import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
 import mlgp.data
+from _family_settings import fit_order, set_arguments
 from mlgp.cli import main
 from mlgp.comparison import FAMILIES
 from mlgp.data.io import read_labelled, write_labelled, write_labelled_npz
 from mlgp.data.synthetic import mlgpf_prior
 from mlgp.errors import DataFormatError
 from mlgp.scores import load_scores
-
-#: Small settings per family so that each fits in well under a second (MLGPF and GenEML: one or
-#: two passes). MLGPF, the slowest to fit and to predict in a new process, comes first.
-TINY = {
-    "mlgpf": {"epochs": 1, "num_inducing": 5, "num_latent_gps": 2}, "geneml": {"n_components": 2, "max_iter": 2},
-    "frequency": {}, "fastxml": {"n_estimators": 2, "n_jobs": 1}, "pfastxml": {"n_estimators": 2, "n_jobs": 1},
-    "pfastrexml": {"n_estimators": 2, "n_jobs": 1}, "lspc": {"n_basis": 20}, "mllspc": {"n_basis": 20},
-    "mllspccv": {"n_basis": 20, "cv": 2, "alphas": (1.0,), "couplings": (0.0,)}, "mlknn": {"n_neighbors": 3},
-}
-
 
 def _status(argv) -> int:
     """``main(argv)``'s exit status, argparse's usage errors (``SystemExit``) included."""
@@ -49,10 +40,6 @@ def _error(argv, capsys) -> str:
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1].startswith("mlgp: error: "), lines
     return lines[-1]
-
-
-def _sets(family: str) -> list[str]:
-    return [a for name, value in TINY[family].items() for a in ("--set", f"{name}={value!r}")]
 
 
 def _params(model: Path) -> dict:
@@ -252,13 +239,13 @@ def test_subprocess_predict_every_familys_model_in_a_fresh_process(tiny_file, tm
     """Fit each family here, then ``mlgp predict`` its file in a new process, whose registry of
     estimator classes starts empty: it gives this process's ranking. Each process starts as soon as
     its model is saved, so they run beside the later fits. ``--verbose`` keeps TensorFlow from being
-    imported up front, so a process loads only what reading the model needs (and starts faster)."""
-    assert set(TINY) == set(FAMILIES)
+    imported up front, so a process loads only what reading the model needs (and starts faster). The
+    families that import TensorFlow, the slowest to fit and to predict in a new process, come first."""
     runs = {}
-    for family in TINY:
+    for family in fit_order(FAMILIES):
         model = tmp_path / f"{family}.npz"
         assert main(["fit", family, "--train", str(tiny_file), "--out", str(model), "--seed", "0",
-                     *_sets(family)]) == 0, family
+                     *set_arguments(family)]) == 0, family
         here = tmp_path / f"{family}-here.npz"
         assert main(["predict", str(model), "--data", str(tiny_file), "--top-k", "3", "--out", str(here)]) == 0
         fresh = tmp_path / f"{family}-fresh.npz"

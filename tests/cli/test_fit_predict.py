@@ -7,32 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _family_settings import SETTINGS, set_arguments
 from mlgp.cli import main
 from mlgp.families import FAMILIES, make_estimator
 from mlgp.data.io import write_labelled
 from mlgp.metrics import evaluate
-
-#: Small settings per family so that each fits in about a second.
-SMALL = {
-    "frequency": {}, "fastxml": {"n_estimators": 3, "n_jobs": 1}, "pfastxml": {"n_estimators": 3, "n_jobs": 1},
-    "pfastrexml": {"n_estimators": 3, "n_jobs": 1},
-    "lspc": {"n_basis": 50}, "mllspc": {"n_basis": 50}, "mllspccv": {"n_basis": 50, "cv": 2, "alphas": (0.1, 1.0),
-                                                                     "couplings": (0.0, 0.1)},
-    "mlknn": {"n_neighbors": 5}, "geneml": {"n_components": 3, "max_iter": 3},
-    "mlgpf": {"epochs": 2, "num_inducing": 10, "num_latent_gps": 3},
-}
-
-
-def _sets(family: str) -> list[str]:
-    out = []
-    for name, value in SMALL[family].items():
-        out += ["--set", f"{name}={value!r}"]
-    return out
-
-
-def test_every_family_is_tested() -> None:
-    assert set(SMALL) == set(FAMILIES)
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
@@ -41,13 +20,13 @@ def test_fit_predict_evaluate_equals_the_python_api(family, home, tmp_path, caps
 
     model, scores, table = tmp_path / "model.npz", tmp_path / "top.npz", tmp_path / "table.csv"
     assert main(["fit", family, "--dataset", "tiny", "--data-home", str(home), "--out", str(model), "--seed", "1",
-                 *_sets(family)]) == 0
+                 *set_arguments(family)]) == 0
     assert main(["predict", str(model), "--dataset", "tiny", "--data-home", str(home), "--top-k", "5",
                  "--out", str(scores)]) == 0
     assert main(["evaluate", str(scores), "--dataset", "tiny", "--data-home", str(home), "--csv", str(table)]) == 0
     cli = pd.read_csv(table, index_col=0)
     ds = mlgp.data.load("tiny", home)
-    est = make_estimator(family, SMALL[family], seed=1).fit(ds.train.X, ds.train.Y)
+    est = make_estimator(family, SETTINGS[family].small, seed=1).fit(ds.train.X, ds.train.Y)
     ours = evaluate(ds.test.Y, est.predict_topk(ds.test.X, 5), inv_propensity=ds.inverse_propensity())
     # the same fit and the same scores: P@k equal to the digits a CSV holds
     np.testing.assert_allclose(cli.loc["P"].to_numpy(), ours.loc["P"].to_numpy(), rtol=0, atol=1e-9)
