@@ -1,8 +1,7 @@
 """The model families by name: one registry above every family, for ``mlgp fit``, ``mlgp compare``,
 :func:`mlgp.compare` and loading a saved model of any family.
 
-:data:`FAMILIES` maps each name (``frequency fastxml pfastxml pfastrexml lspc mllspc mllspccv mlknn
-geneml mlgpf``) to a :class:`Family`: a function importing the estimator class (imported on first
+:data:`FAMILIES` maps each name to a :class:`Family`: a function importing the estimator class (imported on first
 use, so naming a tree family imports no TensorFlow; written out, so that the imports can be drawn
 and checked), the parameter that seeds it, whether it takes the one time budget ``max_seconds``
 (:class:`mlgp.estimator.training.Budget`), the changes the command line makes to the class's
@@ -36,44 +35,13 @@ __all__ = ["FAMILIES", "Family", "family", "fit_arguments", "load_model", "make_
            "parse_value", "saved_classes", "uses_tensorflow"]
 
 
-def _frequency():
-    from .baselines import LabelFrequency
-    return LabelFrequency
+def _baseline(name: str) -> Callable[[], type]:
+    """The loader of the class ``name`` of :mod:`mlgp.baselines` (which imports its module alone)."""
+    def load() -> type:
+        from . import baselines
+        return getattr(baselines, name)
 
-
-def _fastxml():
-    from .baselines import FastXML
-    return FastXML
-
-
-def _pfastxml():
-    from .baselines import PfastXML
-    return PfastXML
-
-
-def _pfastrexml():
-    from .baselines import PfastreXML
-    return PfastreXML
-
-
-def _lspc():
-    from .baselines import LSPC
-    return LSPC
-
-
-def _mllspc():
-    from .baselines import MLLSPC
-    return MLLSPC
-
-
-def _mllspccv():
-    from .baselines import MLLSPCCV
-    return MLLSPCCV
-
-
-def _mlknn():
-    from .baselines import MLkNN
-    return MLkNN
+    return load
 
 
 def _geneml():
@@ -148,14 +116,14 @@ _TREES = {"n_jobs": -1}
 
 #: Every family by its command-line name.
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("frequency", _frequency, seed=None, class_names=("LabelFrequency",)),
-    Family("fastxml", _fastxml, budget=True, defaults=_TREES, progress="fit", class_names=("FastXML",)),
-    Family("pfastxml", _pfastxml, budget=True, defaults=_TREES, progress="fit", class_names=("PfastXML",)),
-    Family("pfastrexml", _pfastrexml, budget=True, defaults=_TREES, progress="fit", class_names=("PfastreXML",)),
-    Family("lspc", _lspc, budget=True, class_names=("LSPC",)),
-    Family("mllspc", _mllspc, budget=True, class_names=("MLLSPC",)),
-    Family("mllspccv", _mllspccv, budget=True, class_names=("MLLSPCCV",)),
-    Family("mlknn", _mlknn, seed=None, budget=True, class_names=("MLkNN",)),
+    Family("frequency", _baseline("LabelFrequency"), seed=None, class_names=("LabelFrequency",)),
+    Family("fastxml", _baseline("FastXML"), budget=True, defaults=_TREES, progress="fit", class_names=("FastXML",)),
+    Family("pfastxml", _baseline("PfastXML"), budget=True, defaults=_TREES, progress="fit", class_names=("PfastXML",)),
+    Family("pfastrexml", _baseline("PfastreXML"), budget=True, defaults=_TREES, progress="fit", class_names=("PfastreXML",)),
+    Family("lspc", _baseline("LSPC"), budget=True, class_names=("LSPC",)),
+    Family("mllspc", _baseline("MLLSPC"), budget=True, class_names=("MLLSPC",)),
+    Family("mllspccv", _baseline("MLLSPCCV"), budget=True, class_names=("MLLSPCCV",)),
+    Family("mlknn", _baseline("MLkNN"), seed=None, budget=True, class_names=("MLkNN",)),
     # the class's own defaults (preprocessing chosen from the features, k = 100)
     Family("geneml", _geneml, budget=True, validation=True,
            progress="parameter", tensorflow=lambda est: est.inference == "gibbs", class_names=("GenEML", "GenEMLCV")),

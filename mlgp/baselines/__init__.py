@@ -24,8 +24,7 @@ _WHERE = {"median_heuristic": "._kernel_basis", "pearson_similarity": "._sylvest
           "LabelFrequency": ".frequency", "LSPC": ".lspc", "MLkNN": ".mlknn", "MLLSPC": ".mllspc",
           "MLLSPCCV": ".mllspc_cv", "PfastXML": ".pfastxml", "PfastreXML": ".pfastxml"}
 
-__all__ = ["FastXML", "PfastXML", "PfastreXML", "LSPC", "LabelFrequency", "MLLSPC", "MLLSPCCV", "MLkNN", "median_heuristic",
-           "pearson_similarity"]
+__all__ = sorted(_WHERE)
 
 
 __getattr__, __dir__ = lazy_names(__name__, _WHERE, __all__)
