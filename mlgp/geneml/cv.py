@@ -8,7 +8,7 @@ Contract: a :class:`~mlgp.estimator.GridSearch` of ``GenEML(**estimator_params, 
 that is not a non-empty list of values (these before the data are checked), a ``validation_fraction``
 that leaves no row to fit or to validate on, a ``scoring`` cut-off k larger than K, and (GenEML's own
 :class:`~mlgp.estimator.ParameterError`) any grid point whose GenEML parameters are invalid. It then
-holds out the last ``round(validation_fraction * N)`` rows of a permutation drawn with
+holds out the first ``round(validation_fraction * N)`` rows of a permutation drawn with
 ``np.random.default_rng(random_state)`` (both sides kept in row order), fits GenEML on the rest at
 every point in grid order, scores the held-out rows by :func:`mlgp.metrics.precision_at_k` of its
 ``decision_function``, takes the first best point and, with ``refit``, fits GenEML at it on all N rows

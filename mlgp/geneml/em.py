@@ -22,7 +22,6 @@ the NumPy inference and the TFP model are one definition.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from typing import NamedTuple
@@ -33,6 +32,7 @@ from joblib import Parallel, delayed
 from scipy.special import betaln
 
 from ..errors import ArgumentError
+from ..estimator.recorder import StepRecorder, checked_validation, converged
 from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
@@ -43,8 +43,8 @@ from .ridge import WRidge
 from .updates import (centred_weights, exposure_posterior, label_statistics, log_likelihood, mean_omega,
                       normal_log_density, row_updates, solve_spd)
 
-__all__ = ["CG_MAX_ENTRIES", "CG_MIN_COMPONENTS", "EMState", "M_STEPS", "Priors", "batch_em", "choose_m_step",
-           "converged", "global_log_prior", "log_posterior", "rows_log_density"]
+__all__ = ["CG_MAX_ENTRIES", "CG_MIN_COMPONENTS", "EM_COLUMNS", "EMState", "M_STEPS", "Priors", "batch_em",
+           "choose_m_step", "converged", "global_log_prior", "log_posterior", "rows_log_density"]
 
 #: The M-steps of U and V: exact solves, or a few conjugate-gradient steps.
 M_STEPS = ("exact", "cg")
@@ -85,6 +85,13 @@ class EMState:
         """μ of the rows ``rows``: (K,) (global), (B, K) (covariates) or None."""
         return self.covariates.probs(rows) if self.covariates is not None else self.mu
 
+    def top_labels(self, X, k: int):
+        """The :class:`~mlgp.scores.TopK` of the ``k`` best labels of each row of CSR ``X`` (B, D) by
+        ψ = (x W) Vᵀ: how a validation pair's rows are ranked after each step."""
+        from ..scores import topk
+
+        return topk(np.asarray(X @ self.W) @ self.V.T, k)
+
 
 @dataclass(frozen=True)
 class Priors:
@@ -115,29 +122,40 @@ class _Block(NamedTuple):
 
 
 def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterations: int = 5,
-             block_rows: int = 1000, n_jobs: int | None = 1, progress=None, callback=None,
+             block_rows: int = 1000, n_jobs: int | None = 1, progress=None, callback=None, validation=None,
              max_seconds: "float | Budget | None" = None, tol: float | None = None,
              m_step: str = "exact") -> tuple[EMState, pd.DataFrame]:
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K), or
     fewer: ``max_seconds`` (wall seconds from the call, or a caller's
-    :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration (objective and
-    ``callback`` included), and the iteration that reaches it is the last.
+    :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration's E- and M-steps,
+    and the iteration that reaches it is the last.
 
-    Returns the final state and a trace (``iteration``, ``elapsed`` — the budget's seconds at the
-    iteration's end — ``objective`` — the log posterior at the end of the iteration — and
-    ``seconds``, the iteration's E- and M-steps without the objective's evaluation). ``progress(iterable)`` wraps the iteration loop;
-    ``callback(iteration, state, row)`` runs after each iteration and may add columns to ``row``.
-    ``tol``: stop after the first iteration whose objective changed by at most ``tol`` times its
-    size (:func:`converged`). ``m_step``: ``"exact"`` solves or ``"cg"``, ``cg_iterations`` CG
-    steps for U and V (module docstring; W always takes ``cg_iterations`` CG steps).
+    Returns the final state and a trace (:data:`EM_COLUMNS`: ``iteration``, ``elapsed`` — the
+    budget's seconds at the iteration's look — ``objective`` — the log posterior at the end of the
+    iteration — and ``seconds``, the iteration's E- and M-steps without the objective's evaluation;
+    then ``P@k`` with ``validation``), recorded by :class:`mlgp.estimator.recorder.StepRecorder`.
+    ``progress(iterable)`` wraps the iteration loop. ``validation``: ``(X_val, Y_val)`` (checked by
+    :func:`mlgp.estimator.recorder.checked_validation`) whose P@1/3/5 at ψ = (x W) Vᵀ the trace
+    records after every iteration. ``callback(iteration, state, row)`` runs after each iteration
+    (the signature of every training loop's callback); it may add columns to ``row``, and a true
+    return stops. ``tol``: stop after the first iteration whose objective changed by at most ``tol``
+    times its size (:func:`converged`). ``m_step``: ``"exact"`` solves or ``"cg"``,
+    ``cg_iterations`` CG steps for U and V (module docstring; W always takes ``cg_iterations`` CG
+    steps).
     """
     if m_step not in M_STEPS:
         raise ArgumentError(f"m_step must be one of {M_STEPS}, not {m_step!r}")
+    recorder = StepRecorder(Budget.of(max_seconds), EM_COLUMNS, callback=callback, tol=tol, rank=EMState.top_labels,
+                            validation=checked_validation(validation, num_features=X.shape[1], num_labels=Y.shape[1]))
     blocks = _blocks(X, Y, block_rows)  # the same objects every iteration: on Dask they are sent once
     with scatter_once([part for _, X_b, Y_b in blocks for part in (X_b, Y_b)]) as sent:  # the parts or futures
         blocks = [(s, sent[2 * b], sent[2 * b + 1]) for b, (s, _, _) in enumerate(blocks)]
-        return _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, callback, max_seconds,
-                         tol, m_step)
+        state = _batch_em(X, blocks, state, priors, iterations, cg_iterations, n_jobs, progress, recorder, m_step)
+    return state, recorder.trace()
+
+
+#: The columns of batch EM's trace.
+EM_COLUMNS = ("iteration", "elapsed", "objective", "seconds")
 
 
 def _blocks(X, Y, block_rows: int) -> list:
@@ -146,16 +164,14 @@ def _blocks(X, Y, block_rows: int) -> list:
 
 
 def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, cg_iterations: int, n_jobs,
-              progress, callback, max_seconds, tol=None, m_step="exact") -> tuple[EMState, pd.DataFrame]:
+              progress, recorder: StepRecorder, m_step="exact") -> EMState:
     """:func:`batch_em` over precomputed ``blocks`` ``(rows, X_b, Y_b)``, whose parts may be Dask
     futures (:func:`mlgp.parallel.scatter_once`): they go to the joblib tasks only."""
-    budget = Budget.of(max_seconds)
     N = X.shape[0]
     ridge = WRidge(X, factorise=False)  # a few warm-started CG steps per iteration, as the M-step needs
-    rows = []
     loop = range(1, iterations + 1)
     for it in (progress(loop) if progress else loop):
-        t0 = time.perf_counter()
+        recorder.begin_step()
         cg_steps = cg_iterations if m_step == "cg" else None
         results: list[_Block] = Parallel(n_jobs=n_jobs)(
             delayed(_em_block)(s, X_b, Y_b, state.U[s], state.W, state.V, state.exposure(s),
@@ -175,23 +191,11 @@ def _batch_em(X, blocks: list, state: EMState, priors: Priors, iterations: int, 
             state.covariates.newton([r.rows for r in results], [r.gamma for r in results])
         relevance = None if state.relevance is None else relevance_mode(V, priors.lambda_v, priors.relevance)
         state = EMState(W, U, V, mu, covariates, relevance)
-        seconds = time.perf_counter() - t0  # the iteration's steps, not the objective's evaluation
-        row = dict(iteration=it, objective=_log_posterior(blocks, state, priors, n_jobs), seconds=seconds)
-        if callback is not None:
-            callback(it, state, row)
-        spent = budget.spent()
-        rows.append({"iteration": it, "elapsed": budget.elapsed, **{k: v for k, v in row.items() if k != "iteration"}})
-        if spent or converged([r["objective"] for r in rows], tol):
+        recorder.end_step()  # the iteration's steps, not the objective's evaluation; the budget's look
+        row = recorder.record(state, dict(iteration=it, objective=_log_posterior(blocks, state, priors, n_jobs)))
+        if recorder.stop(state, row):
             break
-    return state, pd.DataFrame(rows, columns=None if rows else ["iteration", "elapsed", "objective", "seconds"])
-
-
-def converged(objectives: list, tol: float | None) -> bool:
-    """Whether the last of ``objectives`` differs from the one before by at most ``tol`` times its
-    size (never with ``tol`` None or fewer than two values)."""
-    if tol is None or len(objectives) < 2:
-        return False
-    return abs(objectives[-1] - objectives[-2]) <= tol * abs(objectives[-1])
+    return state
 
 
 def _em_block(rows: slice, X_b, Y_b, U_b, W, V, mu_b, keep_gamma: bool, priors: Priors,

@@ -8,34 +8,33 @@ prior noise around x W integrated out, and ``predict`` thresholds it); ``exposur
 inferred μ_l. The data are checked once, in ``fit`` (:class:`mlgp.estimator.MultiLabelEstimator`);
 ``save`` / ``load`` use the floor's array format. :meth:`GenEML.joint_distribution` gives the TFP
 model (:func:`mlgp.geneml.model.geneml_joint`) with the estimator's priors. TensorFlow is imported
-only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws).
+only by that method and by ``inference="gibbs"`` (its Pólya-Gamma draws). Beside it: the parameters'
+constraints and cross-checks (:mod:`mlgp.geneml.parameters`), the inferences by name
+(:mod:`mlgp.geneml.inference`) and the fitted attributes, set and saved
+(:mod:`mlgp.geneml.estimator_state`).
 """
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
-from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
-from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS, Budget
-from .em import M_STEPS, Priors
+from ..estimator import MultiLabelEstimator
+from ..estimator.recorder import checked_validation
+from ..estimator.training import Budget
+from .em import Priors
+from .estimator_state import GenEMLState
 from .features import FeatureMap
-from .fit_inputs import (check_m_step, check_precision_prior, checked_validation, components,
-                         exposure_covariates, progress_bar, validation_callback)
-from .inference import INFERENCES, FitRun
-from .predictive import residual_covariance
-from .relevance import check_relevance_prior, components_in_use, effective_rank
+from .inference import INFERENCES, FitRun, exposure_covariates, progress_bar
+from .parameters import PARAMETER_CONSTRAINTS, check_m_step, check_precision_prior, components
+from .relevance import check_relevance_prior
 
 __all__ = ["GenEML"]
 
 
-class GenEML(MultiLabelEstimator):
+class GenEML(GenEMLState, MultiLabelEstimator):
     """GenEML (Jain, Modhe & Rai, 2017): low-rank logistic labels with per-label exposure.
 
     Parameters
@@ -194,40 +193,7 @@ class GenEML(MultiLabelEstimator):
 
     _block_format = "csr"
     _predict_from = "proba"
-    _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "exposure": [StrOptions({"global", "covariates"}), None],
-        "inference": [StrOptions({"em", "online-em", "gibbs"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left"), None],
-        "max_seconds": MAX_SECONDS,
-        "calibration": CALIBRATION,
-        **{name: [Interval(Real, 0, None, closed="neither")]
-           for name in ("lambda_u", "lambda_v", "lambda_w", "lambda_coef")},
-        **{name: [Interval(Real, 1, None, closed="left")] for name in ("alpha", "beta")},
-        "exposure_init": [Interval(Real, 0, 1, closed="neither")],
-        "cg_iterations": [Interval(Integral, 1, None, closed="left")],
-        "m_step": [StrOptions({"auto", *M_STEPS})],
-        "block_rows": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "kappa": [Interval(Real, 0.5, 1, closed="right")],
-        "tau": [Interval(Real, 0, None, closed="left")],
-        "final_passes": [Interval(Integral, 0, None, closed="left")],
-        "carry_local": ["boolean"],
-        "num_results": [Interval(Integral, 1, None, closed="left")],
-        "num_burnin_steps": [Interval(Integral, 0, None, closed="left")],
-        "num_chains": [Interval(Integral, 1, None, closed="left")],
-        "gibbs_start": [StrOptions({"random", "em"})],
-        "scale_move": ["boolean"],
-        "precision_prior": [tuple, list, None],
-        "relevance_prior": [tuple, list, None],
-        "n_jobs": N_JOBS,
-        "progress": ["boolean"],
-        "normalize_rows": ["boolean", None],
-        "preprocessing": [StrOptions({"auto", "rows", "columns"}), None],
-        "random_state": [Interval(Integral, 0, 2**31 - 1, closed="both")],
-        "threshold": [Interval(Real, 0, 1, closed="both")],
-    }
+    _parameter_constraints: dict = PARAMETER_CONSTRAINTS
 
     def __init__(self, *, n_components: int = 100, exposure: str | None = "global", inference: str = "em",
                  max_iter: int = 30, lambda_u: float = 1.0, lambda_v: float = 1.0, lambda_w: float = 1.0,
@@ -286,9 +252,11 @@ class GenEML(MultiLabelEstimator):
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
         ``label_features`` (K, C), finite: extra per-label exposure covariates
-        (``exposure="covariates"`` only). ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent)
-        the trace records after every EM iteration or online-EM epoch (checked like ``X``, ``Y``);
-        with Gibbs, the points whose predictions the draws keep (``samples_["watched"]``).
+        (``exposure="covariates"`` only). ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent;
+        those at most K) the trace records after every EM iteration or online-EM epoch, checked
+        once by the check of every entry that takes a validation pair
+        (:func:`mlgp.estimator.recorder.checked_validation`) and preprocessed as ``X``; with Gibbs,
+        the points whose predictions the draws keep (``samples_["watched"]``).
         """
         budget = Budget.trusted(self.max_seconds)
         X, Y = self._validate_fit_data(X, Y)
@@ -306,27 +274,14 @@ class GenEML(MultiLabelEstimator):
         self.n_components_ = components(int(self.n_components), N, K)
         init = float(self.exposure_init)
         covariates = exposure_covariates(self.exposure, Y, label_features, init, float(self.lambda_coef))
-        validation = checked_validation(validation, D, K, self.feature_map_)
+        validation = checked_validation(validation, num_features=D, num_labels=K, preprocess=self.feature_map_)
         self._fit_proba_map(X_given, Y, budget, label_features=label_features)  # after every check
         run = FitRun(self, X, Y, priors, np.full(K, init) if self.exposure == "global" else None, covariates,
                      budget, np.random.default_rng(self.random_state), validation,
                      progress_bar(self.inference, budget, int(self.num_chains) if self.inference == "gibbs" else 1)
                      if self.progress else None,
-                     validation_callback(validation), precision_prior, self.n_components_,
-                     None if self.tol is None else float(self.tol))
-        result = INFERENCES[self.inference](run)
-        state, self.trace_ = result.state, result.trace
-        for name, value in result.attributes.items():
-            setattr(self, name, value)
-        self.W_, self.V_, self.exposure_, self.relevance_ = state.W, state.V, state.mu, state.relevance
-        self.residual_covariance_ = residual_covariance(X, self.W_, state.U, float(self.lambda_u))
-        self.effective_rank_ = effective_rank(np.asarray(X @ self.W_), self.V_)
-        self.components_in_use_ = components_in_use(self.W_, self.V_)
-        if covariates is not None:
-            self.exposure_coef_ = state.covariates.coef
-            rows = int(self.batch_size) if self.inference == "online-em" else int(self.block_rows)
-            self.exposure_ = sum(state.covariates.probs(slice(s, s + rows)).sum(axis=0) for s in range(0, N, rows)) / N
-        self.n_iter_ = len(self.trace_)
+                     precision_prior, self.n_components_, None if self.tol is None else float(self.tol))
+        self._set_fitted_state(INFERENCES[self.inference](run), X)
         self._set_fitted_shape(N, D, K)
         return self
 
@@ -364,45 +319,3 @@ class GenEML(MultiLabelEstimator):
                             covariates=covariates, lambda_u=self.lambda_u, lambda_v=self.lambda_v,
                             lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef,
                             relevance_prior=self.relevance_prior)
-
-    def _fitted_arrays(self) -> dict:
-        arrays = {**super()._fitted_arrays(), "W_": self.W_, "V_": self.V_, "residual_covariance_": self.residual_covariance_}
-        if self.exposure == "covariates":
-            arrays["exposure_coef_"] = self.exposure_coef_
-        if self.inference == "gibbs":
-            arrays["coef_"] = self.coef_
-        if self.exposure_ is not None:
-            arrays["exposure_"] = self.exposure_
-        arrays.update(self.feature_map_.saved()[1])
-        if self.relevance_ is not None:
-            arrays["relevance_"] = self.relevance_
-        return arrays
-
-    def _fitted_scalars(self) -> dict:
-        return {**super()._fitted_scalars(), "n_iter_": self.n_iter_, "n_components_": self.n_components_,
-                "effective_rank_": self.effective_rank_, **self.feature_map_.saved()[0]}
-
-    def _restore_fitted(self, state: SavedState) -> None:
-        super()._restore_fitted(state)
-        self.n_iter_ = state.count("n_iter_")
-        # files written before ARD hold neither: k was n_components, and every dimension counted as in use
-        k = self.n_components_ = state.count("n_components_") if state.has_scalar("n_components_") \
-            else int(self.n_components)
-        self.effective_rank_ = state.scalar("effective_rank_", int, low=0) if state.has_scalar("effective_rank_") else k
-        self.relevance_ = state.array("relevance_", (k,), low=0) if state.has("relevance_") else None
-        self.feature_map_ = FeatureMap.restore(state, self.n_features_in_, bool(self.normalize_rows))
-        self.W_ = state.array("W_", (self.n_features_in_, k))
-        self.V_ = state.array("V_", (self.n_labels_, k))
-        self.components_in_use_ = components_in_use(self.W_, self.V_)
-        # files of releases before the predictive probabilities: the plug-in μ σ(ψ) (no spread of u)
-        self.residual_covariance_ = state.array("residual_covariance_", (k, k)) if state.has("residual_covariance_") \
-            else np.zeros((k, k))
-        C = self.residual_covariance_
-        scale = max(1.0, float(np.abs(C).max(initial=0.0)))
-        if not np.allclose(C, C.T, rtol=0, atol=1e-9 * scale) or np.linalg.eigvalsh(C).min(initial=0.0) < -1e-9 * scale:
-            raise state.error("residual_covariance_ must be a symmetric positive semi-definite (k, k) matrix")
-        if self.inference == "gibbs":  # a Gibbs fit saves coef_; loading checks it is there
-            self.coef_ = state.array("coef_", (self.n_features_in_, self.n_labels_))
-        self.exposure_ = None if self.exposure is None else state.array("exposure_", (self.n_labels_,), low=0, high=1)
-        if self.exposure == "covariates":
-            self.exposure_coef_ = state.array("exposure_coef_")

@@ -29,7 +29,6 @@ made so far.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
+from ..estimator.recorder import StepRecorder
 from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..errors import ArgumentError, TrainingDivergedError
@@ -47,7 +47,7 @@ from .relevance import draw_relevance, scaled
 from .ridge import WRidge
 from .updates import centred_weights, exposure_posterior, label_statistics, log_likelihood, row_updates
 
-__all__ = ["PSI_CACHE_BYTES", "GibbsDivergedError", "GibbsOptions", "gibbs"]
+__all__ = ["GIBBS_COLUMNS", "PSI_CACHE_BYTES", "GibbsDivergedError", "GibbsOptions", "gibbs"]
 
 #: Most bytes of ψ = U Vᵀ (N, K) the scale move holds whole while it evaluates the likelihood at
 #: several scales; above it each evaluation forms ψ again, one block of rows at a time.
@@ -102,8 +102,8 @@ def _pg_draws(psi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_chains: int = 1, seed: int = 0,
-          n_jobs: int | None = None, watch=None, progress=None,
-          budget: Budget | None = None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
+          n_jobs: int | None = None, watch=None, progress=None, budget: Budget | None = None,
+          callback=None) -> tuple[dict[str, np.ndarray], pd.DataFrame, EMState]:
     """Run ``num_chains`` chains from ``state`` (the first exactly there, the others with U and V
     jittered by their own seeds) on CSR X (N, D) and CSR 0/1 Y (N, K). The precisions start at
     ``priors``' (``lambda_v`` a number or one per latent dimension, (k,)).
@@ -114,36 +114,43 @@ def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_ch
     :class:`~mlgp.estimator.training.Budget` looked at after every sweep; the chains then run one
     after another, the sweep that spends it is the chain's last (kept as a draw when the chain has
     none yet), no further chain starts, and a chain cut short is dropped unless it is the first
-    (the chains' draws must line up).
+    (the chains' draws must line up). ``callback(sweep, state, row)`` after every sweep (the
+    signature of every training loop's callback: ``state`` the sweep's draw, ``row`` its trace row,
+    to which it may add columns); the chains then run one after another too, and a true return ends
+    the sampler as a spent budget does.
 
     Returns ``samples`` — ``V`` (R, C, K, k), ``mu`` (R, C, K) with global exposure, ``beta``
     (R, C, C_β) with covariates, ``precisions`` (R, C, 2 + k) (λ_u, λ_w, λ_v) with a hyperprior,
-    ``watched``, and ``coef`` (C, D, K): each chain's mean of E[W | U] E[V | U, ω, ξ]ᵀ — a trace (``chain``,
-    ``sweep``, ``kept``, ``objective`` — the log posterior at the draw given the precisions —
-    ``tau`` (the scale move's log t), and ``seconds``), and the last chain's final state.
+    ``watched``, and ``coef`` (C, D, K): each chain's mean of E[W | U] E[V | U, ω, ξ]ᵀ — a trace
+    (:data:`GIBBS_COLUMNS`: ``chain``, ``sweep``, ``kept``, ``objective`` — the log posterior at the
+    draw given the precisions — ``tau`` (the scale move's log t), ``seconds`` and ``elapsed``, NaN
+    without a budget), and the last chain's final state.
     """
     if options.precision_prior is not None and priors.relevance is not None:
         raise ArgumentError("precision_prior and the relevance prior (ARD) both set the precisions of V's columns: "
                             "choose one")
     chains = range(num_chains)
-    if budget is not None:
+    if budget is not None or callback is not None:
         results = []
         for c in chains:
-            draws, last = _run_chain(X, Y, state, priors, options, seed, c, watch, progress, budget)
-            cut = budget.elapsed >= budget.seconds
-            if cut and c > 0 and draws.kept < options.num_results:
+            draws, last, stopped = _run_chain(X, Y, state, priors, options, seed, c, watch, progress, budget, callback)
+            if stopped and c > 0 and draws.kept < options.num_results:
                 break
             results.append((draws, last))
-            if cut:
+            if stopped:
                 break
     elif n_jobs is None or n_jobs == 1 or num_chains == 1:
-        results = [_run_chain(X, Y, state, priors, options, seed, c, watch, progress) for c in chains]
+        results = [_run_chain(X, Y, state, priors, options, seed, c, watch, progress)[:2] for c in chains]
     else:
-        results = Parallel(n_jobs=n_jobs)(delayed(_run_chain)(X, Y, state, priors, options, seed, c, watch, None)
-                                          for c in chains)
+        results = [r[:2] for r in Parallel(n_jobs=n_jobs)(
+            delayed(_run_chain)(X, Y, state, priors, options, seed, c, watch, None) for c in chains)]
     samples = _stack([r[0] for r in results])
     trace = pd.DataFrame([row for r in results for row in r[0].rows])
     return samples, trace, results[-1][1]
+
+
+#: The columns of the Gibbs sampler's trace.
+GIBBS_COLUMNS = ("chain", "sweep", "kept", "objective", "tau", "seconds", "elapsed")
 
 
 def _stack(chains: list[_Chain]) -> dict[str, np.ndarray]:
@@ -157,7 +164,9 @@ def _stack(chains: list[_Chain]) -> dict[str, np.ndarray]:
 
 
 def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed: int, chain: int, watch,
-               progress, budget: Budget | None = None) -> tuple[_Chain, EMState]:
+               progress, budget: Budget | None = None, callback=None) -> tuple[_Chain, EMState, bool]:
+    """One chain's sweeps, each recorded (:class:`mlgp.estimator.recorder.StepRecorder`): its draws,
+    its last state, and whether it stopped early (the budget spent, the callback asking)."""
     rng = np.random.default_rng([seed, chain])
     jitter = 0.0 if chain == 0 else options.jitter  # the first chain starts exactly at ``state``
     N, D = X.shape
@@ -171,9 +180,10 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         (np.ones(k) if state.relevance is None else np.array(state.relevance, dtype=np.float64))
     w_sampler = WRidge(X)
     draws = _Chain(coef=np.zeros((D, K)))
+    recorder = StepRecorder(budget, GIBBS_COLUMNS, step_column="sweep", callback=callback, rows=draws.rows)
     sweeps = range(options.num_burnin_steps + options.num_results)
     for sweep in (progress(sweeps) if progress else sweeps):
-        t0 = time.perf_counter()
+        recorder.begin_step()
         stat_a, stat_b, exposed, xi_blocks = 0.0, 0.0, 0.0, []
         for rows, X_b in row_blocks(X, options.block_rows, dense=False):
             Y_b = Y[rows]
@@ -182,8 +192,7 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
             xi = np.ones_like(psi) if mu_b is None else \
                 (rng.random(psi.shape) < exposure_posterior(psi, Y_b, mu_b)).astype(np.float64)
             a, b = xi * _pg_draws(psi, rng), centred_weights(xi, Y_b)
-            shift_mean = np.asarray(X_b @ W)
-            U[rows] = draw_gaussians(*row_updates(V, a, b, shift_mean, lambda_u), rng)
+            U[rows] = draw_gaussians(*row_updates(V, a, b, np.asarray(X_b @ W), lambda_u), rng)
             _check(U[rows], "u_n", sweep, chain, rows, draws, W, U, V, mu, cov)
             part_a, part_b = label_statistics(U[rows], a, b)
             stat_a, stat_b, exposed = stat_a + part_a, stat_b + part_b, exposed + xi.sum(axis=0)
@@ -196,13 +205,10 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         if mu is not None:
             mu = np.clip(rng.beta(priors.alpha + exposed, priors.beta + N - exposed), 1e-12, 1 - 1e-12)
         if cov is not None:  # β | ξ by its own Pólya-Gamma augmentation, ω' ~ PG(1, η)
-            xi_all = np.vstack(xi_blocks)
-            eta = cov.logits(slice(None))
-            cov = draw_coefficients(cov, xi_all, _pg_draws(eta, rng), rng)
+            cov = draw_coefficients(cov, np.vstack(xi_blocks), _pg_draws(cov.logits(slice(None)), rng), rng)
         tau = 0.0
         if options.scale_move:
-            current = EMState(W, U, V, mu, cov)
-            V, tau = scale_labels(V, _likelihood_of_scale(Y, current, options.block_rows),
+            V, tau = scale_labels(V, _likelihood_of_scale(Y, EMState(W, U, V, mu, cov), options.block_rows),
                                   scaled(lambda_v, relevance), rng, options.precision_prior)
         if options.precision_prior is not None:
             lambda_u, lambda_w, lambda_v = draw_precisions(W, U - np.asarray(X @ W), V, options.precision_prior, rng)
@@ -211,32 +217,38 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         if relevance is not None:
             relevance = draw_relevance(V, lambda_v, priors.relevance, rng)
             _check(relevance, "the relevances", sweep, chain, None, draws, W, U, V, mu, cov, positive=True)
-        last = budget is not None and budget.spent()
+        last = recorder.end_step()  # the budget's look (none without a budget)
         kept = sweep >= options.num_burnin_steps or (last and draws.kept == 0)
+        current = EMState(W, U, V, mu, cov, relevance)
+        precisions = None if options.precision_prior is None else np.concatenate([[lambda_u, lambda_w], lambda_v])
         if kept:
-            draws.coef += W_mean @ V_mean.T
-            draws.kept += 1
-            draws.V.append(V)
-            if mu is not None:
-                draws.mu.append(mu)
-            if cov is not None:
-                draws.beta.append(cov.coef)
-            if options.precision_prior is not None:
-                draws.precisions.append(np.concatenate([[lambda_u, lambda_w], lambda_v]))
-            if relevance is not None:
-                draws.relevance.append(relevance)
-            if watch is not None:
-                draws.watched.append(np.asarray(watch @ W_mean) @ V_mean.T)
-        seconds = time.perf_counter() - t0
-        objective = log_posterior(X, Y, EMState(W, U, V, mu, cov, relevance),
-                                  Priors(lambda_u, lambda_v, lambda_w, priors.alpha, priors.beta, priors.relevance),
-                                  options.block_rows)
-        draws.rows.append(dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau, seconds=seconds,
-                               elapsed=budget.elapsed if budget is not None else np.nan))
-        if last:
+            _keep(draws, current, W_mean, V_mean, precisions, watch)
+        objective = log_posterior(X, Y, current, Priors(lambda_u, lambda_v, lambda_w, priors.alpha, priors.beta,
+                                                        priors.relevance), options.block_rows)
+        row = recorder.record(current, dict(chain=chain, sweep=sweep + 1, kept=kept, objective=objective, tau=tau))
+        if recorder.stop(current, row):
             break
     draws.coef /= max(draws.kept, 1)
-    return draws, EMState(W, U, V, mu, cov, relevance)
+    return draws, EMState(W, U, V, mu, cov, relevance), recorder.stopped_by is not None
+
+
+def _keep(draws: _Chain, state: EMState, W_mean: np.ndarray, V_mean: np.ndarray, precisions: np.ndarray | None,
+          watch) -> None:
+    """Keep a sweep's draw ``state`` (and its precisions when they are drawn) in ``draws``, with the
+    Rao-Blackwellised E[W | U] E[V | U, ω, ξ]ᵀ (and the watched points' predictions by it)."""
+    draws.coef += W_mean @ V_mean.T
+    draws.kept += 1
+    draws.V.append(state.V)
+    if state.mu is not None:
+        draws.mu.append(state.mu)
+    if state.covariates is not None:
+        draws.beta.append(state.covariates.coef)
+    if precisions is not None:
+        draws.precisions.append(precisions)
+    if state.relevance is not None:
+        draws.relevance.append(state.relevance)
+    if watch is not None:
+        draws.watched.append(np.asarray(watch @ W_mean) @ V_mean.T)
 
 
 def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float], float]:

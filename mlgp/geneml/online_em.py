@@ -24,7 +24,6 @@ streamed over the row blocks of :func:`mlgp.blocks.row_blocks`.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import numpy as np
@@ -35,12 +34,13 @@ from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..data.minibatches import RowMinibatches
 from ..errors import ArgumentError
-from .em import EMState, Priors, _mu_mode, converged, global_log_prior, rows_log_density
+from ..estimator.recorder import StepRecorder, checked_validation
+from .em import EMState, Priors, _mu_mode, global_log_prior, rows_log_density
 from .relevance import relevance_mode
 from .ridge import WRidge
 from .updates import centred_weights, exposure_posterior, label_statistics, mean_omega, row_updates, solve_spd
 
-__all__ = ["check_step_schedule", "online_em", "step_size", "streamed_objective"]
+__all__ = ["ONLINE_COLUMNS", "check_step_schedule", "online_em", "step_size", "streamed_objective"]
 
 
 def check_step_schedule(kappa: float, tau: float) -> tuple[float, float]:
@@ -60,7 +60,7 @@ def step_size(t: int, kappa: float, tau: float) -> float:
 
 def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, *, kappa: float = 0.7,
               tau: float = 1.0, cg_iterations: int = 3, seed: int = 0, block_rows: int | None = None, progress=None,
-              callback=None, max_seconds: "float | Budget | None" = None, local_iterations: int = 2,
+              callback=None, validation=None, max_seconds: "float | Budget | None" = None, local_iterations: int = 2,
               final_passes: int = 0, carry: bool = False, tol: float | None = None) -> tuple[EMState, pd.DataFrame]:
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch), or fewer:
@@ -68,23 +68,56 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     :class:`~mlgp.estimator.training.Budget`) is looked at after every minibatch step and every
     final pass, and the one that reaches it is the last (its epoch is traced, cut short).
 
-    Returns the state and a trace with one row per epoch: ``epoch``, ``steps``, ``elapsed`` (the
-    budget's seconds at the epoch's last step), ``objective`` (the
-    log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the timed
-    steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``. The first step
-    takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule.
+    Returns the state and a trace with one row per epoch (:data:`ONLINE_COLUMNS`): ``epoch``,
+    ``steps``, ``final``, ``elapsed`` (the budget's seconds at the epoch's last look), ``objective``
+    (the log posterior at the epoch's end, at the carried u_n with ``carry``; computed outside the
+    timed steps in blocks of ``block_rows``, default ``batch_size``) and ``seconds``, then ``P@k``
+    with ``validation`` (``(X_val, Y_val)``, as :func:`mlgp.geneml.em.batch_em`'s), recorded by
+    :class:`mlgp.estimator.recorder.StepRecorder`. ``callback(epoch, state, row)`` after each epoch
+    and final pass (the signature of every training loop's callback; ``state`` holds W, V, μ, U
+    None): it may add columns to ``row``, and a true return stops (the final passes too). The first
+    step takes ρ = 1 (its statistics replace the empty ones); later steps follow the schedule.
     ``local_iterations``: E-step / mode updates of each minibatch's u_n. ``final_passes``: after
     the epochs, passes that sum the statistics of every minibatch (ρ = 1 over the whole data;
     without ``carry`` U is still never held whole) and then set V, μ, β and W from them — batch EM
     iterations streamed over minibatches; each adds a trace row (``epoch`` continues, ``final``
-    True). ``carry``: start each row's local steps, in the epochs and
-    in the final passes, from its u_n of the previous visit (x_n W at the first). ``tol``: end the
-    epochs after the first whose objective changed by at most ``tol`` times its size
-    (:func:`mlgp.geneml.em.converged`); the final passes then run.
+    True). ``carry``: start each row's local steps, in the epochs and in the final passes, from its
+    u_n of the previous visit (x_n W at the first). ``tol``: end the epochs after the first whose
+    objective changed by at most ``tol`` times its size (:func:`mlgp.estimator.recorder.converged`);
+    the final passes then run.
     """
-    budget = Budget.of(max_seconds)
+    recorder = StepRecorder(Budget.of(max_seconds), ONLINE_COLUMNS, callback=callback, tol=tol, rank=EMState.top_labels,
+                            validation=checked_validation(validation, num_features=X.shape[1], num_labels=Y.shape[1]))
     block_rows = batch_size if block_rows is None else block_rows
     kappa, tau = check_step_schedule(kappa, tau)
+    carried = np.full((X.shape[0], state.V.shape[1]), np.nan) if carry else None
+    ridge = WRidge(X)  # XᵀX is the data's own: only Xᵀ U is blended
+    state, t = _epochs(X, Y, state, priors, epochs, batch_size, kappa, tau, ridge, cg_iterations, seed, progress,
+                       recorder, local_iterations, carried, block_rows)
+    recorder = replace(recorder, tol=None)  # the final passes run to their count (the same rows)
+    for _ in range(final_passes if recorder.stopped_by in (None, "tolerance") else 0):
+        recorder.begin_step()
+        W, V, mu, cov, relevance = _full_pass(X, Y, state, priors, batch_size, ridge, cg_iterations, local_iterations,
+                                              carried)
+        state = EMState(W, None, V, mu, cov, relevance)
+        recorder.end_step()
+        epoch = (recorder.rows[-1]["epoch"] if recorder.rows else 0) + 1
+        row = recorder.record(state, dict(epoch=epoch, steps=t, final=True,
+                                          objective=streamed_objective(X, Y, state, priors, block_rows, carried)))
+        if recorder.stop(state, row):
+            break
+    return state, recorder.trace()
+
+
+#: The columns of online EM's trace.
+ONLINE_COLUMNS = ("epoch", "steps", "final", "elapsed", "objective", "seconds")
+
+
+def _epochs(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int, kappa: float, tau: float,
+            ridge: WRidge, cg_iterations: int, seed: int, progress, recorder: StepRecorder, local_iterations: int,
+            carried: np.ndarray | None, block_rows: int) -> tuple[EMState, int]:
+    """The epochs of :func:`online_em`, each traced by ``recorder``: the state after them (U None)
+    and the minibatch steps taken."""
     N, k = X.shape[0], state.V.shape[1]
     # equal sizes: a small remainder would weigh, scaled by N/|B|, as much as a full minibatch
     batches = RowMinibatches(X, Y, batch_size, seed, dense=False, equal_sizes=True, sorted_rows=True)
@@ -92,12 +125,11 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     stat_a, stat_b, exposed = np.zeros((K, k, k)), np.zeros((K, k)), np.zeros(K)  # the first steps replace them
     W, V, mu, cov = state.W, state.V, state.mu, state.covariates
     relevance = None if priors.relevance is None else (np.ones(k) if state.relevance is None else state.relevance)
-    ridge, stat_xu = WRidge(X), np.zeros_like(W)  # XᵀX is the data's own: only Xᵀ U is blended
-    t, rows = 0, []
-    carried = np.full((N, k), np.nan) if carry else None
+    stat_xu = np.zeros_like(W)  # only Xᵀ U is blended
+    t = 0
     loop = range(1, epochs + 1)
     for epoch in (progress(loop) if progress else loop):
-        t0 = time.perf_counter()
+        recorder.begin_step()
         for batch, X_b, Y_b in batches.epoch():
             t += 1
             rho = 1.0 if t == 1 else step_size(t, kappa, tau)
@@ -122,35 +154,15 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
             W = ridge.mean(stat_xu, W, priors.lambda_u, priors.lambda_w, cg_iterations)
             if relevance is not None:
                 relevance = relevance_mode(V, priors.lambda_v, priors.relevance)
-            if budget.spent():
+            if recorder.look():
                 break
-        seconds = time.perf_counter() - t0
-        elapsed = budget.elapsed
+        recorder.end_step()
         current = EMState(W, None, V, mu, cov, relevance)
-        row = dict(epoch=epoch, steps=t, final=False, elapsed=elapsed,
-                   objective=streamed_objective(X, Y, current, priors, block_rows, carried), seconds=seconds)
-        if callback is not None:
-            callback(epoch, current, row)
-        rows.append(row)
-        if elapsed >= budget.seconds or converged([r["objective"] for r in rows], tol):
+        row = recorder.record(current, dict(epoch=epoch, steps=t, final=False,
+                                            objective=streamed_objective(X, Y, current, priors, block_rows, carried)))
+        if recorder.stop(current, row):
             break
-    for extra in range(final_passes if budget.elapsed < budget.seconds else 0):
-        t0 = time.perf_counter()
-        W, V, mu, cov, relevance = _full_pass(X, Y, EMState(W, None, V, mu, cov, relevance), priors, batch_size,
-                                              ridge, cg_iterations, local_iterations, carried)
-        seconds = time.perf_counter() - t0
-        spent = budget.spent()
-        current = EMState(W, None, V, mu, cov, relevance)
-        epoch = (rows[-1]["epoch"] if rows else 0) + 1
-        row = dict(epoch=epoch, steps=t, final=True, elapsed=budget.elapsed, seconds=seconds,
-                   objective=streamed_objective(X, Y, current, priors, block_rows, carried))
-        if callback is not None:
-            callback(epoch, current, row)
-        rows.append(row)
-        if spent:
-            break
-    return EMState(W, None, V, mu, cov, relevance), pd.DataFrame(rows, columns=None if rows else ["epoch", "steps", "final",
-                                                                                     "elapsed", "objective", "seconds"])
+    return EMState(W, None, V, mu, cov, relevance), t
 
 
 def _full_pass(X, Y, state: EMState, priors: Priors, batch_size: int, ridge: WRidge, cg_iterations: int,

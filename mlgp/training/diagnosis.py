@@ -1,6 +1,8 @@
-"""Why training diverged: the sentence :func:`mlgp.training.fit` adds to a
-:class:`~mlgp.errors.TrainingDivergedError`, judged from the bound at the restored parameters on the
-failing minibatch (a step too large, or parameters or inputs already broken)."""
+"""When training diverges: the last good state :func:`mlgp.training.fit` keeps (:func:`snapshot`,
+:func:`restore`), the first non-finite parameter (:func:`first_non_finite`), and the one
+:class:`~mlgp.errors.TrainingDivergedError` it raises after restoring that state (:func:`diverged`),
+with the sentence saying why (:func:`diagnosis`), judged from the bound at the restored parameters on
+the failing minibatch (a step too large, or parameters or inputs already broken)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,38 @@ import numpy as np
 import scipy.sparse as sp
 import tensorflow as tf
 
-__all__ = ["diagnosis"]
+from ..errors import TrainingDivergedError
+from .checkpoints import variable_names
+
+__all__ = ["diagnosis", "diverged", "first_non_finite", "restore", "snapshot"]
+
+
+def snapshot(variables) -> list[tf.Tensor]:
+    """The variables' values now, as tensors: each shares its variable's buffer until the variable
+    is next written, which then copies it (TensorFlow's copy-on-write), so a snapshot is not a copy
+    of the P·M² factors and their optimizer slots every epoch."""
+    return [tf.identity(v) for v in variables]
+
+
+def restore(variables, values) -> None:
+    """Assign a :func:`snapshot`'s ``values`` back to ``variables``."""
+    for v, x in zip(variables, values):
+        v.assign(x)
+
+
+def first_non_finite(model, variables) -> str | None:
+    """The name of the first of ``variables`` (the model's trainable ones) holding NaN or inf, or None."""
+    return next((name for name, v in zip(variable_names(model), variables) if not np.all(np.isfinite(v.numpy()))), None)
+
+
+def diverged(what: str, *, state: list, good: list, model, batch, X, epoch: int, start: int, opt, learning_rate,
+             latest: str | None) -> TrainingDivergedError:
+    """Restore ``state`` (model and optimizer variables) to ``good``, the end of ``epoch``, and return
+    the error to raise: ``what`` happened, where the model was restored to (and the last checkpoint,
+    ``latest``), and why (:func:`diagnosis` on the failing minibatch ``batch``)."""
+    restore(state, good)
+    restored = f"the model was restored to the end of epoch {epoch}" + (f"; last checkpoint: {latest}" if latest else "")
+    return TrainingDivergedError(f"{what}; {restored}.{diagnosis(model, batch, X, epoch, start, opt, learning_rate)}")
 
 
 def diagnosis(model, batch, X, epoch: int, start: int, opt, learning_rate) -> str:

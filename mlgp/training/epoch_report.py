@@ -1,12 +1,12 @@
-"""What :func:`mlgp.training.fit` adds to an epoch's trace row beyond the bound, and where it writes
-the row: the validation split's P@k (:func:`validation_row`) and the TensorBoard scalars
-(:func:`write_scalars`)."""
+"""What :func:`mlgp.training.fit` gives its step recorder (:mod:`mlgp.estimator.recorder`) and where
+it writes an epoch's row: how the model ranks the validation rows (:func:`ranking`, whose P@k the
+recorder records as for every family) and the TensorBoard scalars (:func:`write_scalars`)."""
 
 from __future__ import annotations
 
 import tensorflow as tf
 
-__all__ = ["validation_row", "write_scalars"]
+__all__ = ["ranking", "write_scalars"]
 
 
 def write_scalars(writer, epoch: int, row: dict) -> None:
@@ -20,13 +20,10 @@ def write_scalars(writer, epoch: int, row: dict) -> None:
     writer.flush()
 
 
-def validation_row(model, validation, ks) -> dict:
-    """``{"P@k": percent}`` for ``ks`` on the checked ``validation`` = (X, Y), ranked by the model's
-    ``mean_utilities`` a block of rows at a time through its input map."""
-    from ..metrics import precision_at_k, topk
+def ranking(model, X, k: int):
+    """The :class:`~mlgp.scores.TopK` of the ``k`` best labels of each row of the checked features
+    ``X``, ranked by the model's ``mean_utilities`` a block of rows at a time through its input map."""
     from ..scores import score_in_batches
 
-    Xv, Yv = validation  # checked once, before the first epoch
-    scores = score_in_batches(model.mean_utilities, Xv, 1000, top_k=max(ks), num_labels=model.num_labels,
-                              check_input=False, input_map=model.input_map)
-    return {f"P@{k}": 100.0 * precision_at_k(Yv, topk(scores, k), k) for k in ks}
+    return score_in_batches(model.mean_utilities, X, 1000, top_k=k, num_labels=model.num_labels, check_input=False,
+                            input_map=model.input_map)

@@ -3,18 +3,20 @@
 :func:`fit` runs a compiled step over shuffled minibatches with tf-keras Adam, or with natural
 gradients on q(u) and Adam on the rest (:class:`mlgp.training.NatGradAdam`), shows its progress
 (:class:`mlgp.estimator.progress.Progress`: a bar on a terminal, a line every few seconds off it),
-returns the per-epoch ELBO trace as a ``pandas.DataFrame`` (and writes it as TensorBoard
-scalars with ``log_dir``), writes and resumes checkpoints (:mod:`mlgp.training.checkpoints`), trains
-in the model's float type (``model.float_type``, float32 or float64), and stops with
-:class:`~mlgp.errors.TrainingDivergedError` (after restoring the last good state) when the parameters
-are non-finite before training, or the bound becomes non-finite or a Cholesky factorisation fails,
-naming the likely cause. With a ``tf.distribute.Strategy`` each minibatch is split across the
-replicas and the gradients are summed by TensorFlow's own all-reduce.
+returns the per-epoch ELBO trace as a ``pandas.DataFrame`` — recorded by the step recorder of every
+training loop (:class:`mlgp.estimator.recorder.StepRecorder`: the budget, the rows, the validation
+P@k, the callback and when to stop) — and writes it as TensorBoard scalars with ``log_dir``, writes
+and resumes checkpoints (:mod:`mlgp.training.checkpoints`), trains in the model's float type
+(``model.float_type``, float32 or float64), and stops with
+:class:`~mlgp.errors.TrainingDivergedError` (after restoring the last good state:
+:func:`mlgp.training.diagnosis.diverged`) when the parameters are non-finite before training, or
+the bound becomes non-finite or a Cholesky factorisation fails, naming the likely cause. With a
+``tf.distribute.Strategy`` each minibatch is split across the replicas and the gradients are
+summed by TensorFlow's own all-reduce.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -23,33 +25,22 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 from ..estimator.progress import Progress
+from ..estimator.recorder import StepRecorder, checked_validation
 from ..estimator.training import Budget
 from ..errors import ArgumentError, MLGPError, TrainingDivergedError
 from ..fingerprint import data_fingerprint
-from .fit_options import FitOptions, checked_data, checked_options, checked_run, checked_validation
-from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings, variable_names
-from .diagnosis import diagnosis
+from .fit_options import FitOptions, checked_data, checked_options, checked_run
+from .checkpoints import CheckpointFolder, checked_folder, run_record, training_settings
+from .diagnosis import diverged, first_non_finite, snapshot
 from .contracts import TrainableModel, missing_members
 from .sampler import MinibatchSampler
 from .optimizers import build_optimizer, optimizer_for
 from .steps import make_step
-from .epoch_report import validation_row, write_scalars
+from .epoch_report import ranking, write_scalars
 from .warmup import CovarianceWarmup
 from .workers import LOST_PEER_ERRORS, agree_on_run, is_chief, is_multi_worker, lost_worker_error
 
 __all__ = ["fit"]
-
-
-def _snapshot(variables) -> list[tf.Tensor]:
-    """The variables' values now, as tensors: each shares its variable's buffer until the variable
-    is next written, which then copies it (TensorFlow's copy-on-write), so a snapshot is not a copy
-    of the P·M² factors and their optimizer slots every epoch."""
-    return [tf.identity(v) for v in variables]
-
-
-def _restore(variables, values) -> None:
-    for v, x in zip(variables, values):
-        v.assign(x)
 
 
 def fit(
@@ -63,14 +54,14 @@ def fit(
     natgrad_gamma: float | tuple[float, float, int] = (0.01, 0.1, 100),
     seed: int = 0,
     validation=None,
-    validation_ks: tuple[int, ...] = (1, 3, 5),
+    validation_ks: tuple[int, ...] | None = None,
     checkpoint_dir: str | Path | None = None,
     checkpoint_every: int = 1,
     batch_growth: tuple[int, int] | None = None,
     strategy: tf.distribute.Strategy | None = None,
     jit_compile: bool | str = False,
     progress: bool = True,
-    callback: Callable[[int, object, dict], None] | None = None,
+    callback: Callable[[int, object, dict], object] | None = None,
     check_input: bool = True,
     max_seconds: float | Budget | None = None,
     log_dir: str | Path | None = None,
@@ -108,8 +99,13 @@ def fit(
     seed
         Seeds TensorFlow and the minibatch/negative sampling.
     validation
-        Optional ``(X_val, Y_val)``; P@k for ``validation_ks`` is added to the trace each epoch
-        (ranked by the model's ``mean_utilities`` of each block through its input map).
+        Optional ``(X_val, Y_val)``, checked once before training
+        (:func:`mlgp.estimator.recorder.checked_validation`, as every entry that takes a validation
+        pair); P@k (percent) for ``validation_ks`` is added to the trace each epoch
+        (:func:`mlgp.estimator.recorder.validation_precision`, ranked by the model's
+        ``mean_utilities`` of each block through its input map).
+    validation_ks
+        The cut-offs of the validation P@k, each at most K; ``None``: 1, 3 and 5, those at most K.
     checkpoint_dir
         Folder for checkpoints of the model, the optimizer and the epoch (``ckpt-<epoch>``, the
         newest 3 kept), ``trace.csv`` and ``manifest.json``; made (with its parents) before any
@@ -150,7 +146,10 @@ def fit(
         start, after the first and last epochs and every :data:`~mlgp.estimator.progress.LINE_SECONDS`
         (epoch, seconds, ELBO, a callback's ``"held-out lpd"``). ``False``: nothing is printed.
     callback
-        Called as ``callback(epoch, model, row)`` after each epoch; a true return stops training.
+        Called as ``callback(step, state, row)`` after each epoch, the signature of every training
+        loop's callback (:mod:`mlgp.estimator.recorder`): here ``step`` is the epoch (counted from
+        1), ``state`` the model and ``row`` the epoch's trace row (validation P@k included), to which
+        it may add columns; a true return stops training.
     check_input
         Check ``data`` (finite features, 0/1 labels, matching rows) and the numeric options
         (``epochs``, ``batch_size``, ``negatives``, ``learning_rate``, ``batch_growth``,
@@ -237,8 +236,7 @@ class _Run:
     variables: list
     epoch_var: tf.Variable
     ckpts: CheckpointFolder | None
-    rows: list
-    budget: Budget
+    recorder: StepRecorder
     start: int
     multi: bool
     steps: int = 0
@@ -249,12 +247,11 @@ class _Run:
     def state(self) -> list:
         return list(self.variables) + list(self.opt.variables())
 
-    def restored(self, epoch: int) -> str:
-        latest = self.ckpts.latest if self.ckpts is not None else None
-        return f"the model was restored to the end of epoch {epoch}" + (f"; last checkpoint: {latest}" if latest else "")
-
-    def why(self, batch, epoch: int, learning_rate) -> str:
-        return diagnosis(self.model, batch, self.X, epoch, self.start, self.opt, learning_rate)
+    def diverged(self, what: str, batch, epoch: int, good, learning_rate) -> TrainingDivergedError:
+        """The run restored to ``good`` (the end of ``epoch``) and the error saying ``what`` happened and why."""
+        return diverged(what, state=self.state(), good=good, model=self.model, batch=batch, X=self.X, epoch=epoch,
+                        start=self.start, opt=self.opt, learning_rate=learning_rate,
+                        latest=self.ckpts.latest if self.ckpts is not None else None)
 
 
 def _fit(model, data, o: FitOptions) -> pd.DataFrame:
@@ -267,57 +264,61 @@ def _fit(model, data, o: FitOptions) -> pd.DataFrame:
     tf.random.set_seed(o.seed)
     sampler = MinibatchSampler(X, Y, o.batch_size, o.negatives, seed=o.seed, float_type=model.float_type,
                                input_map=model.input_map, batch_growth=o.batch_growth)
-    validation = checked_validation(o.validation, X, Y)
+    validation = checked_validation(o.validation, num_features=X.shape[1], num_labels=Y.shape[1], ks=o.validation_ks)
     opt = optimizer_for(model, o.optimizer, o.learning_rate, o.natgrad_gamma, o.strategy)
-    run = _start_run(model, X, Y, o, sampler, opt, variables, budget)
+    recorder = StepRecorder(budget, _COLUMNS, objective="elbo", validation=validation, rank=ranking, callback=o.callback)
+    run = _start_run(model, X, Y, o, sampler, opt, variables, recorder)
     writer = tf.summary.create_file_writer(str(o.log_dir)) if o.log_dir is not None and is_chief(o.strategy) else None
-    good = _snapshot(run.state())
+    good = snapshot(run.state())
     run.warmup = CovarianceWarmup(model, o.covariance_warmup, run.steps,
                                   lambda: make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile, o.kl_weight))
     try:
         if run.warmup.active:
             run.step = run.warmup.make_step()  # for the variables left trainable by the tie
-        _train_epochs(run, o, model, validation, writer, good)
+        _train_epochs(run, o, model, writer, good)
     finally:
         run.warmup.close()
     if writer is not None:
         writer.close()
-    return pd.DataFrame(run.rows, columns=None if run.rows else list(_COLUMNS))
+    return recorder.trace()
 
 
-def _train_epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> None:
+def _train_epochs(run: _Run, o: FitOptions, model, writer, good) -> None:
     """The epochs of one run, each traced, checked, checkpointed, passed to the callback and shown."""
+    budget = run.recorder.budget
     run.progress = Progress(o.progress_name, o.epochs, unit="epoch", enabled=o.progress, initial=run.start,
-                            elapsed=lambda: run.budget.elapsed)  # the budget's last look: no clock reading
+                            elapsed=lambda: budget.elapsed)  # the budget's last look: no clock reading
     try:
-        _epochs(run, o, model, validation, writer, good)
+        _epochs(run, o, model, writer, good)
     finally:
         run.progress.close()
 
 
-def _epochs(run: _Run, o: FitOptions, model, validation, writer, good) -> None:
+def _epochs(run: _Run, o: FitOptions, model, writer, good) -> None:
+    recorder = run.recorder
     for epoch in range(run.start, o.epochs):
-        row, spent = _train_epoch(run, o, epoch, good)
-        if validation is not None:
-            row.update(validation_row(model, validation, o.validation_ks))
-        _check_finite_after(run, epoch, good, o.learning_rate)
-        run.rows.append(row)
-        good = _snapshot(run.state())
+        values = _train_epoch(run, o, epoch, good)
+        bad = first_non_finite(model, run.variables)
+        if bad is not None:
+            raise run.diverged(f"the last step of epoch {epoch + 1} made {bad} non-finite", run.last_batch, epoch, good,
+                               o.learning_rate)
+        row = recorder.record(model, values)  # with the validation P@k
+        good = snapshot(run.state())
         run.epoch_var.assign(epoch + 1)
-        if run.ckpts is not None and ((epoch + 1) % o.checkpoint_every == 0 or epoch + 1 == o.epochs or spent):
-            run.ckpts.save(epoch + 1, run.rows)
+        if run.ckpts is not None and ((epoch + 1) % o.checkpoint_every == 0 or epoch + 1 == o.epochs or recorder.spent):
+            run.ckpts.save(epoch + 1, recorder.rows)
         write_scalars(writer, epoch + 1, row)
-        stop = bool(o.callback is not None and o.callback(epoch + 1, model, row))  # may add "held-out lpd"
+        stop = recorder.stop(model, row)  # the callback may add "held-out lpd"
         first_step_at = max(row["elapsed"] - row["seconds"], 0.0) if epoch == run.start else None
-        run.progress.unit_done(first_step_at, stop or spent, {"elbo": row["elbo"], "held-out lpd": row.get("held-out lpd")})
-        if stop or spent:
+        run.progress.unit_done(first_step_at, stop, {"elbo": row["elbo"], "held-out lpd": row.get("held-out lpd")})
+        if stop:
             break
 
 
 _COLUMNS = ("epoch", "step", "elapsed", "elbo", "elbo_std", "kl", "expected_log_lik", "seconds", "batch_size")
 
 
-def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, budget: Budget) -> _Run:
+def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, recorder: StepRecorder) -> _Run:
     """Checkpoint folder, agreement between workers, the compiled step, the optimizer's slots and
     a restore from the latest checkpoint; refuses non-finite starting parameters."""
     folder = checked_folder(o.checkpoint_dir) if o.checkpoint_dir is not None else None  # made before any step
@@ -329,13 +330,12 @@ def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, budget: Budg
     step = make_step(model, opt, o.strategy, sampler.num_data, o.jit_compile, o.kl_weight)
     epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
     build_optimizer(opt, variables, o.strategy)  # its slots exist now, so that a restore fills them
-    run = _Run(model, X, sampler, opt, step, variables, epoch_var, None, [], budget, 0, multi)
+    run = _Run(model, X, sampler, opt, step, variables, epoch_var, None, recorder, 0, multi)
     if folder is not None:  # only the chief writes; every worker restores from the chief's folder
         run.ckpts = CheckpointFolder(folder, tf.train.Checkpoint(model=model, optimizer=opt, epoch=epoch_var),
                                      run_record(model, X, Y, settings), writable=chief)
-        run.rows = run.ckpts.resume(run.state() + [epoch_var])
-    names = variable_names(model)
-    bad = next((name for name, v in zip(names, variables) if not np.all(np.isfinite(v.numpy()))), None)
+        recorder.rows = run.ckpts.resume(run.state() + [epoch_var])
+    bad = first_non_finite(model, variables)
     if bad is not None:
         raise TrainingDivergedError(
             f"the parameters were non-finite before training ({bad} holds NaN or inf), so no step can start from "
@@ -345,16 +345,17 @@ def _start_run(model, X, Y, o: FitOptions, sampler, opt, variables, budget: Budg
     if run.start > o.epochs:
         raise MLGPError(f"the latest checkpoint in {folder} is at epoch {run.start}, past epochs={o.epochs}; "
                         "ask for at least that many epochs or use another checkpoint folder")
-    run.steps = int(run.rows[-1].get("step", 0)) if run.rows else 0
+    run.steps = int(recorder.rows[-1].get("step", 0)) if recorder.rows else 0
     return run
 
 
-def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool]:
-    """One pass over the minibatches (cut short when the budget is spent): its trace row and
-    whether the budget is spent."""
+def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> dict:
+    """One pass over the minibatches (cut short when the budget is spent, looked at after every
+    step): the values of its trace row."""
+    recorder = run.recorder
     run.sampler.start_epoch(epoch, o.seed)
-    t0 = time.perf_counter()
-    values, kls, sizes, spent = [], [], [], False
+    recorder.begin_step()
+    values, kls, sizes = [], [], []
     per_epoch = run.sampler.steps_per_epoch
     for s, (xb, yb) in enumerate(run.progress.steps(run.sampler.epoch(), per_epoch, f"epoch {epoch + 1}")):
         try:
@@ -364,38 +365,24 @@ def _train_epoch(run: _Run, o: FitOptions, epoch: int, good) -> tuple[dict, bool
                 raise lost_worker_error(err, epoch, run.ckpts.latest if run.ckpts is not None else None) from None
             raise
         except tf.errors.InvalidArgumentError as err:
-            _restore(run.state(), good)
-            raise TrainingDivergedError(
-                f"training failed at epoch {epoch + 1}, step {s + 1}: {str(err).splitlines()[0]} "
-                f"(a Cholesky factorisation failed?); {run.restored(epoch)}.{run.why((xb, yb), epoch, o.learning_rate)}"
-            ) from None
+            raise run.diverged(f"training failed at epoch {epoch + 1}, step {s + 1}: {str(err).splitlines()[0]} "
+                               "(a Cholesky factorisation failed?)", (xb, yb), epoch, good, o.learning_rate) from None
         if not np.isfinite(elbo):
-            _restore(run.state(), good)
-            raise TrainingDivergedError(f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}; "
-                                        f"{run.restored(epoch)}.{run.why((xb, yb), epoch, o.learning_rate)}")
+            raise run.diverged(f"the ELBO became {elbo} at epoch {epoch + 1}, step {s + 1}", (xb, yb), epoch, good,
+                               o.learning_rate)
         values.append(elbo)
         kls.append(kl)
         sizes.append(int(xb.shape[0]))
         run.steps += 1
         if run.warmup is not None:
             run.step = run.warmup.step_after(run.steps, run.step)
-        spent = run.budget.spent()
+        spent = recorder.look()
         if s + 1 < per_epoch and not spent:  # the epoch's line, with its ELBO, follows the last step
             run.progress.step_done(s + 1, per_epoch)
         if spent:
             break
+    recorder.end_step()
     run.last_batch = (xb, yb)
     elbo, kl = (float(np.average(v, weights=sizes)) for v in (values, kls))  # each row counted once
-    return dict(epoch=epoch + 1, step=run.steps, elapsed=run.budget.elapsed, elbo=elbo,
-                elbo_std=float(np.std(values)), kl=kl, expected_log_lik=elbo + kl, seconds=time.perf_counter() - t0,
-                batch_size=run.sampler.batch_size), spent
-
-
-def _check_finite_after(run: _Run, epoch: int, good, learning_rate) -> None:
-    """Restore the last good state and raise when the epoch left a parameter non-finite."""
-    names = variable_names(run.model)
-    bad = next((name for name, v in zip(names, run.variables) if not np.all(np.isfinite(v.numpy()))), None)
-    if bad is not None:
-        _restore(run.state(), good)
-        raise TrainingDivergedError(f"the last step of epoch {epoch + 1} made {bad} non-finite; "
-                                    f"{run.restored(epoch)}.{run.why(run.last_batch, epoch, learning_rate)}")
+    return dict(epoch=epoch + 1, step=run.steps, elbo=elbo, elbo_std=float(np.std(values)), kl=kl,
+                expected_log_lik=elbo + kl, batch_size=run.sampler.batch_size)

@@ -3,7 +3,8 @@
 :class:`FitOptions` is the record of ``fit``'s options handed to the training loop;
 :func:`checked_options` checks (and converts) the numeric ones where the caller has not;
 :func:`checked_run` the combination of model, compilation mode and strategy; :func:`checked_data`
-and :func:`checked_validation` the data, and that they fit the model's sizes.
+the data, and that they fit the model's sizes (the validation pair is checked by the one check of
+every entry, :func:`mlgp.estimator.recorder.checked_validation`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import tensorflow as tf
 from .. import arguments
 from ..errors import ArgumentError, MLGPError, ShapeError
 from ..floats import float_policy
-from ..validation import check_features, check_labels, check_training_data
+from ..validation import check_training_data
 from .warmup import check_warmup
 
-__all__ = ["FitOptions", "checked_data", "checked_options", "checked_run", "checked_validation"]
+__all__ = ["FitOptions", "checked_data", "checked_options", "checked_run"]
 
 
 def checked_data(model, data, check_input: bool):
@@ -105,14 +106,6 @@ def checked_run(model, o: FitOptions, variables) -> None:
                                 f"variables were not, e.g. {outside[0]})")
         if o.optimizer == "natgrad":
             raise ArgumentError("optimizer='natgrad' cannot be combined with a tf.distribute strategy")
-
-
-def checked_validation(validation, X, Y):
-    if validation is None:
-        return None
-    Xv, Yv = validation
-    Xv = check_features(Xv, name="validation X", num_features=X.shape[1])
-    return Xv, check_labels(Yv, name="validation Y", num_points=Xv.shape[0], num_labels=Y.shape[1])
 
 
 def _check_model_fits_data(model, X, Y) -> None:
