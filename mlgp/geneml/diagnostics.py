@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-__all__ = ["CHUNK", "RHAT_LIMIT", "arviz", "chain_diagnostics", "ess", "split_rhat"]
+__all__ = ["CHUNK", "RHAT_LIMIT", "ConvergenceWarning", "arviz", "chain_diagnostics", "ess", "split_rhat",
+           "warn_unconverged"]
 
 #: Coordinates per ArviZ call (bounds the memory of the rank normalisation's copies).
 CHUNK = 2 ** 14
@@ -83,3 +84,27 @@ def chain_diagnostics(samples: dict, trace: pd.DataFrame) -> dict[str, float]:
                 out[f"rhat_{name}_max"] = float(np.nanmax(rhat))
                 out[f"rhat_{name}_share_1.1"] = float(np.mean(rhat[np.isfinite(rhat)] <= 1.1))
     return out
+
+
+class ConvergenceWarning(UserWarning):
+    """The Gibbs chains do not agree: their draws are not yet draws of one posterior."""
+
+
+def warn_unconverged(diagnostics: dict[str, float], num_chains: int) -> dict[str, float]:
+    """Warn (:class:`ConvergenceWarning`, at the user's call) when the split R-hat of the log
+    posterior in ``diagnostics`` (:func:`chain_diagnostics`) is above :data:`RHAT_LIMIT`, naming
+    it, the share of watched predictions at R-hat ≤ 1.1 and the log posterior's bulk ESS; with one
+    chain, that R-hat compares its two halves only. Returns ``diagnostics``."""
+    from ..errors import warn
+
+    rhat = diagnostics.get("rhat_log_posterior", np.nan)
+    if np.isfinite(rhat) and rhat > RHAT_LIMIT:
+        chains = ("one chain: R-hat compares its two halves; run several chains (num_chains) to compare chains"
+                  if num_chains == 1 else f"{num_chains} chains")
+        share = diagnostics.get("rhat_watched_share_1.1", np.nan)
+        warn(f"GenEML's Gibbs chains have not converged: split R-hat of the log posterior {rhat:.3f} > {RHAT_LIMIT} "
+             f"({chains}; {100 * share:.0f} % of the watched predictions at R-hat <= 1.1, bulk ESS of the log "
+             f"posterior {diagnostics.get('ess_log_posterior', np.nan):.0f} of {diagnostics['draws']:.0f} draws); "
+             "draw more (num_results, num_burnin_steps) or read the draws as such (inference_data())",
+             ConvergenceWarning)
+    return diagnostics

@@ -28,7 +28,7 @@ from .em import Priors
 from .estimator_state import GenEMLState
 from .features import FeatureMap
 from .inference import INFERENCES, FitRun, exposure_covariates, progress_bar
-from .parameters import PARAMETER_CONSTRAINTS, check_m_step, check_precision_prior, components
+from .parameters import PARAMETER_CONSTRAINTS, check_gibbs_moves, check_m_step, check_precision_prior, components
 from .relevance import check_relevance_prior
 
 __all__ = ["GenEML"]
@@ -111,6 +111,14 @@ class GenEML(GenEMLState, MultiLabelEstimator):
         Gibbs only: end every sweep with the label-scale move V → t V, t drawn from its conditional
         with ξ and ω summed out (:func:`mlgp.geneml.draws.scale_labels`). Without it the scale of
         ψ = U Vᵀ creeps a few per cent per sweep and the chains take hundreds of sweeps to reach it.
+    balance_move : bool, default=False
+        Gibbs only: redraw, for each latent dimension j, the balance of scale (U_j, W_j, V_j) →
+        (c U_j, c W_j, V_j / c) from its exact conditional (ψ unchanged; a parameter-expansion step,
+        :func:`mlgp.geneml.draws.balance_columns`).
+    collapse_exposure : bool, default=False
+        Gibbs with global exposure only: draw each μ_l with ξ summed out (slice sampling,
+        :func:`mlgp.geneml.draws.draw_exposure`) instead of from its Beta given ξ; the exposures
+        then mix several times faster (docs/results.md gives the figures).
     precision_prior : (float, float) or None, default=None
         Gibbs only: a Gamma(shape, rate) hyperprior on λ_u, λ_w and on one λ_v per latent dimension,
         all drawn in the sweep from the values above; None keeps the precisions fixed. Exclusive
@@ -206,7 +214,8 @@ class GenEML(GenEMLState, MultiLabelEstimator):
                  precision_prior: tuple[float, float] | None = None, final_passes: int = 1,
                  carry_local: bool = True, relevance_prior: tuple[float, float] | None = None,
                  tol: float | None = 1e-4, preprocessing: str | None = "auto", m_step: str = "auto",
-                 calibration: str | None = "prior") -> None:
+                 calibration: str | None = "prior", balance_move: bool = False,
+                 collapse_exposure: bool = False) -> None:
         self.n_components = n_components
         self.exposure = exposure
         self.inference = inference
@@ -242,6 +251,8 @@ class GenEML(GenEMLState, MultiLabelEstimator):
         self.preprocessing = preprocessing
         self.m_step = m_step
         self.calibration = calibration
+        self.balance_move = balance_move
+        self.collapse_exposure = collapse_exposure
 
     def _priors(self) -> Priors:
         return Priors(float(self.lambda_u), float(self.lambda_v), float(self.lambda_w), float(self.alpha),
@@ -262,6 +273,7 @@ class GenEML(GenEMLState, MultiLabelEstimator):
         X, Y = self._validate_fit_data(X, Y)
         precision_prior = check_precision_prior(self.precision_prior, self.inference)
         check_m_step(self.m_step, self.inference, self.gibbs_start)
+        check_gibbs_moves(self.balance_move, self.collapse_exposure, self.inference, self.exposure)
         priors = self._priors()
         if precision_prior is not None and priors.relevance is not None:
             raise ArgumentError("precision_prior and relevance_prior both set the precisions of V's columns: choose one")
@@ -319,3 +331,14 @@ class GenEML(GenEMLState, MultiLabelEstimator):
                             covariates=covariates, lambda_u=self.lambda_u, lambda_v=self.lambda_v,
                             lambda_w=self.lambda_w, alpha=self.alpha, beta=self.beta, lambda_coef=self.lambda_coef,
                             relevance_prior=self.relevance_prior)
+
+    def inference_data(self):
+        """The Gibbs draws of a fit with ``inference="gibbs"`` as an ``arviz.InferenceData``
+        (:func:`mlgp.geneml.inference_data.inference_data`): ``az.summary``, ``az.rhat``,
+        ``az.ess`` and ``az.plot_trace`` take it; ``sample_stats.lp`` is the log posterior (total)."""
+        from .inference_data import inference_data
+
+        check_is_fitted(self)
+        if getattr(self, "samples_", None) is None:
+            raise ArgumentError(f"inference_data() needs a fit with inference='gibbs' (this one: {self.inference!r})")
+        return inference_data(self.samples_, self.trace_)

@@ -35,17 +35,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from scipy.special import expit
 
 from ..estimator.recorder import StepRecorder
 from ..estimator.training import Budget
 from ..blocks import row_blocks
 from ..errors import ArgumentError, TrainingDivergedError
-from .draws import draw_gaussians, draw_precisions, scale_labels
+from .draws import balance_columns, draw_exposure, draw_gaussians, draw_precisions, scale_labels
 from .em import EMState, Priors, log_posterior
 from .exposure import draw_coefficients
 from .relevance import draw_relevance, scaled
 from .ridge import WRidge
-from .updates import centred_weights, exposure_posterior, label_statistics, log_likelihood, row_updates
+from .updates import centred_weights, exposure_posterior, label_statistics, log_likelihood, positives, row_updates
 
 __all__ = ["GIBBS_COLUMNS", "PSI_CACHE_BYTES", "GibbsDivergedError", "GibbsOptions", "gibbs"]
 
@@ -68,8 +69,10 @@ class GibbsDivergedError(TrainingDivergedError):
 @dataclass(frozen=True)
 class GibbsOptions:
     """How the chains run: kept draws and burn-in per chain, rows per block, the scale move, the
-    Gamma(a, b) hyperprior of the precisions (None: fixed at ``Priors``), and the jitter of the
-    starts of chains after the first."""
+    Gamma(a, b) hyperprior of the precisions (None: fixed at ``Priors``), the jitter of the starts
+    of chains after the first, the balance move (:func:`mlgp.geneml.draws.balance_columns`) and
+    the exposure drawn with ξ summed out (:func:`mlgp.geneml.draws.draw_exposure`; global
+    exposure only)."""
 
     num_results: int
     num_burnin_steps: int = 0
@@ -77,6 +80,8 @@ class GibbsOptions:
     scale_move: bool = True
     precision_prior: tuple[float, float] | None = None
     jitter: float = 0.01
+    balance_move: bool = False
+    collapse_exposure: bool = False
 
 
 @dataclass
@@ -202,11 +207,17 @@ def _run_chain(X, Y, state: EMState, priors: Priors, options: GibbsOptions, seed
         _check(V, "V", sweep, chain, None, draws, W, U, V, mu, cov)
         W, W_mean = w_sampler.draw(U, W, lambda_u, lambda_w, rng)
         _check(W, "W", sweep, chain, None, draws, W, U, V, mu, cov)
-        if mu is not None:
+        if mu is not None and options.collapse_exposure:
+            mu = draw_exposure(_zero_probabilities(U, V, Y, options.block_rows), _positives(Y), mu, priors.alpha,
+                               priors.beta, rng)
+        elif mu is not None:
             mu = np.clip(rng.beta(priors.alpha + exposed, priors.beta + N - exposed), 1e-12, 1 - 1e-12)
         if cov is not None:  # β | ξ by its own Pólya-Gamma augmentation, ω' ~ PG(1, η)
             cov = draw_coefficients(cov, np.vstack(xi_blocks), _pg_draws(cov.logits(slice(None)), rng), rng)
         tau = 0.0
+        if options.balance_move:  # ψ unchanged: nothing below needs recomputing
+            U[:], W, V, _, _ = balance_columns(U, W, V, U - np.asarray(X @ W), lambda_u, lambda_w,
+                                               scaled(lambda_v, relevance), rng)
         if options.scale_move:
             V, tau = scale_labels(V, _likelihood_of_scale(Y, EMState(W, U, V, mu, cov), options.block_rows),
                                   scaled(lambda_v, relevance), rng, options.precision_prior)
@@ -249,6 +260,24 @@ def _keep(draws: _Chain, state: EMState, W_mean: np.ndarray, V_mean: np.ndarray,
         draws.relevance.append(state.relevance)
     if watch is not None:
         draws.watched.append(np.asarray(watch @ W_mean) @ V_mean.T)
+
+
+def _positives(Y) -> np.ndarray:
+    """(K,) each label's positives in CSR 0/1 ``Y``."""
+    return np.bincount(Y.indices, minlength=Y.shape[1]).astype(np.float64)
+
+
+def _zero_probabilities(U: np.ndarray, V: np.ndarray, Y, block_rows: int) -> Callable:
+    """A function yielding σ(U Vᵀ) by blocks of rows with the positives of ``Y`` set to 0 (what
+    :func:`mlgp.geneml.draws.draw_exposure` sums over), formed afresh at every call."""
+    def blocks():
+        for s in range(0, Y.shape[0], block_rows):
+            probabilities = expit(U[s:s + block_rows] @ V.T)
+            rows, cols = positives(Y[s:s + block_rows])
+            probabilities[rows, cols] = 0.0
+            yield probabilities
+
+    return blocks
 
 
 def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float], float]:

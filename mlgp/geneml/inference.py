@@ -113,7 +113,7 @@ def _online_em(run: FitRun) -> Result:
 
 
 def _gibbs(run: FitRun) -> Result:
-    from .diagnostics import chain_diagnostics
+    from .diagnostics import chain_diagnostics, warn_unconverged
     from .gibbs import GibbsOptions, gibbs  # TensorFlow (the Pólya-Gamma draws) only for this inference
 
     est = run.estimator
@@ -123,14 +123,15 @@ def _gibbs(run: FitRun) -> Result:
                             block_rows=int(est.block_rows), n_jobs=est.n_jobs, max_seconds=run.budget,
                             m_step=m_step(run))
     options = GibbsOptions(int(est.num_results), int(est.num_burnin_steps), int(est.block_rows), bool(est.scale_move),
-                           run.precision_prior)
+                           run.precision_prior, balance_move=bool(est.balance_move),
+                           collapse_exposure=bool(est.collapse_exposure))
     N = run.X.shape[0]
     watch = run.validation.X if run.validation is not None else run.X[np.sort(run.rng.permutation(N)[:100])]
     samples, trace, state = gibbs(run.X, run.Y, start, run.priors, options, num_chains=int(est.num_chains),
                                   seed=int(est.random_state), n_jobs=est.n_jobs, watch=watch, progress=run.progress,
                                   budget=run.budget if est.max_seconds is not None else None)
     attributes = {"samples_": samples, "coef_": samples["coef"].mean(axis=0),
-                  "diagnostics_": chain_diagnostics(samples, trace)}
+                  "diagnostics_": warn_unconverged(chain_diagnostics(samples, trace), int(est.num_chains))}
     state = replace(state, U=None)
     if state.mu is not None:
         state = replace(state, mu=np.clip(samples["mu"].mean(axis=(0, 1)), 1e-12, 1 - 1e-12))

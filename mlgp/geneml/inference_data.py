@@ -36,18 +36,21 @@ def _chain_major(draws: np.ndarray) -> np.ndarray:
 
 
 def _stats(trace: pd.DataFrame, kept: bool) -> dict[str, np.ndarray]:
-    """The trace's ``lp``, ``tau`` and ``seconds`` of the kept (or burn-in) sweeps, each (C, R)."""
+    """The trace's ``lp``, ``tau`` and ``seconds`` of the kept (or burn-in) sweeps, each (C, R).
+    ``lp`` is the total log posterior: the sampler's ``objective``, or ``log_posterior`` in a
+    fitted GenEML's ``trace_`` (whose ``objective`` is per training point)."""
     rows = trace[trace["kept"] == kept]
     if rows.empty:
         return {}
-    columns = {"lp": "objective", "tau": "tau", "seconds": "seconds"}
+    columns = {"lp": "log_posterior" if "log_posterior" in rows else "objective", "tau": "tau", "seconds": "seconds"}
     return {name: rows.pivot(index="chain", columns="sweep", values=column).to_numpy(dtype=np.float64)
             for name, column in columns.items() if column in rows}
 
 
 def inference_data(samples: dict, trace: pd.DataFrame):
     """``samples`` and ``trace`` of :func:`mlgp.geneml.gibbs.gibbs` (or a fitted GenEML's
-    ``samples_`` and ``trace_``) as an ``arviz.InferenceData`` (module docstring)."""
+    ``samples_`` and ``trace_``: :meth:`mlgp.geneml.GenEML.inference_data`) as an
+    ``arviz.InferenceData`` (module docstring)."""
     az = arviz()
     posterior, dims = {}, {}
     for name, extra in _POSTERIOR.items():

@@ -16,7 +16,8 @@ from ..estimator.prior_map import CALIBRATION
 from ..estimator.training import MAX_SECONDS
 from .em import M_STEPS
 
-__all__ = ["DEFAULT_COMPONENTS", "PARAMETER_CONSTRAINTS", "check_m_step", "check_precision_prior", "components"]
+__all__ = ["DEFAULT_COMPONENTS", "PARAMETER_CONSTRAINTS", "check_gibbs_moves", "check_m_step", "check_precision_prior",
+           "components"]
 
 #: Every parameter's constraint (:class:`~mlgp.geneml.GenEML`'s ``_parameter_constraints``).
 PARAMETER_CONSTRAINTS: dict = {
@@ -44,6 +45,8 @@ PARAMETER_CONSTRAINTS: dict = {
     "num_chains": [Interval(Integral, 1, None, closed="left")],
     "gibbs_start": [StrOptions({"random", "em"})],
     "scale_move": ["boolean"],
+    "balance_move": ["boolean"],
+    "collapse_exposure": ["boolean"],
     "precision_prior": [tuple, list, None],
     "relevance_prior": [tuple, list, None],
     "n_jobs": N_JOBS,
@@ -78,6 +81,17 @@ def check_m_step(m_step: str, inference: str, gibbs_start: str) -> None:
         raise ArgumentError(f"m_step='cg' sets batch EM's update of U and V, and inference={inference!r}"
                             + (" with gibbs_start='random'" if inference == "gibbs" else "")
                             + " runs no batch EM: use m_step='auto' or 'exact'")
+
+
+def check_gibbs_moves(balance_move: bool, collapse_exposure: bool, inference: str, exposure) -> None:
+    """Refuse a Gibbs move where it cannot run: either move without ``inference="gibbs"``, the
+    collapsed exposure without global exposure (covariate exposure has no μ to collapse)."""
+    for name, on in (("balance_move", balance_move), ("collapse_exposure", collapse_exposure)):
+        if on and inference != "gibbs":
+            raise ArgumentError(f"{name} is a move of the Gibbs sampler: it needs inference='gibbs', not {inference!r}")
+    if collapse_exposure and exposure != "global":
+        raise ArgumentError(f"collapse_exposure draws the global exposure μ with ξ summed out: it needs "
+                            f"exposure='global', not {exposure!r}")
 
 
 #: GenEML's default ``n_components``: cut to min(N, K) without a warning (the documented default).
