@@ -1,10 +1,11 @@
 """MLGPF on TensorFlow's MultiWorkerMirroredStrategy: W worker processes on this machine
 (``TF_CONFIG`` with 127.0.0.1 ports) against one process, the same global minibatches.
 
-Each run trains the same MLGPF (``mlgpf_from_data``, float64, Adam with step 0.01) with
-:func:`mlgp.training.fit`: one process without a strategy, then ``--workers`` processes with
-:func:`mlgp.training.workers.multi_worker_strategy`, each feeding its rows of every global
-minibatch (label subsamples drawn from the same seed). After every epoch each run records all
+Each run fits the same :class:`mlgp.recipes.MLGPFClassifier` (the paper's schedule: every training
+row, no hold-out; the paper's model form, float64, Adam with step 0.01, every factor of q(u) trained
+from the first step): one process without a strategy, then ``--workers`` processes with
+:func:`mlgp.training.workers.multi_worker_strategy` (``fit(strategy=...)``), each feeding its rows of
+every global minibatch (label subsamples drawn from the same seed). After every epoch each run records all
 trainable parameters; the table ``multiworker`` gives, per epoch, the largest relative difference
 between the W-worker and the one-process parameters, and the seconds per step of both. ``--check``
 makes the exit status 0 only if every epoch agrees to ``rtol`` 1e-5 (float64).
@@ -49,22 +50,21 @@ def _problem(o: dict):
 
 def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None) -> None:
     """One training process (a worker when TF_CONFIG is set): saves the per-epoch parameters."""
-    import tensorflow as tf
-    from gpflow.keras import tf_keras
-
     from mlgp.files import atomic_write, atomic_write_text
-    from mlgp.models import mlgpf_from_data
-    from mlgp.training import fit
+    from mlgp.recipes import MLGPFClassifier
+    from mlgp.recipes.wrapped import epoch_rows
     from mlgp.training.workers import multi_worker_strategy
 
     X, Y = _problem(o)
     if os.environ.get("MLGP_OTHER_DATA"):  # a worker that joins with other data (the refusal check)
         X = X * 1.001
     strategy = multi_worker_strategy(timeout_seconds=30) if os.environ.get("TF_CONFIG") else None
-    with strategy.scope() if strategy is not None else tf.name_scope("single"):
-        model = mlgpf_from_data(*_problem(o), kernel="se+linear", num_latent_gps=o["latent"],
-                                num_inducing=o["inducing"], seed=0)
-        opt = tf_keras.optimizers.Adam(0.01)
+    estimator = MLGPFClassifier(kernel="se+linear", num_latent_gps=o["latent"], num_inducing=o["inducing"],
+                                batch_size=o["batch"], negatives=o["negatives"], epochs=o["epochs"], learning_rate=0.01,
+                                q_family="cholesky", dtype="float64", warm_start=False, unit_sphere_inducing=False,
+                                covariance_warmup=0, preprocessing="rows", seed=2, validation_fraction=0,
+                                early_stopping=False, refit=False, jit_compile=False, progress=False, calibration=None,
+                                checkpoint_dir=checkpoint_dir)
     snapshots, seconds = [], []
 
     def record(epoch, model, row):
@@ -76,8 +76,8 @@ def worker(o: dict, out: str, checkpoint_dir: str | None, kill_after: int | None
     steps = int(np.ceil(o["num_train"] / o["batch"]))
     started = time.perf_counter()
     try:
-        trace = fit(model, (X, Y), epochs=o["epochs"], batch_size=o["batch"], negatives=o["negatives"], optimizer=opt,
-                    strategy=strategy, progress=False, seed=2, callback=record, checkpoint_dir=checkpoint_dir)
+        estimator.fit(X, Y, strategy=strategy, callback=record)
+        trace, model = epoch_rows(estimator.trace_), estimator.model_
         atomic_write(out, lambda f: np.savez(f, snapshots=np.array(snapshots), seconds=np.array(seconds), steps=steps,
                                              elbo=trace["elbo"].to_numpy(),
                                              gradient_bytes=sum(v.numpy().nbytes for v in model.trainable_variables)))

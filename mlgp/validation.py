@@ -171,13 +171,17 @@ def check_training_data(X, Y, num_latent_gps: int | None = None, num_inducing: i
     return X, Y
 
 
-def check_num_inducing(num_inducing: int, num_points: int, why: str = "") -> None:
-    """M ≤ N: the one check of the number of inducing points against the training points
-    (``num_inducing`` is a positive int already); a :class:`ShapeError` whose message ends with
-    ``why``."""
+def check_num_inducing(num_inducing: int, num_points: int, why: str = "", *, given: bool = True) -> int:
+    """M for N training points, the one place the number of inducing points meets the training
+    points (``num_inducing`` is a positive int already): a given M must be at most N (a
+    :class:`ShapeError` whose message ends with ``why``); one chosen by default (``given=False``: a
+    dataset's or the data's M) is lowered to N. Returns M."""
+    if not given:
+        return min(num_inducing, num_points)
     if num_inducing > num_points:
         raise ShapeError(f"num_inducing M must be in [1, N={num_points}] (the training points used), "
                          f"got {num_inducing}{why}")
+    return num_inducing
 
 
 def check_estimator_features(X, n_features: int | None, name: str):

@@ -9,10 +9,11 @@ recipe's models) and is ranked by f̄ = Φ m(x) + b (:meth:`mlgp.models.MLGPF.me
 ``predict_proba`` is E_q[σ(f)]; float64 whatever the model's float type. The parameters are the fields of
 :class:`mlgp.recipes.MLGPFSettings` (which checks every value) without ``max_train``, plus
 ``max_seconds``, ``validation_fraction``, ``early_stopping``, ``n_iter_no_change``, ``average_from``, ``refit``,
-``jit_compile``, ``progress`` and ``threshold``; P, M and the batch left ``None`` are chosen from N,
-D and K (:func:`mlgp.recipes.settings.sizes_for_data`). The GPflow model is ``model_``. ``save`` /
-``load`` write the model's parameters and structure in the floor's single-file format
-(:mod:`mlgp.recipes.estimator_state`).
+``jit_compile``, ``progress``, ``threshold``, ``calibration``, ``checkpoint_dir`` and ``log_dir``; P, M
+and the batch left ``None`` are chosen from N, D and K (:func:`mlgp.recipes.build.sizes_for_data`).
+:func:`mlgp.recipes.train_mlgpf` is this estimator with the paper's schedule (no hold-out, a given
+number of epochs). The GPflow model is ``model_``. ``save`` / ``load`` write the model's parameters
+and structure in the floor's single-file format (:mod:`mlgp.recipes.estimator_state`).
 
 On its held-out rows (``validation_fraction``, :mod:`mlgp.recipes.held_out`) ``fit`` stops
 training early by their log predictive density and keeps the best epoch, then keeps the bias-only
@@ -25,6 +26,7 @@ tenth is worth a second fit, and only when the budget has room for it).
 
 from __future__ import annotations
 
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -33,25 +35,23 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ArgumentError, BudgetWarning, warn
+from ..errors import ArgumentError
 from ..estimator.training import MAX_SECONDS, Budget
 from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
-from ..validation import check_estimator_features, check_features, check_num_inducing
-from .build import auto_jit_compile, build_and_train, check_sizes, check_strategy, resolved_preprocessing
-from .held_out import REFIT_MAX_ROWS, IterateAverage, auto_or_flag, held_out_rows, refit_epochs
-from .kernel_choice import AUTO, DEFAULT_KERNEL, candidate_kernels, choice_frame, train_candidates
+from ..validation import check_estimator_features, check_features, check_labels, check_num_inducing
+from .build import auto_epochs, auto_jit_compile, check_sizes, check_strategy, resolved_preprocessing, sized_for_data
+from .held_out import REFIT_MAX_ROWS, auto_or_flag, held_out_rows, refit_epochs
+from .kernel_choice import AUTO, DEFAULT_KERNEL, is_auto, refit_on_every_row, train_kernels
 from .calibrate import held_out_prior_map
 from .estimator_state import SavedClassifierState
-from .settings import MLGPFSettings, auto_epochs, setting_fields
+from .settings import MLGPFSettings, setting_fields
 from .wrapped import _NOT_PARAMETERS, classifier_trace, epoch_rows, wrapped_classifier
 
 __all__ = ["MLGPFClassifier"]
 
 _DEFAULTS = {name: f.default for name, f in setting_fields().items()}
-#: Settings the estimator chooses from the data when left None.
-_SIZED = ("num_latent_gps", "num_inducing", "batch_size")
 
 
 class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
@@ -62,8 +62,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     kernel, num_latent_gps, num_inducing, batch_size, negatives, learning_rate, fixed_inducing, unit_sphere_inducing, q_family, optimizer, natgrad_gamma, dtype, warm_start, batch_growth, bias_init, subspace_rank, subspace_sample, preprocessing, covariance_warmup, kl_weight, seed
         The recipe's settings (:class:`mlgp.recipes.MLGPFSettings` documents each one and checks
         them); defaults are the recipe's. P, M and ``batch_size`` ``None``: chosen from N, D and K
-        (:func:`mlgp.recipes.settings.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
-        A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`), as in ``train_mlgpf``.
+        (:func:`mlgp.recipes.build.sizes_for_data`; P ≤ K, M ≤ the rows left after the hold-out).
+        A given M above those rows is refused (:class:`~mlgp.errors.ShapeError`).
         ``preprocessing`` defaults to ``"auto"`` (the recipe's to ``"rows"``): columns standardised
         before the rows are normalised for dense or signed features. ``kernel`` defaults to
         ``"auto"`` (the recipe's to ``"se+linear-shared"``): with held-out rows, ``fit`` trains each
@@ -76,7 +76,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     epochs : int or "auto", default="auto"
         Most passes over the training rows (early stopping usually ends training sooner).
         ``"auto"``: a cap of max(20, ⌈200 / steps per epoch⌉) epochs
-        (:func:`mlgp.recipes.settings.auto_epochs`), so that a data set of one minibatch is not
+        (:func:`mlgp.recipes.build.auto_epochs`), so that a data set of one minibatch is not
         stopped after 20 steps.
     max_seconds : float or None, default=None
         Wall seconds of ``fit``, counted from its start (checking the data, building the model,
@@ -111,10 +111,11 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         averaged parameters, a refit averages its own epochs. Training continues from the iterates.
         ``None`` (the default): the last (or best) iterate (docs/results.md has the measurements).
     jit_compile : {"auto", False, True, "except-cholesky"}, default="auto"
-        How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: as
-        :func:`mlgp.recipes.train_mlgpf` does (XLA but for chol(K_ZZ) with the whitened family) from
-        N = 2,000 training points on and with no ``max_seconds`` or one of at least 60; no XLA
-        below, where compiling (seconds) costs more than it saves.
+        How the training step is compiled (:func:`mlgp.training.fit`). ``"auto"``: XLA but for
+        chol(K_ZZ) with the whitened family (:func:`mlgp.recipes.build.default_jit_compile`, what
+        :func:`mlgp.recipes.train_mlgpf` passes) from N = 2,000 training points on, with no
+        ``max_seconds`` or one of at least 60 and no strategy; no XLA below, where compiling
+        (seconds) costs more than it saves.
     progress : bool, default=False
         Show the progress of each training run, named for it (``"MLGPF fit"``, ``"MLGPF kernel se
         (3 of 3)"``, ``"MLGPF refit on all rows"``): a bar on a terminal, a line on standard error
@@ -124,6 +125,14 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
     calibration : {"prior"} or None, default="prior"
         ``"prior"``: ``predict_proba`` is E_q[σ(f)] through the map toward the label prior fitted
         on the held-out rows (:mod:`mlgp.estimator.prior_map`, ``proba_map_``); ``None``: E_q[σ(f)].
+    checkpoint_dir : str, os.PathLike or None, default=None
+        Checkpoint the training run after every epoch in this folder and resume from its latest
+        checkpoint (:func:`mlgp.training.fit`; ``epochs`` counts the restored ones). Its manifest records
+        the settings: others (but ``epochs``, ``jit_compile``, ``progress``) raise
+        :class:`~mlgp.errors.CheckpointMismatchError` naming them, before the model is built. Not with
+        early stopping, ``kernel="auto"`` on held-out rows or ``average_from``: no checkpoint keeps their state.
+    log_dir : str, os.PathLike or None, default=None
+        TensorBoard scalars of every epoch (:func:`mlgp.training.fit`), of each training run in turn.
 
     Attributes
     ----------
@@ -138,9 +147,9 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         start of ``fit`` to the epoch's last step), ``objective`` (the ELBO over the N training
         points, comparable across data sizes; also as ``elbo_per_point``), ``epoch``, ``elbo`` (the
         epoch's minibatch estimates averaged with weights |B|/N: every row counted once,
-        :func:`mlgp.training.fit`), ``seconds`` (the epoch's steps; the first includes compiling
-        the step) and, with ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it
-        (:mod:`mlgp.estimator.training`).
+        :func:`mlgp.training.fit`), ``elbo_std``, ``kl``, ``expected_log_lik`` and ``batch_size`` (as
+        ``fit`` gives them), ``seconds`` (the epoch's steps; the first includes compiling the step)
+        and, with ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it (:mod:`mlgp.estimator.training`).
     settings_ : MLGPFSettings or None
         The settings trained with, sizes filled in (``None`` for a model wrapped by
         :meth:`from_model` without them).
@@ -185,6 +194,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         "progress": ["boolean"],
         "threshold": [Interval(Real, 0, 1, closed="both")],
         "calibration": CALIBRATION,
+        "checkpoint_dir": [str, os.PathLike, None],
+        "log_dir": [str, os.PathLike, None],
         # every setting of the recipe is checked by MLGPFSettings (see _validate_params)
         **{name: "no_validation" for name in _DEFAULTS if name not in _NOT_PARAMETERS},
     }
@@ -197,14 +208,13 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
                  optimizer: str = _DEFAULTS["optimizer"], natgrad_gamma=_DEFAULTS["natgrad_gamma"],
                  dtype: str = _DEFAULTS["dtype"], warm_start: bool = _DEFAULTS["warm_start"],
                  batch_growth=_DEFAULTS["batch_growth"], bias_init: str = _DEFAULTS["bias_init"],
-                 subspace_rank: int | None = _DEFAULTS["subspace_rank"],
-                 subspace_sample: int | None = _DEFAULTS["subspace_sample"],
+                 subspace_rank: int | None = _DEFAULTS["subspace_rank"], subspace_sample: int | None = None,
                  preprocessing: str = "auto", covariance_warmup=_DEFAULTS["covariance_warmup"],
                  kl_weight: float = _DEFAULTS["kl_weight"], seed: int = _DEFAULTS["seed"],
                  max_seconds: float | None = None, validation_fraction: float = 0.1, early_stopping="auto",
                  n_iter_no_change: int = 5, average_from: int | None = None, refit="auto", jit_compile="auto",
-                 progress: bool = False,
-                 threshold: float = 0.5, calibration: str | None = "prior") -> None:
+                 progress: bool = False, threshold: float = 0.5, calibration: str | None = "prior",
+                 checkpoint_dir=None, log_dir=None) -> None:
         self.kernel = kernel
         self.num_latent_gps = num_latent_gps
         self.num_inducing = num_inducing
@@ -237,6 +247,8 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         self.progress = progress
         self.threshold = threshold
         self.calibration = calibration
+        self.checkpoint_dir = checkpoint_dir
+        self.log_dir = log_dir
 
     # ----------------------------------------------------------------------------------- fit --
     def _settings(self, trusted: tuple[str, ...] = ()) -> MLGPFSettings:
@@ -245,7 +257,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         naming it. Kept until a parameter changes: ``fit`` reuses the settings its parameter check made."""
         values = {name: getattr(self, name) for name in _DEFAULTS if name not in _NOT_PARAMETERS}
         values["batch_size"] = _DEFAULTS["batch_size"] if self.batch_size is None else self.batch_size
-        if isinstance(self.kernel, str) and self.kernel == AUTO:  # chosen in fit: the default checks the rest
+        if is_auto(self.kernel):  # chosen in fit: the default checks the rest
             values["kernel"] = DEFAULT_KERNEL
         if isinstance(self.epochs, str):  # "auto": set from the steps per epoch in fit
             values["epochs"] = _DEFAULTS["epochs"]
@@ -267,39 +279,48 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         if auto_or_flag(self.early_stopping) is True and self.validation_fraction == 0:
             raise ParameterError(f"{type(self).__name__}: early_stopping=True needs held-out rows; set "
                                  "validation_fraction > 0 (or early_stopping='auto' or False)")
+        if self.checkpoint_dir is not None:  # one training run, resumed as it was: no checkpoint keeps ...
+            held, early = self.validation_fraction > 0, auto_or_flag(self.early_stopping)
+            why = ("early stopping's best epoch (set early_stopping=False or validation_fraction=0)"
+                   if early is True or (early == "auto" and held) else
+                   "the candidates of kernel='auto' on held-out rows (give a kernel)" if held and is_auto(self.kernel)
+                   else "the running mean of average_from" if self.average_from is not None else None)
+            if why:
+                raise ParameterError(f"{type(self).__name__}: checkpoint_dir checkpoints one training run and resumes "
+                                     f"it as it was, but no checkpoint keeps {why}")
         self._settings(trusted)
 
-    def fit(self, X, Y, validation=None, strategy=None) -> "MLGPFClassifier":
+    def fit(self, X, Y, validation=None, strategy=None, callback=None) -> "MLGPFClassifier":
         """Fit on features ``X`` (N, D) and 0/1 labels ``Y`` (N, K); returns ``self``.
 
         ``validation``: ``(X_val, Y_val)`` whose P@1/3/5 (percent) the trace records after every
         epoch (checked like ``X``, ``Y``; raw rows, normalised by the model like the training rows). ``strategy``: a
         ``tf.distribute.Strategy`` to train on (several devices, or several machines through
-        :func:`mlgp.training.workers.multi_worker_strategy`: the same call on every worker); it
-        cannot be combined with ``jit_compile=True`` or ``"except-cholesky"`` (``"auto"`` turns
-        XLA off with a strategy).
+        :func:`mlgp.training.workers.multi_worker_strategy`: the same call on every worker), not with
+        ``jit_compile=True`` or ``"except-cholesky"`` (``"auto"`` turns XLA off with one). ``callback``:
+        ``callback(epoch, model, row)`` after every epoch of every training run (the candidates, the
+        refit; :func:`mlgp.training.fit`), after early stopping's; a true return stops that run.
         """
-        return self._fit(Budget.now(), X, Y, validation, strategy)
+        return self._fit(Budget.now(), X, Y, validation, strategy, callback)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def _fit(self, started: float, X, Y, validation, strategy) -> "MLGPFClassifier":
+    def _fit(self, started: float, X, Y, validation, strategy, callback) -> "MLGPFClassifier":
         """:meth:`fit` after its parameter checks (which import GPflow: counted in the budget)."""
-        from ..validation import check_features, check_labels
-
         budget = Budget.trusted(self.max_seconds, started)  # set-up, compilation and validation included
         X, Y = self._validate_fit_data(X, Y)
         (N, D), K = X.shape, Y.shape[1]
-        s = self._settings().sized_for_data(N, D, K, batch_given=self.batch_size is not None)
+        s = sized_for_data(self._settings(), N, D, K, batch_given=self.batch_size is not None)
         check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
         if validation is not None:
-            X_val, Y_val = validation
-            X_val = check_features(X_val, "validation X", num_features=D)
-            validation = (X_val, check_labels(Y_val, "validation Y", num_points=X_val.shape[0], num_labels=K))
+            X_val = check_features(validation[0], "validation X", num_features=D)
+            validation = (X_val, check_labels(validation[1], "validation Y", num_points=X_val.shape[0], num_labels=K))
         early, refit = auto_or_flag(self.early_stopping), auto_or_flag(self.refit)
         train, held = held_out_rows(N, self.validation_fraction, early, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])
         s = resolved_preprocessing(s, Xtr)
-        s = s.replace(num_inducing=self._inducing(s.num_inducing, Xtr.shape[0], N))
+        n = Xtr.shape[0]
+        why = f": {N} sample{'' if N == 1 else 's'} given, {n} left{'' if held is None else ' after the hold-out'}"
+        s = s.replace(num_inducing=check_num_inducing(s.num_inducing, n, why, given=self.num_inducing is not None))
         jit = self.jit_compile
         if jit == "auto":
             jit = auto_jit_compile(s.q_family, Xtr.shape[0], self.max_seconds, strategy)
@@ -309,34 +330,19 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
             s = s.replace(epochs=auto_epochs(steps_per_epoch))
         held_rows = None if held is None else (X[held], Y[held])
         refit_possible = early is not False and (refit is True or (refit == "auto" and N <= REFIT_MAX_ROWS))
-        kernels, choice_seconds, reason = candidate_kernels(self.kernel, held is not None, budget.seconds,
-                                                            refit_possible and held is not None)
-        if reason and held is not None:  # the budget was too small for the choice
-            warn(f"{type(self).__name__}: kernel='auto' trains {DEFAULT_KERNEL} only: {reason}",
-                 BudgetWarning)
-        trials, winner = train_candidates(self, kernels, choice_seconds, budget, s, Xtr, Ytr, held_rows, steps_per_epoch,
-                                          jit, validation, strategy, early)
-        model, trace, stopping, s = winner.model, winner.trace, winner.stopping, winner.settings
-        self.kernel_choice_ = choice_frame(trials, winner) if len(trials) > 1 or reason else None
+        winner, self.kernel_choice_ = train_kernels(self, budget, s, (Xtr, Ytr), held_rows, steps_per_epoch, jit,
+                                                    validation, strategy, early, refit_possible, callback)
         self.bias_only_ = winner.bias_only
-        self.best_epoch_ = None if stopping is None else stopping.best_epoch
+        self.best_epoch_ = None if winner.stopping is None else winner.stopping.best_epoch
         self.proba_map_ = None
         if self.calibration == "prior" and held is not None:  # before any refit: held rows unseen
-            self.proba_map_ = held_out_prior_map(model, X[held], Y[held], Ytr, Y, self.seed, self.bias_only_)
-        self.refitted_ = False
-        epochs = refit_epochs(refit, stopping, self.bias_only_, budget, len(trace), N, Xtr.shape[0], winner.seconds)
-        if epochs:
-            average = None if self.average_from is None else IterateAverage(self.average_from)
-            again, again_trace = build_and_train(X, Y, s.replace(epochs=epochs), jit_compile=jit, max_seconds=budget,
-                                                 progress=bool(self.progress), strategy=strategy, callback=average,
-                                                 progress_name="MLGPF refit on all rows")
-            if average is not None:
-                average.assign(again)
-            if len(again_trace) == epochs and budget.elapsed < budget.seconds:  # not cut short by the budget
-                model, self.refitted_ = again, True
-        self.model_, self.settings_ = model, s
+            self.proba_map_ = held_out_prior_map(winner.model, X[held], Y[held], Ytr, Y, self.seed, self.bias_only_)
+        epochs = refit_epochs(refit, winner.stopping, self.bias_only_, budget, len(winner.trace), N, Xtr.shape[0],
+                              winner.seconds)
+        self.model_, self.refitted_ = refit_on_every_row(self, winner, (X, Y), epochs, jit, budget, strategy, callback)
+        self.settings_ = winner.settings
         self._set_fitted_shape(N, D, K)
-        self.trace_ = classifier_trace(trace, Xtr.shape[0], winner.begun)
+        self.trace_ = classifier_trace(winner.trace, Xtr.shape[0], winner.begun)
         self.n_iter_ = len(epoch_rows(self.trace_))
         budget.warn_if_first_step_spent(int(self.trace_["step"].max()) if len(self.trace_) else 0, type(self).__name__,
                                         "the bias alone is kept" if self.bias_only_ else "the model is its start after one step")
@@ -359,20 +365,10 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
             What it was trained with: kept as ``settings_`` and set as the parameters (with
             ``validation_fraction=0``); ``None``: ``settings_`` is ``None``, default parameters.
 
-        Returns
-        -------
-        MLGPFClassifier
-            Fitted (``bias_only_`` False, ``n_iter_`` the trace's rows): it scores and saves as after ``fit``.
+        Returns a fitted estimator (``bias_only_`` False, ``n_iter_`` the trace's rows): it scores and
+        saves as after ``fit``.
         """
         return wrapped_classifier(cls, model, trace, settings)
-
-    def _inducing(self, M: int, num_train: int, N: int) -> int:
-        """M for ``num_train`` training rows: a chosen M capped by them, a given one checked."""
-        if self.num_inducing is None:
-            return min(M, num_train)
-        held = "" if num_train == N else " after the hold-out"
-        check_num_inducing(M, num_train, f": {N} sample{'' if N == 1 else 's'} given, {num_train} left{held}")
-        return M
 
     # ------------------------------------------------------------------------------- scoring --
     def _validate_score_data(self, X):

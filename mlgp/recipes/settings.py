@@ -1,10 +1,12 @@
-"""The MLGPF recipe's settings in one place: :class:`MLGPFSettings` and the layers put over it.
+"""The MLGPF recipe's settings in one place: :class:`MLGPFSettings`, the check of each of its
+fields and the layers put over it.
 
 :class:`MLGPFSettings` is a frozen dataclass with one field per option of
 :func:`mlgp.recipes.train_mlgpf`, each with its default and a one-line help text
-(``field(metadata=...)``); building one checks and canonicalises every value once, raising
-:class:`mlgp.errors.ArgumentError` for a bad value or choice. The choices come from each choice's
-own registry (:data:`mlgp.kernels.factory.KERNELS`, :data:`mlgp.variational.Q_FAMILIES`,
+(``field(metadata=...)``); building one checks and canonicalises every value once (:func:`checked`,
+then :func:`check_together` between fields), raising :class:`mlgp.errors.ArgumentError` for a bad
+value or choice. The choices come from each choice's own registry
+(:data:`mlgp.kernels.factory.KERNELS`, :data:`mlgp.variational.Q_FAMILIES`,
 :data:`mlgp.training.OPTIMIZERS`, :data:`mlgp.floats.FLOAT_POLICIES`,
 :data:`mlgp.models.builders.BIAS_INITS`), read when they are needed: importing this module imports
 no TensorFlow.
@@ -15,7 +17,9 @@ Over the defaults lie named layers of changes, each a ``{field: value}`` dict:
 and :func:`mlgp.models.mlgpf_from_data` builds by default), :data:`DEMO_SETTINGS` (``mlgp demo``'s
 sizes per dataset) and :data:`QUICK_SETTINGS` (every ``--quick`` run). The command-line options of
 ``mlgp demo`` and of the experiment scripts are generated from the fields
-(:mod:`mlgp.recipes.options`). :func:`batch_growth` is the one parser of a batch schedule.
+(:mod:`mlgp.recipes.options`). :func:`batch_growth` is the one parser of a batch schedule. What the
+classifier leaves to the data (P, M and the batch from N, D and K, the epochs, the preprocessing,
+the factors' warm-up) is resolved on it where the run is built (:mod:`mlgp.recipes.build`).
 """
 
 from __future__ import annotations
@@ -25,28 +29,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .. import arguments
 from ..errors import ArgumentError
-from .setting_checks import (BATCH_GROWTH_NAMES, PAPER_BATCH_GROWTH, PREPROCESSINGS, _bias_init_names, _dtype_names,
-                             _kernel_names, _optimizer_names, _q_family_names, batch_growth, check_together, checked)
 
-__all__ = [
-    "AUTO_MIN_EPOCHS",
-    "AUTO_MIN_STEPS",
-    "BATCH_GROWTH_NAMES",
-    "DEMO_SETTINGS",
-    "MLGPFSettings",
-    "OTHER_SIZES",
-    "PAPER_BATCH_GROWTH",
-    "PAPER_FORM",
-    "PAPER_SETTINGS",
-    "QUICK_SETTINGS",
-    "auto_epochs",
-    "batch_growth",
-    "demo_settings",
-    "demo_values",
-    "setting_fields",
-    "sizes_for_data",
-]
+__all__ = ["BATCH_GROWTH_NAMES", "DEMO_SETTINGS", "MLGPFSettings", "OTHER_SIZES", "PAPER_BATCH_GROWTH", "PAPER_FORM",
+           "PAPER_SETTINGS", "PREPROCESSINGS", "QUICK_SETTINGS", "batch_growth", "can_tie", "check_together", "checked",
+           "demo_settings", "demo_values", "setting_fields"]
 
 #: Table 2 of the MLGPF paper: number of latent GPs P and inducing inputs M per dataset.
 PAPER_SETTINGS: dict[str, dict[str, int]] = {
@@ -71,15 +59,46 @@ DEMO_SETTINGS: dict[str, dict[str, Any]] = {
 #: What every ``--quick`` run (``mlgp demo --quick``, the experiment scripts' smoke tests) changes.
 QUICK_SETTINGS: dict[str, Any] = {"num_latent_gps": 8, "num_inducing": 20, "epochs": 1, "max_train": 300}
 
+#: The authors' batch schedule (their code's defaults): start at 100 points, add 20 every 10 epochs.
+PAPER_BATCH_GROWTH: tuple[int, int] = (10, 20)
+#: Named batch schedules.
+BATCH_GROWTH_NAMES: dict[str, tuple[int, int]] = {"paper": PAPER_BATCH_GROWTH}
+#: The preprocessings of :class:`MLGPFSettings` (``"auto"`` resolves to one of the others).
+PREPROCESSINGS = ("auto", "rows", "columns")
+
+# --------------------------------------------------------------------------- the registries, read lazily
+def _kernel_names() -> tuple[str, ...]:
+    from ..kernels.factory import KERNELS
+    return tuple(KERNELS)
+
+
+def _q_family_names() -> tuple[str, ...]:
+    from ..variational.factory import Q_FAMILIES
+    return tuple(Q_FAMILIES)
+
+
+def _optimizer_names() -> tuple[str, ...]:
+    from ..training.optimizers import OPTIMIZERS
+    return tuple(OPTIMIZERS)
+
+
+def _dtype_names() -> tuple[str, ...]:
+    from ..floats import FLOAT_POLICIES
+    return tuple(FLOAT_POLICIES)
+
+
+def _bias_init_names() -> tuple[str, ...]:
+    from ..models.builders import BIAS_INITS
+    return tuple(BIAS_INITS)
+
+
 def _setting(default, help: str, *, kind: str | None = None, choices: Callable[[], tuple[str, ...]] | None = None,
              flag: str | None = None, metavar: str | None = None, none: str | None = None):
-    """A field of :class:`MLGPFSettings`; ``metadata`` holds what its command-line option needs.
-
-    ``kind``: how the option parses its text (``"positive_int"``, ``"seed"``, ``"positive_float"``,
+    """A field of :class:`MLGPFSettings`; ``metadata`` holds what its command-line option needs:
+    ``kind``, how the option parses its text (``"positive_int"``, ``"seed"``, ``"positive_float"``,
     ``"bool"``, ``"batch_growth"``; ``"choice"`` with ``choices``, a function returning the
     registry's names; ``None``: no command-line option); ``flag`` (default ``--field-name``),
-    ``metavar``; ``none``: what the value ``None`` means, for help texts.
-    """
+    ``metavar``; ``none``: what the value ``None`` means, for help texts."""
     kind = "choice" if choices is not None else kind
     return field(default=default, metadata=dict(help=help, kind=kind, choices=choices, flag=flag, metavar=metavar,
                                                 none=none))
@@ -111,25 +130,23 @@ class MLGPFSettings:
         How :func:`mlgp.training.fit` trains (``negatives=None``: every label, the exact bound).
     unit_sphere_inducing
         Keep Z on the unit sphere like the L2-normalised inputs, as the authors' code does
-        (:class:`mlgp.inducing.UnitSphereInducingPoints`); off, Z drifts off the sphere (docs/results.md
-        compares the two).
+        (:class:`mlgp.inducing.UnitSphereInducingPoints`; docs/results.md compares the two).
     q_family, dtype, warm_start, bias_init
         The model's form: see :func:`mlgp.models.mlgpf_from_data`.
     batch_growth
         ``(every, increment)``, ``"paper"`` or ``"EVERY,INC"`` (:func:`batch_growth`).
-    subspace_rank
-        R: subspace inducing inputs (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank``).
-    subspace_sample
-        The basis from a row sample of this size (``mlgpf_from_data``'s ``subspace_sample``).
+    subspace_rank, subspace_sample
+        R: subspace inducing inputs, their basis from a row sample of this size
+        (:func:`mlgp.models.mlgpf_from_data`'s ``subspace_rank`` and ``subspace_sample``).
     kl_weight
         Each step maximises the expected log-likelihood minus w × KL (:func:`mlgp.training.fit`'s
         ``kl_weight``); the paper's bound is w = 1, the authors' code trains with ½.
     covariance_warmup
         Optimiser steps at the start during which q(u)'s P Cholesky factors are tied
         (:mod:`mlgp.training.warmup`): ``"all"`` the whole run, 0 none (the paper's, and
-        :data:`PAPER_FORM`'s); ``"auto"`` (the default) ``"all"`` for the ``"cholesky"`` and
-        ``"whitened"`` families trained by Adam, else 0. Tied, a step on Bibtex costs about a sixth of a full
-        one and the recipe reaches test P@1 63.5 7.8 times sooner (docs/results.md).
+        :data:`PAPER_FORM`'s); ``"auto"`` (the default) ``"all"`` where they can be (:func:`can_tie`),
+        else 0. Tied, a step on Bibtex costs about a sixth of a full one and the recipe reaches test
+        P@1 63.5 7.8 times sooner (docs/results.md).
     preprocessing
         ``"rows"`` (the paper's, the recipe's default): every row L2-normalised; ``"columns"``:
         every column standardised with the training rows' statistics, then every row normalised;
@@ -246,46 +263,10 @@ class MLGPFSettings:
         sizes = PAPER_SETTINGS.get(dataset, {**OTHER_SIZES, "num_latent_gps": min(num_labels, OTHER_SIZES["num_latent_gps"])})
         return self.replace(**{k: v for k, v in sizes.items() if getattr(self, k) is None})
 
-    def sized_for_data(self, N: int, D: int, K: int, batch_given: bool) -> "MLGPFSettings":
-        """P and M filled in where they are ``None``, and the batch unless ``batch_given``, by
-        :func:`sizes_for_data` for data of N points, D features and K labels (what
-        :class:`mlgp.recipes.MLGPFClassifier` trains with)."""
-        sizes = sizes_for_data(N, D, K)
-        names = ("num_latent_gps", "num_inducing") + (() if batch_given else ("batch_size",))
-        return self.replace(**{n: sizes[n] for n in names if n == "batch_size" or getattr(self, n) is None})
-
     @classmethod
     def names(cls) -> tuple[str, ...]:
         """The field names, in order."""
         return tuple(f.name for f in dataclasses.fields(cls))
-
-
-def sizes_for_data(num_points: int, num_features: int, num_labels: int) -> dict[str, int]:
-    """P, M and the batch for data of N points, D features and K labels (what
-    :class:`mlgp.recipes.MLGPFClassifier` uses where they are ``None``).
-
-    P = min(K, max(20, min(300, K // 2))): half the labels up to the paper's largest P (300 on
-    Delicious), all of them for K ≤ 20; M = min(N, 400, max(50, N // 10)): the paper's 400 from
-    4,000 points on, a tenth of the points below; the batch min(N, 500). ``num_features`` does not
-    enter (a step's cost grows with D only through the kernel's ARD weights).
-    """
-    P = min(num_labels, max(20, min(300, num_labels // 2)))
-    M = min(num_points, 400, max(50, num_points // 10))
-    return {"num_latent_gps": P, "num_inducing": M, "batch_size": min(num_points, 500)}
-
-
-#: ``MLGPFClassifier(epochs="auto")`` allows at least this many epochs ...
-AUTO_MIN_EPOCHS = 20
-#: ... and at least this many optimiser steps (:func:`auto_epochs`).
-AUTO_MIN_STEPS = 200
-
-
-def auto_epochs(steps_per_epoch: int) -> int:
-    """The epoch cap of ``MLGPFClassifier(epochs="auto")``: max(:data:`AUTO_MIN_EPOCHS`,
-    ⌈:data:`AUTO_MIN_STEPS` / ``steps_per_epoch``⌉), so that a data set of one minibatch may take
-    200 optimiser steps rather than 20 (early stopping usually ends training sooner). The steps
-    per epoch are those of the first epoch's batch (``batch_growth`` makes later epochs shorter)."""
-    return max(AUTO_MIN_EPOCHS, -(-AUTO_MIN_STEPS // max(1, int(steps_per_epoch))))
 
 
 def setting_fields() -> dict[str, dataclasses.Field]:
@@ -306,3 +287,114 @@ def demo_values(dataset: str, quick: bool = False) -> dict[str, Any]:
 def demo_settings(dataset: str, quick: bool = False) -> MLGPFSettings:
     """:func:`demo_values` as checked :class:`MLGPFSettings`."""
     return MLGPFSettings(**demo_values(dataset, quick))
+
+
+# --------------------------------------------------------------------------- each field's check
+def _kernel_object(kernel):
+    """A GPflow kernel given instead of a name, or :class:`ArgumentError`."""
+    from ..quiet import quiet_tensorflow
+
+    quiet_tensorflow()
+    from gpflow.kernels import Kernel
+    if not isinstance(kernel, Kernel):
+        raise ArgumentError(f"kernel must be a kernel name or a gpflow.kernels.Kernel; got {kernel!r}")
+    return kernel
+
+
+def _field_checks() -> dict[str, Any]:
+    """Each field's check (and canonical form), by name (see :class:`MLGPFSettings`)."""
+    from ..floats import float_policy
+    from ..kernels.factory import canonical_kernel_name
+    from ..models.builders import check_bias_init
+    from ..variational.factory import check_q_family
+
+    def optional_int(name):
+        return lambda v: arguments.positive_int(v, name, optional=True)
+
+    return dict(
+        kernel=lambda v: canonical_kernel_name(v) if isinstance(v, str) else _kernel_object(v),
+        num_latent_gps=optional_int("num_latent_gps"),
+        num_inducing=optional_int("num_inducing"),
+        epochs=lambda v: arguments.positive_int(v, "epochs"),
+        batch_size=lambda v: arguments.positive_int(v, "batch_size"),
+        negatives=optional_int("negatives"),
+        learning_rate=lambda v: arguments.positive_real(v, "learning_rate"),
+        fixed_inducing=lambda v: arguments.flag(v, "fixed_inducing"),
+        unit_sphere_inducing=lambda v: arguments.flag(v, "unit_sphere_inducing"),
+        q_family=check_q_family,
+        optimizer=_check_optimizer,
+        natgrad_gamma=arguments.natgrad_gamma,
+        dtype=lambda v: float_policy(v).name,
+        warm_start=lambda v: arguments.flag(v, "warm_start"),
+        batch_growth=batch_growth,
+        bias_init=check_bias_init,
+        subspace_rank=optional_int("subspace_rank"),
+        subspace_sample=optional_int("subspace_sample"),
+        preprocessing=_check_preprocessing,
+        covariance_warmup=lambda v: arguments.covariance_warmup(v, auto=True),
+        kl_weight=arguments.kl_weight,
+        seed=arguments.seed,
+        max_train=optional_int("max_train"),
+    )
+
+
+def checked(values: dict[str, Any]) -> dict[str, Any]:
+    """The fields in ``values`` checked and canonicalised, in the class's field order."""
+    checks = _field_checks()
+    return {name: checks[name](values[name]) for name in checks if name in values}
+
+
+def check_together(s) -> None:
+    """The checks between fields."""
+    if s.subspace_sample is not None and s.subspace_rank is None:
+        raise ArgumentError("subspace_sample chooses the rows of the subspace's basis: it needs subspace_rank")
+    if s.optimizer == "natgrad" and s.q_family == "preconditioned":
+        raise ArgumentError("optimizer='natgrad' needs a Cholesky q(u) family ('cholesky' or 'whitened'); the "
+                            "preconditioned family's natural-gradient step leaves the family (see docs/q_families.md)")
+    if s.covariance_warmup not in (0, "auto") and not can_tie(s):
+        raise ArgumentError(f"covariance_warmup={s.covariance_warmup!r} ties the factors of a Cholesky q(u) family "
+                            f"trained by Adam; with q_family={s.q_family!r} and optimizer={s.optimizer!r} use "
+                            "covariance_warmup=0 (or 'auto')")
+
+
+def can_tie(s) -> bool:
+    """Whether settings ``s`` train a q(u) family whose factors can be tied (a Cholesky family with Adam)."""
+    return s.optimizer == "adam" and s.q_family in ("cholesky", "whitened")
+
+
+def _check_preprocessing(value) -> str:
+    """``value`` if it is one of :data:`PREPROCESSINGS`, else :class:`ArgumentError` naming them."""
+    if not isinstance(value, str) or value not in PREPROCESSINGS:
+        raise ArgumentError(f"preprocessing must be one of {', '.join(map(repr, PREPROCESSINGS))}; got {value!r}")
+    return value
+
+
+def _check_optimizer(value) -> str:
+    names = _optimizer_names()
+    if not isinstance(value, str) or value not in names:
+        raise ArgumentError(f"optimizer must be one of {', '.join(repr(n) for n in names)}; got {value!r}")
+    return value
+
+
+def batch_growth(value) -> tuple[int, int] | None:
+    """A batch schedule ``(every, increment)`` from ``value``: ``None`` (a fixed batch), a name of
+    :data:`BATCH_GROWTH_NAMES` (``"paper"``), a text ``"EVERY,INC"`` or a pair ``(every, increment)``,
+    with EVERY ≥ 1 and INC ≥ 0 whole numbers; anything else raises :class:`ArgumentError` naming
+    what is accepted."""
+    if value is None:
+        return None
+    accepted = f"{' or '.join(repr(n) for n in BATCH_GROWTH_NAMES)}, 'EVERY,INC' or a pair (every, increment)"
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in BATCH_GROWTH_NAMES:
+            return BATCH_GROWTH_NAMES[text]
+        try:
+            pair = tuple(int(v) for v in text.split(","))
+        except ValueError:
+            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}") from None
+        if len(pair) != 2:
+            raise ArgumentError(f"batch_growth must be {accepted}; got {value!r}")
+        if pair[0] < 1 or pair[1] < 0:
+            raise ArgumentError(f"batch_growth needs EVERY ≥ 1 and INC ≥ 0, got {value!r}")
+        return pair
+    return arguments.batch_growth_pair(value)  # a pair: the check fit uses

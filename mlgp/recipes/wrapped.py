@@ -21,7 +21,8 @@ __all__ = ["SETUP_EPOCH", "classifier_trace", "epoch_rows", "wrapped_classifier"
 #: The ``epoch`` (and ``step``) of ``trace_``'s first row: the set-up before the first optimiser step.
 SETUP_EPOCH = 0
 
-_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_per_point", "seconds", "held-out lpd", "P@1", "P@3", "P@5")
+_TRACE_COLUMNS = (*TRACE_COLUMNS, "epoch", "elbo", "elbo_std", "kl", "expected_log_lik", "elbo_per_point", "seconds",
+                  "batch_size", "held-out lpd", "P@1", "P@3", "P@5")
 #: Settings that are not estimator parameters (the caller chooses the rows).
 _NOT_PARAMETERS = ("max_train",)
 

@@ -6,40 +6,46 @@ files of the model, the optimizer and the epoch counter; the newest :data:`KEEP`
 ``manifest.json`` and ``trace.csv``, and TensorFlow's ``checkpoint`` state file, kept for
 ``tf.train.latest_checkpoint`` but never read here. The manifest (format :data:`FORMAT`) records the
 run: the model's class, its trainable variables (name, shape, dtype) and its ``spec``; the training
-data's sizes and fingerprint; the settings a resumed run must share (everything but ``epochs``); and
-the checkpoints written. :meth:`CheckpointFolder.resume` refuses, with
-:class:`~mlgp.errors.CheckpointMismatchError` and before touching the model, a folder written by
+data's sizes and fingerprint; the settings a resumed run must share (everything but ``epochs``);
+for a run of the MLGPF recipe (:func:`recipe_settings`), the recipe's settings (:data:`RECIPE`), the
+folder's one record of them; and the checkpoints written. :meth:`CheckpointFolder.resume` refuses,
+with :class:`~mlgp.errors.CheckpointMismatchError` and before touching the model, a folder written by
 another run or holding checkpoints without a readable manifest (one that is not JSON, is nested past
-the recursion limit, or has not the manifest's shape). It finds the checkpoints from the
-files themselves, restores the newest that restores whole and warns about each one skipped; when
-none does it raises :class:`~mlgp.errors.DataFormatError` and leaves the folder and the model as they
-were. Every file here is written atomically (:func:`mlgp.files.atomic_write`).
+the recursion limit, or has not the manifest's shape); :func:`recipe_settings` refuses other recipe
+settings before the model is built. It finds the checkpoints from the files themselves, restores the
+newest that restores whole and warns about each one skipped; when none does it raises
+:class:`~mlgp.errors.DataFormatError` and leaves the folder and the model as they were. Every file
+here is written atomically (:func:`mlgp.files.atomic_write`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 import tensorflow as tf
 
 from ..errors import ArgumentError, CheckpointMismatchError, DataFormatError, FileAccessError, warn
 from ..files import as_path, atomic_write
-from ..fingerprint import data_fingerprint
+from .manifest import FORMAT, jsonable, manifest_problem, mismatch, run_record, training_settings, variable_names
 
-__all__ = ["FORMAT", "KEEP", "CheckpointFolder", "checked_folder", "mismatch", "run_record", "training_settings",
-           "variable_names"]
+__all__ = ["FORMAT", "KEEP", "OLD_SETTINGS", "RECIPE", "CheckpointFolder", "checked_folder", "mismatch",
+           "recipe_settings", "run_record", "training_settings", "variable_names"]
 
-#: The manifest's format tag.
-FORMAT = "mlgp.checkpoint/1"
 #: Checkpoints kept: the newest ones.
 KEEP = 3
 MANIFEST = "manifest.json"
+#: The manifest's entry for the settings of the recipe that built and trains the model.
+RECIPE = "recipe"
+#: Where a folder of the recipe kept its settings before its manifest carried them.
+OLD_SETTINGS = "settings.json"
+#: ``(folder, settings)`` of the :func:`recipe_settings` block around this ``fit``, if any.
+_RECIPE = contextvars.ContextVar("mlgp_recipe_settings", default=None)
 _CKPT = re.compile(r"ckpt-(\d+)\.index")
 _ADVICE = "use another checkpoint_dir or delete it"
 
@@ -64,177 +70,61 @@ def checked_folder(checkpoint_dir) -> Path:
     return folder
 
 
-def variable_names(model) -> list[str]:
-    """Readable names of ``model.trainable_variables``: GPflow parameter paths (``.q.q_mu``) where
-    the model is a ``tf.Module`` with parameters, else the variables' own names."""
-    paths = {}
-    if isinstance(model, tf.Module):
-        from gpflow.utilities import parameter_dict
+@contextlib.contextmanager
+def recipe_settings(checkpoint_dir, settings: dict, older: Callable[[dict], dict] = dict):
+    """The block in which a recipe builds and trains a model checkpointed in ``checkpoint_dir``
+    (``None``: nothing is checked or recorded) with ``settings`` (those a resumed run must share).
 
-        for path, p in parameter_dict(model).items():
-            v = getattr(p, "unconstrained_variable", p)
-            if isinstance(v, tf.Variable):
-                paths.setdefault(v.ref(), path)
-    return [paths.get(v.ref(), v.name) for v in model.trainable_variables]
-
-
-def _nnz(A) -> int:
-    return int(A.nnz) if sp.issparse(A) else int(np.count_nonzero(A))
-
-
-def _jsonable(value):
-    """``value`` as JSON stores it (tuples as lists, NumPy scalars as numbers)."""
-    return json.loads(json.dumps(value, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
-
-
-def training_settings(batch_size, negatives, learning_rate, optimizer, natgrad_gamma, seed, batch_growth,
-                      kl_weight: float = 1.0) -> dict:
-    """The settings a resumed run must share with the run it resumes, from ``fit``'s arguments.
-
-    ``epochs`` is not one of them (a resumed run may ask for more), nor are the options that do not
-    change the trajectory (``jit_compile``, ``checkpoint_every``, ``progress``, …). ``natgrad_gamma``
-    counts only with ``optimizer="natgrad"``; for an optimizer object, its class and its own
-    learning rate stand for ``optimizer`` and ``learning_rate``. ``kl_weight`` is recorded only
-    when it is not 1, so that a manifest written before it existed still matches its run.
-
-    Returns
-    -------
-    dict
-        In JSON form (tuples as lists), as the manifest stores it.
+    On entering, before any work, the folder is made (:func:`checked_folder`) and the settings it
+    records are compared with ``settings``: its manifest's :data:`RECIPE` entry, or the
+    :data:`OLD_SETTINGS` file a folder written before the manifest carried them holds, each read
+    through ``older`` (which fills in what a record written before a setting existed implies);
+    any setting of ``settings`` that differs raises :class:`~mlgp.errors.CheckpointMismatchError`
+    naming each one, and a record that cannot be read raises it too. Inside the block every
+    manifest written in the folder carries ``settings`` as its :data:`RECIPE` entry, and the old
+    file is removed once it does: the manifest is the folder's one record of them. (:func:`mlgp.training.fit`
+    takes no argument for them: the block hands them to the :class:`CheckpointFolder` it opens there.)
     """
-    if optimizer is None or isinstance(optimizer, str):
-        name = optimizer or "adam"
-    else:  # an object: its class, and its own step size (restored from the checkpoint otherwise)
-        name = f"{type(optimizer).__module__}.{type(optimizer).__qualname__}"
+    if checkpoint_dir is None:
+        yield
+        return
+    folder = checked_folder(checkpoint_dir)
+    settings = jsonable(settings)
+    stored = _stored_recipe(folder)
+    if stored is not None:
+        stored = older(stored)
+        differ = [f"{k}: checkpoint {stored.get(k)!r}, now {v!r}" for k, v in settings.items() if stored.get(k) != v]
+        if differ:
+            raise CheckpointMismatchError(f"checkpoint folder {folder} holds a run with other settings "
+                                          f"({', '.join(differ)}); use another folder")
+    token = _RECIPE.set((folder.resolve(), settings))
+    try:
+        yield
+    finally:
+        _RECIPE.reset(token)
+
+
+def _stored_recipe(folder: Path) -> dict | None:
+    """The recipe's settings ``folder`` records (its manifest's entry, else :data:`OLD_SETTINGS`), or
+    ``None``; a manifest that cannot be read is left to :meth:`CheckpointFolder.resume`."""
+    try:
+        saved = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError, RecursionError):
+        saved = None
+    path = folder / MANIFEST
+    if isinstance(saved, dict) and RECIPE in saved:
+        stored = saved[RECIPE]
+    elif (folder / OLD_SETTINGS).is_file():
+        path = folder / OLD_SETTINGS
         try:
-            learning_rate = float(np.asarray(optimizer.learning_rate))  # a variable, mirrored too
-        except (AttributeError, TypeError, ValueError):
-            learning_rate = type(getattr(optimizer, "learning_rate", None)).__name__
-    return _jsonable(dict(batch_size=batch_size, negatives=negatives, learning_rate=learning_rate, optimizer=name,
-                          natgrad_gamma=natgrad_gamma if name == "natgrad" else None, seed=seed,
-                          batch_growth=batch_growth, **({} if float(kl_weight) == 1.0 else {"kl_weight": kl_weight})))
-
-
-def _plain(o):
-    """``json.dumps``'s fallback for a spec: tf.Module's wrapped mappings and sequences as plain ones."""
-    if isinstance(o, Mapping):
-        return dict(o)
-    if isinstance(o, Sequence) and not isinstance(o, (str, bytes)):
-        return list(o)
-    raise TypeError(f"{type(o).__name__} is not JSON-able")
-
-
-def run_record(model, X, Y, settings: dict) -> dict:
-    """The manifest's description of a run, in JSON form.
-
-    Parameters
-    ----------
-    model
-        Its class, trainable variables (:func:`variable_names`, shape, dtype) and ``spec`` (when a
-        JSON-able mapping) describe its structure.
-    X, Y
-        (N, D) features and (N, K) labels, CSR or dense, as ``fit`` checked them: their sizes,
-        numbers of stored non-zeros and a BLAKE2b fingerprint of their values, the same for a matrix
-        given dense or sparse.
-    settings
-        From :func:`training_settings`.
-    """
-    structure = {
-        "class": f"{type(model).__module__}.{type(model).__qualname__}",
-        "variables": [{"name": name, "shape": [None if d is None else int(d) for d in v.shape], "dtype": v.dtype.name}
-                      for name, v in zip(variable_names(model), model.trainable_variables)],
-    }
-    spec = getattr(model, "spec", None)
-    if isinstance(spec, Mapping):  # tf.Module keeps a dict attribute as a wrapped mapping
-        try:
-            structure["spec"] = json.loads(json.dumps(spec, default=_plain))
-        except (TypeError, ValueError):
-            pass  # not JSON-able: the variables still describe the structure
-    N, D = X.shape
-    data = {"N": int(N), "D": int(D), "K": int(Y.shape[1]), "nnz_X": _nnz(X), "nnz_Y": _nnz(Y),
-            "fingerprint": data_fingerprint(X, Y)}
-    return {"format": FORMAT, "model": structure, "data": data, "settings": _jsonable(settings)}
-
-
-def _shape(entry) -> str:
-    return str(tuple(entry["shape"]))
-
-
-def _variable_difference(saved: list, now: list) -> str | None:
-    """The first difference between two variable lists, in words (None when they agree)."""
-    for i, (a, b) in enumerate(zip(saved, now)):
-        if a["name"] != b["name"]:
-            return f"variable {i + 1} is {a['name']} {_shape(a)} there, {b['name']} {_shape(b)} now"
-        if a["shape"] != b["shape"]:
-            return f"{a['name']} has shape {_shape(a)} there, {_shape(b)} now"
-        if a["dtype"] != b["dtype"]:
-            return f"{a['name']} is {a['dtype']} there, {b['dtype']} now"
-    if len(saved) != len(now):
-        extra = (saved if len(saved) > len(now) else now)[min(len(saved), len(now))]
-        return (f"{len(saved)} variables there, {len(now)} now (first unmatched: {extra['name']} "
-                f"{_shape(extra)})")
-    return None
-
-
-def _differences(saved: dict, now: dict) -> str:
-    return ", ".join(f"{k}: {saved.get(k)!r} there, {now.get(k)!r} now"
-                     for k in list(saved) + [k for k in now if k not in saved] if saved.get(k) != now.get(k))
-
-
-def _data_words(d: dict) -> str:
-    return f"N={d.get('N')} D={d.get('D')} K={d.get('K')}, fingerprint {str(d.get('fingerprint'))[:12]}"
-
-
-def _is_dict_of(value, types: dict) -> bool:
-    """Whether ``value`` is a dict whose entry ``k`` is an instance of ``types[k]`` for every ``k``."""
-    return isinstance(value, dict) and all(isinstance(value.get(k), t) for k, t in types.items())
-
-
-def _manifest_problem(saved) -> str | None:
-    """What keeps ``saved`` (a parsed manifest) from being compared by :func:`mismatch`, in words
-    (None when nothing does): an object whose ``model`` is an object with a ``class`` string, a
-    ``variables`` list of objects with a ``name`` and ``dtype`` string and a ``shape`` list, and a
-    ``spec`` object or null when present; whose ``data`` and ``settings`` are objects. A manifest of
-    another format needs only be an object (:func:`mismatch` names its format)."""
-    if not isinstance(saved, dict):
-        return f"it holds a JSON {type(saved).__name__}, not an object"
-    if saved.get("format") != FORMAT:
+            stored = json.loads(path.read_bytes().decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as err:  # ValueError: bad UTF-8 or JSON
+            raise CheckpointMismatchError(f"{path}: the run's settings are not readable ({err}); {_ADVICE}") from None
+    else:
         return None
-    model = saved.get("model")
-    if not (_is_dict_of(model, {"class": str, "variables": list})
-            and isinstance(model.get("spec"), (dict, type(None)))):
-        return "'model' must be an object with a 'class' string, a 'variables' list and an optional 'spec' object"
-    variable = {"name": str, "shape": list, "dtype": str}
-    if not all(_is_dict_of(v, variable) for v in model["variables"]):
-        return "each of 'model.variables' must be an object with a 'name' string, a 'shape' list and a 'dtype' string"
-    for key in ("data", "settings"):
-        if not isinstance(saved.get(key), dict):
-            return f"{key!r} must be an object, got {type(saved.get(key)).__name__}"
-    return None
-
-
-def mismatch(saved: dict, now: dict) -> str | None:
-    """Why the run described by ``saved`` (a manifest; :func:`_manifest_problem` found nothing wrong
-    with its shape) is not the run ``now`` (None when it is)."""
-    if saved.get("format") != FORMAT:
-        return f"the manifest has format {saved.get('format')!r}, not {FORMAT!r}"
-    a, b = saved.get("model", {}), now["model"]
-    parts = []
-    if a.get("class") != b["class"]:
-        parts.append(f"class {a.get('class')} there, {b['class']} now")
-    variables = _variable_difference(a.get("variables", []), b["variables"])
-    if variables:
-        parts.append(variables)
-    spec = _differences(a.get("spec") or {}, b.get("spec") or {})
-    if parts or (spec and saved.get("data") == now["data"]):
-        return f"the checkpoints were written for another model ({'; '.join(parts + ([spec] if spec else []))})"
-    if saved.get("data") != now["data"]:
-        return (f"the checkpoints were written for other training data ({_data_words(saved.get('data', {}))}; "
-                f"this run: {_data_words(now['data'])})")
-    settings = _differences(saved.get("settings", {}), now["settings"])
-    if settings:
-        return f"the checkpoints were written with other training settings ({settings})"
-    return None
+    if not isinstance(stored, dict):
+        raise CheckpointMismatchError(f"{path}: the run's settings are not a JSON object; {_ADVICE}")
+    return stored
 
 
 class CheckpointFolder:
@@ -247,13 +137,17 @@ class CheckpointFolder:
     checkpoint
         The ``tf.train.Checkpoint`` saved and restored (model, optimizer, epoch counter).
     record
-        From :func:`run_record`.
+        From :func:`run_record`; inside :func:`recipe_settings` for ``folder``, the recipe's settings
+        are added as its :data:`RECIPE` entry.
     writable
         False in a process that only restores from the folder (a cluster's worker other than the
         chief): :meth:`resume` then writes nothing and :meth:`save` is a no-op.
     """
 
     def __init__(self, folder: Path, checkpoint: tf.train.Checkpoint, record: dict, writable: bool = True):
+        recipe = _RECIPE.get()
+        if recipe is not None and recipe[0] == folder.resolve():  # inside recipe_settings for this folder
+            record = dict(record, **{RECIPE: recipe[1]})
         self.folder, self.checkpoint, self.record, self.writable = folder, checkpoint, record, writable
         checkpoint.save_counter  # noqa: B018  created now, so that every file holds it and restores match
         self.latest: str | None = None
@@ -320,13 +214,15 @@ class CheckpointFolder:
         except (OSError, ValueError, RecursionError) as err:  # RecursionError: nested past the recursion limit
             raise CheckpointMismatchError(f"{path} cannot be read ({type(err).__name__}: {err}), so which run wrote "
                                           f"the checkpoints cannot be checked; {_ADVICE}") from None
-        problem = _manifest_problem(saved)
+        problem = manifest_problem(saved)
         if problem:
             raise CheckpointMismatchError(f"{path}: the manifest is not readable: {problem}, so which run wrote the "
                                           f"checkpoints cannot be checked; {_ADVICE}")
         why = mismatch(saved, self.record)
         if why:
             raise CheckpointMismatchError(f"{self.folder}: {why}; {_ADVICE}")
+        if RECIPE not in self.record and isinstance(saved.get(RECIPE), dict):  # resumed outside the recipe: kept
+            self.record = dict(self.record, **{RECIPE: saved[RECIPE]})
 
     def _restore(self, numbers: list[int], state: list) -> None:
         """Restore the first of ``numbers`` (newest first) that restores whole, warning about the others."""
@@ -381,3 +277,5 @@ class CheckpointFolder:
         manifest = dict(self.record, checkpoints=[{"file": f"ckpt-{n}", "epoch": n} for n in self._numbers() if n <= last])
         text = json.dumps(manifest, indent=1) + "\n"
         atomic_write(self.folder / MANIFEST, lambda f: f.write(text.encode()))  # a FileAccessError naming it
+        if RECIPE in self.record:  # the manifest holds the recipe's settings now: the one record of them
+            (self.folder / OLD_SETTINGS).unlink(missing_ok=True)

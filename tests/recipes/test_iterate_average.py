@@ -10,7 +10,6 @@ import pytest
 
 from mlgp.estimator import ParameterError
 from mlgp.recipes import MLGPFClassifier, held_out
-from mlgp.recipes import estimator as estimator_module
 from mlgp.recipes import kernel_choice as kernel_choice_module
 from mlgp.recipes.held_out import HeldOutStopping, IterateAverage
 
@@ -104,8 +103,7 @@ class _Recording(IterateAverage):
 @pytest.fixture
 def recording(monkeypatch):
     _Recording.made = []
-    monkeypatch.setattr(kernel_choice_module, "IterateAverage", _Recording)  # the first fit's
-    monkeypatch.setattr(estimator_module, "IterateAverage", _Recording)  # the refit's
+    monkeypatch.setattr(kernel_choice_module, "IterateAverage", _Recording)  # the first fit's and the refit's
     return _Recording.made
 
 

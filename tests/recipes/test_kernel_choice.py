@@ -63,7 +63,7 @@ def _fake_trials(monkeypatch, lpds: dict, clock: list, names: list | None = None
     seen, names = [], [] if names is None else names
 
     def trial(est, kernel, s, Xtr, Ytr, held_rows, steps_per_epoch, jit, validation, budget, strategy, early, begun,
-              name):
+              name, callback=None):
         seen.append((kernel, budget.seconds, budget.started, begun))
         names.append(name)
         clock[0] += 2.0

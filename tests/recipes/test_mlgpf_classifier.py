@@ -21,7 +21,8 @@ from mlgp.errors import DataFormatError, MLGPError
 from mlgp.estimator import MultiLabelEstimator, ParameterError
 from mlgp.metrics import evaluate
 from mlgp.recipes import MLGPFClassifier, MLGPFSettings
-from mlgp.recipes.settings import setting_fields, sizes_for_data
+from mlgp.recipes.build import sizes_for_data
+from mlgp.recipes.settings import setting_fields
 
 #: Tiny fits for scikit-learn's checks; no held-out rows (the bias guard has its own tests below),
 #: which saves a quarter of each fit. In float64: the checks compare the scores of rows scored in
@@ -66,7 +67,7 @@ def test_parameters_are_the_settings_fields() -> None:
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
     extra = set(params) - set(fields) - {"self"}
     assert extra == {"max_seconds", "validation_fraction", "early_stopping", "n_iter_no_change", "average_from", "refit", "jit_compile", "progress", "threshold",
-                     "calibration"}
+                     "calibration", "checkpoint_dir", "log_dir"}
 
 
 def test_bad_settings_are_parameter_errors_before_fit() -> None:

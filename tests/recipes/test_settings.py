@@ -214,14 +214,14 @@ def test_trusting_checks_all_but_the_trusted_fields() -> None:
 
 def test_sized_for_data_fills_what_is_none() -> None:
     """P, M (and the batch unless given) from :func:`sizes_for_data`; given sizes are kept."""
-    from mlgp.recipes.settings import sizes_for_data
+    from mlgp.recipes.build import sized_for_data, sizes_for_data
 
     sizes = sizes_for_data(700, 30, 90)
-    s = MLGPFSettings().sized_for_data(700, 30, 90, batch_given=False)
+    s = sized_for_data(MLGPFSettings(), 700, 30, 90, batch_given=False)
     assert (s.num_latent_gps, s.num_inducing, s.batch_size) == (sizes["num_latent_gps"], sizes["num_inducing"], 500)
-    s = MLGPFSettings(num_latent_gps=3, batch_size=64).sized_for_data(300, 30, 90, batch_given=True)
+    s = sized_for_data(MLGPFSettings(num_latent_gps=3, batch_size=64), 300, 30, 90, batch_given=True)
     assert (s.num_latent_gps, s.num_inducing, s.batch_size) == (3, sizes_for_data(300, 30, 90)["num_inducing"], 64)
-    assert MLGPFSettings(batch_size=64).sized_for_data(300, 30, 90, batch_given=False).batch_size == 300
+    assert sized_for_data(MLGPFSettings(batch_size=64), 300, 30, 90, batch_given=False).batch_size == 300
 
 
 def test_kl_weight_is_checked_once_and_its_option_parses():
@@ -239,7 +239,7 @@ def test_kl_weight_is_checked_once_and_its_option_parses():
 
 
 def test_covariance_warmup_is_checked_and_auto_resolves_by_family_and_optimizer():
-    from mlgp.recipes.setting_checks import resolved_warmup
+    from mlgp.recipes.build import resolved_warmup
 
     assert MLGPFSettings().covariance_warmup == "auto"
     assert resolved_warmup(MLGPFSettings()) == "all"  # whitened, Adam
@@ -270,7 +270,7 @@ def test_covariance_warmup_is_checked_and_auto_resolves_by_family_and_optimizer(
 def test_sizes_for_data_follow_the_stated_rule(N, K, P, M, batch) -> None:
     """P = min(K, max(20, min(300, K // 2))), M = min(N, 400, max(50, N // 10)), batch min(N, 500),
     worked out by hand for data sets' shapes; D does not enter."""
-    from mlgp.recipes.settings import sizes_for_data
+    from mlgp.recipes.build import sizes_for_data
 
     for D in (3, 100_000):
         assert sizes_for_data(N, D, K) == {"num_latent_gps": P, "num_inducing": M, "batch_size": batch}

@@ -4,6 +4,7 @@ batch growth, per-epoch validation, one check of every argument and the deprecat
 from __future__ import annotations
 
 import argparse
+import json
 
 import numpy as np
 import pytest
@@ -100,7 +101,9 @@ def test_checkpointed_run_extends_to_the_uninterrupted_result(problem, tmp_path)
     whole = train_mlgpf(problem, epochs=4, **kw)
     ckpt = tmp_path / "run"
     first = train_mlgpf(problem, epochs=2, checkpoint_dir=ckpt, **kw)
-    assert len(first.trace) == 2 and (ckpt / "settings.json").is_file()
+    # the manifest is the folder's one record of the settings (no settings.json beside it)
+    assert len(first.trace) == 2 and not (ckpt / "settings.json").exists()
+    assert json.loads((ckpt / "manifest.json").read_text())["recipe"]["batch_growth"] == [2, 15]
     extended = train_mlgpf(problem, epochs=4, checkpoint_dir=ckpt, **kw)
     # two restored epochs plus two new ones: the same trace and predictions as one 4-epoch run
     np.testing.assert_allclose(extended.trace["elbo"], whole.trace["elbo"], rtol=1e-9)
@@ -124,22 +127,21 @@ def test_checkpoint_folder_refuses_other_settings(problem, tmp_path):
 
 @pytest.mark.slow
 def test_the_recipe_trains_with_its_kl_weight_and_a_checkpoint_keeps_it(problem, tmp_path):
-    """kl_weight reaches fit (its manifest records it) and settings.json; resuming with another
-    weight is refused, and an older settings.json without it resumes at 1."""
-    import json
-
+    """kl_weight reaches fit (its manifest records it, in fit's settings and the recipe's); resuming
+    with another weight is refused, and an older record without it resumes at 1."""
     kw = dict(kernel="se", num_latent_gps=2, num_inducing=6, batch_size=20, progress=False, jit_compile=False)
     half = train_mlgpf(problem, epochs=1, kl_weight=0.5, checkpoint_dir=tmp_path / "half", **kw)
-    assert json.loads((tmp_path / "half" / "manifest.json").read_text())["settings"]["kl_weight"] == 0.5
+    manifest = json.loads((tmp_path / "half" / "manifest.json").read_text())
+    assert manifest["settings"]["kl_weight"] == manifest["recipe"]["kl_weight"] == 0.5
     assert half.settings["kl_weight"] == 0.5
     full = train_mlgpf(problem, epochs=1, **kw)
     assert not np.allclose(half.trace["elbo"], full.trace["elbo"])
     with pytest.raises(MLGPError, match="kl_weight: checkpoint 0.5, now 1.0"):
         train_mlgpf(problem, epochs=2, checkpoint_dir=tmp_path / "half", **kw)
     train_mlgpf(problem, epochs=1, checkpoint_dir=tmp_path / "old", **kw)
-    settings = json.loads((tmp_path / "old" / "settings.json").read_text())
-    del settings["kl_weight"]
-    (tmp_path / "old" / "settings.json").write_text(json.dumps(settings))
+    manifest = json.loads((tmp_path / "old" / "manifest.json").read_text())
+    del manifest["recipe"]["kl_weight"]  # as written before the setting existed
+    (tmp_path / "old" / "manifest.json").write_text(json.dumps(manifest))
     assert list(train_mlgpf(problem, epochs=2, checkpoint_dir=tmp_path / "old", **kw).trace["epoch"]) == [1, 2]
 
 
@@ -213,8 +215,10 @@ def test_train_mlgpf_takes_the_named_schedule(problem):
         (dict(optimizer="sgd"), ArgumentError, "optimizer must be one of 'adam', 'natgrad'; got 'sgd'"),
         (dict(optimizer="natgrad", q_family="preconditioned"), ArgumentError, "natgrad' needs a Cholesky q\\(u\\) family"),
         (dict(natgrad_gamma=(0.1, 0.2)), ArgumentError, "natgrad_gamma must be"),
-        (dict(jit_compile="xla"), ArgumentError, "jit_compile must be None, False, True or 'except-cholesky'"),
-        (dict(max_seconds=0), ArgumentError, "max_seconds must be a positive number"),
+        # the classifier's parameters, checked by the classifier (the recipe does not check them again)
+        (dict(jit_compile="xla"), ArgumentError, "The 'jit_compile' parameter of MLGPFClassifier must be"),
+        (dict(max_seconds=0), ArgumentError, r"The 'max_seconds' parameter of MLGPFClassifier must be a float in the "
+                                             r"range \(0.0, inf\) or None. Got 0"),
         (dict(num_latent=2), ArgumentError, "unknown argument\\(s\\) 'num_latent'"),
         (dict(settings="se"), ArgumentError, "settings must be an MLGPFSettings"),
     ],
@@ -308,8 +312,6 @@ def test_the_default_recipe_trains_on_bibtex_without_nan(data_home):
 
 def test_a_settings_json_from_before_the_newer_settings_still_resumes(problem, tmp_path, monkeypatch):
     """An older settings.json lacks the settings added since and may name the kernel by an alias."""
-    import json
-
     old = dict(dataset=problem.name, kernel="SE", num_latent_gps=2, num_inducing=6, epochs=1, batch_size=20, negatives=None,
                learning_rate=0.005, fixed_inducing=False, whiten=False, batch_growth=None, bias_init="log-odds",
                jit_compile=False, seed=0, num_train=problem.train.num_points)

@@ -244,6 +244,56 @@ def test_checkpoints_without_a_manifest_are_refused(problem, folder, monkeypatch
         fit(build(problem), _data(problem), epochs=4, checkpoint_dir=folder, **KW)
 
 
+# ----------------------------------------------------------------------------- 5b. a recipe's settings
+def test_a_recipe_block_records_its_settings_in_the_manifest_and_checks_them_first(problem, tmp_path):
+    """Inside ``recipe_settings`` the manifest carries the recipe's settings (the folder's one record
+    of them); entering another block with other settings is refused, naming each, before any
+    training; ``fit`` resuming outside a block keeps the record; a block for another folder
+    records nothing here."""
+    from mlgp.training.checkpoints import recipe_settings
+
+    folder = tmp_path / "ckpt"
+    with recipe_settings(folder, {"depth": 2, "schedule": (1, 5)}):
+        fit(build(problem), _data(problem), epochs=1, checkpoint_dir=folder, **KW)
+    assert json.loads((folder / "manifest.json").read_text())["recipe"] == {"depth": 2, "schedule": [1, 5]}
+    fit(build(problem), _data(problem), epochs=2, checkpoint_dir=folder, **KW)  # resumed without the recipe
+    assert json.loads((folder / "manifest.json").read_text())["recipe"] == {"depth": 2, "schedule": [1, 5]}
+    with recipe_settings(folder, {"depth": 2, "schedule": [1, 5]}, older=lambda stored: {**stored, "new": 0}):
+        pass  # the same settings (a tuple is stored as a list); ``older`` fills what an older record lacks
+    with pytest.raises(CheckpointMismatchError, match=r"checkpoint folder .*ckpt holds a run with other settings "
+                                                      r"\(depth: checkpoint 2, now 3, new: checkpoint 0, now 1\)"):
+        with recipe_settings(folder, {"depth": 3, "schedule": [1, 5], "new": 1}, older=lambda s: {**s, "new": 0}):
+            raise AssertionError("the block ran")
+    with recipe_settings(tmp_path / "elsewhere", {"depth": 3}):
+        fit(build(problem), _data(problem), epochs=1, checkpoint_dir=tmp_path / "plain", **KW)
+    assert "recipe" not in json.loads((tmp_path / "plain" / "manifest.json").read_text())
+
+
+def test_a_recipe_record_from_before_the_manifest_is_read_then_removed(problem, tmp_path):
+    """A folder whose recipe kept its settings in ``settings.json`` is checked against that file
+    (through ``older``); the manifest written in the block then carries them and the file goes. An
+    unreadable file, or a record that is not an object, is refused by name."""
+    from mlgp.training.checkpoints import recipe_settings
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "settings.json").write_text(json.dumps({"depth": 2}))
+    with pytest.raises(CheckpointMismatchError, match=r"\(depth: checkpoint 2, now 3\)"):
+        with recipe_settings(folder, {"depth": 3}):
+            pass
+    with recipe_settings(folder, {"depth": 2, "added": 1}, older=lambda stored: {"added": 1, **stored}):
+        fit(build(problem), _data(problem), epochs=1, checkpoint_dir=folder, **KW)
+    assert json.loads((folder / "manifest.json").read_text())["recipe"] == {"depth": 2, "added": 1}
+    assert not (folder / "settings.json").exists()
+    for text, message in [("{not json", "the run's settings are not readable"), ("[1, 2]", "the run's settings are not a JSON object")]:
+        other = tmp_path / f"bad{len(text)}"
+        other.mkdir()
+        (other / "settings.json").write_text(text)
+        with pytest.raises(CheckpointMismatchError, match=rf"settings\.json: {message}.*; use another checkpoint_dir"):
+            with recipe_settings(other, {"depth": 2}):
+                pass
+
+
 # ----------------------------------------------------------------------------- 6. divergence messages
 def test_non_finite_parameters_before_training_name_the_variable(problem, monkeypatch):
     _no_steps(monkeypatch)
