@@ -12,7 +12,7 @@ A path where no file can be written (a missing folder, a folder of that name) ra
 
 and the estimator's fitted arrays by name; a CSR matrix ``name`` is stored as ``name.data``,
 ``name.indices`` and ``name.indptr`` with its shape in ``sparse``. Parameters that JSON cannot hold
-exactly are tagged: ``{"tuple": [...]}``, ``{"ndarray": [...], "dtype": "<f8"}``; a value that is not
+exactly are tagged: ``{"tuple": [...]}``, ``{"ndarray": [...], "dtype": "<f8"}``, ``{"path": "..."}``; a value that is not
 plain data (a ``RandomState``, a CV splitter) is written as ``{"unsaved": repr}`` and loads as the
 parameter's default — the fitted state is complete without it, so predictions are unchanged.
 
@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -79,6 +79,8 @@ def _encode(value: Any):
         return value.item()
     if isinstance(value, np.ndarray) and value.dtype.kind in _PLAIN_KINDS:
         return {"ndarray": value.tolist(), "dtype": value.dtype.str}
+    if isinstance(value, PurePath):  # a folder parameter (MLGPFClassifier's checkpoint_dir, log_dir)
+        return {"path": str(value)}
     if isinstance(value, (list, tuple)):
         items = [_encode(v) for v in value]
         if any(v is _DEFAULT for v in items):
@@ -189,6 +191,8 @@ def _decode(value, path: Path):
         return tuple(_decode(v, path) for v in value["tuple"])
     if value.keys() == {"unsaved"}:
         return _DEFAULT
+    if value.keys() == {"path"} and isinstance(value["path"], str):
+        return Path(value["path"])
     if value.keys() == {"ndarray", "dtype"}:
         try:
             dtype = np.dtype(value["dtype"])

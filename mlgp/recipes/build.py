@@ -16,7 +16,7 @@ preprocessed training rows, then trained on raw rows. A checkpointed run's setti
 
 from __future__ import annotations
 
-from ..data.preprocessing import column_statistics, normalise_rows, wants_columns
+from ..data.preprocessing import chosen_preprocessing, column_statistics, normalise_rows
 from ..errors import ArgumentError, ShapeError
 from .settings import MLGPFSettings, can_tie
 
@@ -26,8 +26,8 @@ __all__ = ["AUTO_MIN_EPOCHS", "AUTO_MIN_STEPS", "auto_epochs", "auto_jit_compile
 
 #: Training points from which :func:`auto_jit_compile` compiles the step with XLA.
 XLA_FROM_POINTS = 2000
-#: The smallest budget (seconds) for which :func:`auto_jit_compile` compiles with XLA: on Bibtex
-#: (P = 159, M = 400, 2 cores) XLA's compilation is paid back after about 60 s (docs/results.md).
+#: The smallest budget (seconds) for which :func:`auto_jit_compile` compiles with XLA: where XLA's
+#: compilation was measured to be paid back on Bibtex (docs/results.md).
 XLA_FROM_SECONDS = 60.0
 
 
@@ -109,13 +109,11 @@ def build_and_train(Xtr, Ytr, s: MLGPFSettings, *, jit_compile, max_seconds=None
 
 def resolved_preprocessing(s: MLGPFSettings, Xtr) -> MLGPFSettings:
     """``s`` with ``preprocessing="auto"`` resolved on the training rows ``Xtr`` (N, D), CSR or
-    dense: ``"columns"`` for dense or signed features, else ``"rows"``
-    (:func:`mlgp.data.preprocessing.wants_columns`)."""
+    dense: ``"columns"`` for dense or signed features, else ``"rows"`` — the one rule every family
+    takes, :func:`mlgp.data.preprocessing.chosen_preprocessing`."""
     if s.preprocessing != "auto":
         return s
-    import scipy.sparse as sp
-
-    return s.replace(preprocessing="columns" if wants_columns(sp.csr_matrix(Xtr)) else "rows")
+    return s.replace(preprocessing=chosen_preprocessing("auto", Xtr))
 
 
 def resolved_warmup(s: MLGPFSettings) -> int | str:

@@ -40,7 +40,8 @@ from ..estimator.training import MAX_SECONDS, Budget
 from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
-from ..validation import check_estimator_features, check_features, check_labels, check_num_inducing
+from ..estimator.recorder import checked_validation
+from ..validation import check_estimator_features, check_features, check_num_inducing
 from .build import auto_epochs, auto_jit_compile, check_sizes, check_strategy, resolved_preprocessing, sized_for_data
 from .held_out import REFIT_MAX_ROWS, auto_or_flag, held_out_rows, refit_epochs
 from .kernel_choice import AUTO, DEFAULT_KERNEL, is_auto, refit_on_every_row, train_kernels
@@ -311,9 +312,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         (N, D), K = X.shape, Y.shape[1]
         s = sized_for_data(self._settings(), N, D, K, batch_given=self.batch_size is not None)
         check_sizes(s, K)  # P > K or negatives ≥ K: a ShapeError before any work
-        if validation is not None:
-            X_val = check_features(validation[0], "validation X", num_features=D)
-            validation = (X_val, check_labels(validation[1], "validation Y", num_points=X_val.shape[0], num_labels=K))
+        validation = checked_validation(validation, num_features=D, num_labels=K)  # the one check; fit keeps it
         early, refit = auto_or_flag(self.early_stopping), auto_or_flag(self.refit)
         train, held = held_out_rows(N, self.validation_fraction, early, self.seed)
         Xtr, Ytr = (X, Y) if held is None else (X[train], Y[train])

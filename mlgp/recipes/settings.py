@@ -121,9 +121,8 @@ class MLGPFSettings:
         A name of :data:`mlgp.kernels.factory.KERNELS` (or an alias), or a GPflow kernel. The
         default, ``"se+linear-shared"``, is SE+LR as the authors' code writes it: one ARD vector
         shared by both parts, weights summing to one. Against ``"se+linear"`` (separate ARD vectors
-        and variances) it ranked and predicted better on Bibtex (3 seeds: test P@1 63.74 against
-        62.90 at the epoch the held-out density chose) and Delicious, and about the same on the
-        smaller sets (``docs/results.md``, "MLGPF: the kernel").
+        and variances) it ranked and predicted better on Bibtex and Delicious, and about the same
+        on the smaller sets (figures in ``docs/results.md``, "MLGPF: the kernel").
     num_latent_gps, num_inducing
         P and M; ``None``: :meth:`sized_for` the dataset.
     epochs, batch_size, negatives, learning_rate, optimizer, natgrad_gamma
@@ -145,8 +144,8 @@ class MLGPFSettings:
         Optimiser steps at the start during which q(u)'s P Cholesky factors are tied
         (:mod:`mlgp.training.warmup`): ``"all"`` the whole run, 0 none (the paper's, and
         :data:`PAPER_FORM`'s); ``"auto"`` (the default) ``"all"`` where they can be (:func:`can_tie`),
-        else 0. Tied, a step on Bibtex costs about a sixth of a full one and the recipe reaches test
-        P@1 63.5 7.8 times sooner (docs/results.md).
+        else 0. Tied, a step costs a fraction of a full one and the recipe reaches a given test P@1
+        several times sooner (figures in docs/results.md, "MLGPF: time to accuracy").
     preprocessing
         ``"rows"`` (the paper's, the recipe's default): every row L2-normalised; ``"columns"``:
         every column standardised with the training rows' statistics, then every row normalised;

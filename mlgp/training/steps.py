@@ -35,9 +35,9 @@ def _needs_plain_apply(opt) -> bool:
 
 def _traced_once_for_any_batch(step):
     """``step`` traced on its first call for any batch size (the batch dimension of every argument
-    left unknown), so that an epoch's last, smaller minibatch does not trace it again (2.6 s on
-    Bibtex at P = 159, M = 400, against 6.8 s for the first trace). Under XLA each batch size is
-    still compiled once."""
+    left unknown), so that an epoch's last, smaller minibatch does not trace it again (the cost of
+    a trace: docs/results.md, "MLGPF training speed"). Under XLA each batch size is still
+    compiled once."""
     traced = []
 
     def call(xb, yb):

@@ -3,9 +3,9 @@
 For its first ``covariance_warmup`` optimiser steps (``"all"``: every step) ``fit`` ties the q(u) family's P Cholesky
 factors (:meth:`mlgp.variational.CholeskyQ.tie`): they stay at their shared start while Φ, b, the
 means, the kernel and Z train. Such a step needs one (M, M) × (M, B) product for the marginals
-instead of P, and no optimizer update of the P·M(M+1)/2 factor entries; on Bibtex (P = 159,
-M = 400, batch 500, 2 cores) it takes about a sixth of a full step, and the test P@1 after a given
-number of steps is the same (docs/results.md, "MLGPF training speed" and "MLGPF: time to accuracy"). Then the factors are
+instead of P, and no optimizer update of the P·M(M+1)/2 factor entries: a fraction of a full
+step's cost, with the same test P@1 after a given number of steps (figures in docs/results.md,
+"MLGPF training speed" and "MLGPF: time to accuracy"). Then the factors are
 untied and the step traced again with every variable.
 
 :class:`CovarianceWarmup` holds that schedule for one run; ``fit`` unties in any case when it

@@ -202,8 +202,8 @@ FILE_CASES = {
                              ArgumentError, r"decimals must be a non-negative integer, got -1"),
     "write_xc decimals 1.5": (lambda p: __import__("mlgp.data", fromlist=["write_xc"]).write_xc(p / "a.txt", X, Y, decimals=1.5),
                               ArgumentError, r"decimals must be a non-negative integer, got 1\.5"),
-    "save_scores no folder": (lambda p: __import__("mlgp.scores", fromlist=["save_scores"]).save_scores(p / "no" / "s.npy", X),
-                              MLGPError, r"s\.npy"),
+    "save_scores under a file": (lambda p: (p.joinpath("f").write_text("x"), __import__(
+        "mlgp.scores", fromlist=["save_scores"]).save_scores(p / "f" / "s.npy", X)), MLGPError, r"s\.npy.*is a file, not a folder"),
 }
 
 

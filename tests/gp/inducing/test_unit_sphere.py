@@ -149,9 +149,9 @@ def test_recipe_option_flag_and_checkpoints_from_before_the_option(problem, tmp_
     ckpt = tmp_path / "run"
     kw["unit_sphere_inducing"] = False
     train_mlgpf(problem, epochs=1, checkpoint_dir=ckpt, **kw)
-    settings = json.loads((ckpt / "settings.json").read_text())
-    del settings["unit_sphere_inducing"]  # as written before the option existed
-    (ckpt / "settings.json").write_text(json.dumps(settings))
+    manifest = json.loads((ckpt / "manifest.json").read_text())
+    del manifest["recipe"]["unit_sphere_inducing"]  # as written before the option existed
+    (ckpt / "manifest.json").write_text(json.dumps(manifest))
     assert len(train_mlgpf(problem, epochs=2, checkpoint_dir=ckpt, **kw).trace) == 2
     with pytest.raises(MLGPError, match=r"checkpoint folder .* holds a run with other settings \(unit_sphere_inducing: checkpoint False, now True\); use another folder"):
         train_mlgpf(problem, epochs=3, checkpoint_dir=ckpt, **dict(kw, unit_sphere_inducing=True))

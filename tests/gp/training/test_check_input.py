@@ -47,15 +47,19 @@ def test_fit_checks_training_data_unless_told_and_validation_data_once(monkeypat
 
 @pytest.mark.slow
 def test_the_recipe_checks_the_training_data_once(monkeypatch):
-    """train_mlgpf → from_data → fit: the training data are checked (and copied) once in all."""
+    """train_mlgpf → MLGPFClassifier.fit → build → fit: the training features are checked (and
+    copied) once in all, at the classifier's boundary (its ``check_features``)."""
     ds = mlgpf_prior(num_train=40, num_test=20, num_features=3, num_labels=5, num_latent=2, seed=1)
     calls = []
-    for name in ("mlgp.recipes.mlgpf", "mlgp.models.builders", "mlgp.training.fit", "mlgp.training.fit_options", "mlgp.training.sampler"):
+    for name in ("mlgp.recipes.mlgpf", "mlgp.recipes.estimator", "mlgp.recipes.build", "mlgp.estimator.base",
+                 "mlgp.models.builders", "mlgp.training.fit", "mlgp.training.fit_options", "mlgp.training.sampler"):
         module = importlib.import_module(name)
-        if hasattr(module, "check_training_data"):
-            calls.append(_count_calls(monkeypatch, module, "check_training_data"))
+        for check in ("check_training_data", "check_features"):
+            if hasattr(module, check):
+                calls.append(_count_calls(monkeypatch, module, check))
     run = train_mlgpf(ds, kernel="se", num_latent_gps=2, num_inducing=4, epochs=1, batch_size=20, progress=False)
-    assert sum(len(c) for c in calls) == 1 and np.isfinite(run.trace["elbo"]).all()
+    training = [shape for c in calls for shape in c if shape == (40, 3)]
+    assert len(training) == 1 and np.isfinite(run.trace["elbo"]).all()
 
 
 def test_m_against_n_is_one_check_with_its_bound_included() -> None:

@@ -151,7 +151,13 @@ def _entries(problem, data):
         return lambda v: GenEML(n_components=2, inference=inference, max_iter=1, num_results=1, num_burnin_steps=0,
                                 num_chains=1, calibration=None).fit(X, Y, validation=v)
 
+    def classifier(v):
+        from mlgp.recipes import MLGPFClassifier
+
+        return MLGPFClassifier(epochs=1, num_inducing=5, validation_fraction=0, progress=False).fit(*gp, validation=v)
+
     return {"fit": lambda v: fit(build(problem), gp, epochs=1, progress=False, validation=v),
+            "MLGPFClassifier": classifier,
             "GenEML em": geneml("em"), "GenEML online-em": geneml("online-em"), "GenEML gibbs": geneml("gibbs"),
             "batch_em": lambda v: batch_em(X, Y, _start(X, Y), Priors(), 1, validation=v),
             "online_em": lambda v: online_em(X, Y, _start(X, Y), Priors(), 1, 40, validation=v)}
@@ -178,7 +184,7 @@ def test_a_bad_validation_pair_is_refused_with_the_same_error_by_every_entry(bad
     errors = {}
     for name, entry in _entries(problem, sparse_problem).items():
         with pytest.raises(ValueError) as info:
-            entry(pair_gp if name == "fit" else pair_geneml)
+            entry(pair_gp if name in ("fit", "MLGPFClassifier") else pair_geneml)
         errors[name] = (type(info.value).__name__, re.sub(r"\d+", "#", str(info.value)))
     assert len(set(errors.values())) == 1, errors
     assert "validation" in next(iter(errors.values()))[1]
