@@ -139,7 +139,7 @@ def _single_draws(variant: str, watched: np.ndarray, Yte, est, draws) -> None:
     """Per chain and kept draw: the test P@1 of that draw's predictions alone and the log posterior."""
     trace = est.trace_[est.trace_["kept"]]
     for c in range(watched.shape[1]):
-        objective = trace.loc[trace["chain"] == c, "objective"].to_numpy()
+        objective = trace.loc[trace["chain"] == c, "log_posterior"].to_numpy()  # the total ("objective" is per point)
         for r in range(watched.shape[0]):
             if not draws.done(variant, c, r + 1):
                 draws.append(dict(variant=variant, chain=c, draw=r + 1, log_posterior=float(objective[r]),
@@ -168,7 +168,7 @@ def _against_the_mode(variant: str, settings: dict, Xtr, Ytr, Xte, Yte, est, dra
     single = rows.pivot(index="draw", columns="chain", values="P@1_single").to_numpy()  # (R, C)
     objective = rows["log_posterior"].to_numpy(dtype=float)
     modes.append({"variant": variant, "em_P@1": p_at_1(Yte, em.decision_function(Xte)),
-                  "em_log_posterior": float(em.trace_["objective"].iloc[-1]),
+                  "em_log_posterior": float(em.trace_["log_posterior"].iloc[-1]),
                   "draws_log_posterior_median": float(np.median(objective)),
                   "draws_log_posterior_max": float(np.max(objective)),
                   "ess_P@1_single": float(ess(single[:, :, None])[0]),

@@ -127,6 +127,12 @@ EXPECTED: dict[str, dict] = {
                            "acf_P@1_single_lag10"], {"acf_P@1_single_lag5", "acf_P@1_single_lag10"})},
         figures=["mixing"],
     ),
+    "geneml_gibbs_predictive": dict(
+        tables={"runs": (["dataset", "method", "P@1", "P@3", "P@5", "NLL per entry", "ECE", "ECE@1", "ECE@3", "ECE@5",
+                          "fit s", "draws", "rhat_log_posterior", "rhat_watched_share_1.1", "ess_log_posterior"],
+                         {"draws", "rhat_log_posterior", "rhat_watched_share_1.1", "ess_log_posterior"})},
+        figures=[],
+    ),
     "geneml_online_em": dict(
         tables={"online_em": (["dataset", "method", "seeds", "P@1", "P@3", "P@5", "P@1 epochs only", "fit s",
                                "median s per epoch", "final pass s"], {"P@1 epochs only", "final pass s"})},

@@ -167,7 +167,8 @@ def test_the_summary_gains_ece5_seconds_and_test_rows(script):
     (["--models", "frequency,mlknn"], "--family mlgpf is not among the families compared (frequency, mlknn)"),
     (["--models", "frequency,nope"], "unknown family(s) ['nope']"),
     (["--models", "mlgpf,frequency,mlgpf"], "a family is named twice in --models"),
-    (["--budget", "0"], "--budget must be positive"),
+    (["--budget", "0"], "--budget must be a positive number of seconds"),
+    (["--budget", "inf"], "--budget must be a positive number of seconds"),
     (["--seeds", "0,1"], "give one seed"),
     (["--quick", "--family", "mlgpf"], "--family mlgpf is not among the families compared"),
 ])
