@@ -28,7 +28,7 @@ Nothing is written into the repository. The test command gets ``MLGP_DATA`` (def
 
 Usage (from the repository root)::
 
-    python experiments/_mutation.py mlgp/estimator/training.py tests/geneml/test_budget.py
+    python experiments/_mutation.py mlgp/estimator/budget.py tests/geneml/test_budget.py
     python experiments/_mutation.py mlgp/families.py tests/comparison/test_families.py --quick
 
 ``--quick`` runs only the first 10 mutants in source order (a smoke run of the set-up).

@@ -9,8 +9,8 @@ and the command line (:func:`argparse_type`) all check through these, so one val
 in the package's words wherever it is given. No TensorFlow.
 
 A time budget has one rule, :func:`is_seconds` (checked by :func:`max_seconds`), wherever it is
-given — an estimator's ``max_seconds`` (:data:`mlgp.estimator.training.MAX_SECONDS`),
-:class:`mlgp.estimator.training.Budget`, :func:`mlgp.recipes.train_mlgpf`, :func:`mlgp.training.fit`,
+given — an estimator's ``max_seconds`` (:data:`mlgp.estimator.budget.MAX_SECONDS`),
+:class:`mlgp.estimator.budget.Budget`, :func:`mlgp.recipes.train_mlgpf`, :func:`mlgp.training.fit`,
 the ``budget`` of :func:`mlgp.families.make_estimator`, :func:`mlgp.compare` and ``--budget``:
 ``None`` is no bound; a real number strictly between 0 and infinity is that many wall seconds;
 refused are ``inf`` (and an integer too large for a float: say ``None`` for no bound), NaN, 0,

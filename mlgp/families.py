@@ -4,7 +4,7 @@
 :data:`FAMILIES` maps each name to a :class:`Family`: a function importing the estimator class (imported on first
 use, so naming a tree family imports no TensorFlow; written out, so that the imports can be drawn
 and checked), the parameter that seeds it, whether it takes the one time budget ``max_seconds``
-(:class:`mlgp.estimator.training.Budget`), the changes the command line makes to the class's
+(:class:`mlgp.estimator.budget.Budget`), the changes the command line makes to the class's
 defaults, and what its ``fit`` takes beyond ``(X, Y)`` (a ``validation`` pair; ``progress`` as a
 ``fit`` argument or a parameter) — declared here, not inspected. :func:`make_estimator` builds one
 from a name, a seed, a budget and ``NAME=VALUE`` changes, checking the names against the class's

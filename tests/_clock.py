@@ -1,6 +1,6 @@
-"""A fake clock for the budget of every family (:mod:`mlgp.estimator.training`).
+"""A fake clock for the budget of every family (:mod:`mlgp.estimator.budget`).
 
-Only :class:`mlgp.estimator.training.Budget` reads it (once when made, at the start of ``fit``, and
+Only :class:`mlgp.estimator.budget.Budget` reads it (once when made, at the start of ``fit``, and
 once per look after each training step), so with ``tick=1`` a fit whose ``max_seconds`` is 3.5
 takes exactly 4 steps; :meth:`FakeClock.advance` stands for slow work between readings (set-up,
 compilation).
@@ -28,7 +28,7 @@ class FakeClock:
 
 def fake_clock(monkeypatch, tick: float = 1.0) -> FakeClock:
     """Install a :class:`FakeClock` as the budget's clock for one test."""
-    import mlgp.estimator.training as training
+    import mlgp.estimator.budget as training
 
     clock = FakeClock(tick)
     monkeypatch.setattr(training, "perf_counter", clock)

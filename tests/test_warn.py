@@ -114,7 +114,7 @@ def test_warn_when_every_frame_is_passed_over_names_the_outermost(monkeypatch) -
 
 def test_mlknns_budget_warning_through_fit_context_names_the_users_line(monkeypatch) -> None:
     """``MLkNN.fit`` is wrapped by scikit-learn's ``_fit_context``: the warning (raised in
-    :meth:`mlgp.estimator.training.Budget.warn_if_first_step_spent`) passes over it to this line."""
+    :meth:`mlgp.estimator.budget.Budget.warn_if_first_step_spent`) passes over it to this line."""
     X, Y = random_problem(100, 4, 3, seed=5)
     monkeypatch.setattr(mlknn_module, "QUERY_BLOCK", 10)
     fake_clock(monkeypatch)

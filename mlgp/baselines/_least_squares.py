@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..errors import BudgetWarning, warn
 from ..estimator import SavedState
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 
 __all__ = ["BASIS_CONSTRAINTS", "GaussianBasis", "binary_posterior", "fit_basis", "fit_proba_map_within",

@@ -40,7 +40,7 @@ from ..errors import ArgumentError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
 from ..estimator.progress import Progress
-from ..estimator.training import MAX_SECONDS, Budget
+from ..estimator.budget import MAX_SECONDS, Budget
 from ..parallel import scatter_once
 from ._fastxml.forest import CSR_FIELDS, Forest
 from ._fastxml.loss import SPLIT_LOSSES, split_loss
@@ -119,7 +119,7 @@ class FastXML(MultiLabelEstimator):
         coordinate orders differ, so their trees differ (with the same accuracy over seeds:
         ``experiments/bench_fastxml.py``).
     max_seconds : float or None, default=None
-        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`), looked
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.budget.Budget`), looked
         at after every tree: no tree is added once it is spent (trees growing then are abandoned),
         so the forest may hold fewer than ``n_estimators`` trees (at least one; ``tree_seeds_``
         names them).

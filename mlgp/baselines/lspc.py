@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS, Budget
+from ..estimator.budget import MAX_SECONDS, Budget
 from ..validation import check_thresholds
 from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, fit_proba_map_within,
                              multiclass_posterior, restore_basis, restore_coef)
@@ -77,7 +77,7 @@ class LSPC(MultiLabelEstimator):
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
     max_seconds : float or None, default=None
-        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The model
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.budget.Budget`). The model
         is one closed-form solve (the design matrix, one Cholesky factorisation), which has no point
         to stop at and always runs whole; what the bound governs is the prior map (label matrices
         with ``calibration="prior"``): its copies share a quarter of ``max_seconds`` or what the solve

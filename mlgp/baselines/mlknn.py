@@ -31,7 +31,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import N_JOBS, MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS, Budget
+from ..estimator.budget import MAX_SECONDS, Budget
 
 __all__ = ["MLkNN", "QUERY_BLOCK"]
 
@@ -69,7 +69,7 @@ class MLkNN(MultiLabelEstimator):
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
     max_seconds : float or None, default=None
-        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The prior
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.budget.Budget`). The prior
         map (``calibration="prior"``, fitted first) takes at most a quarter of them; then the training
         points' neighbours, the costly part, are found :data:`QUERY_BLOCK` rows at a time (in row
         order), the budget looked at after each block: once it is spent the likelihoods are counted

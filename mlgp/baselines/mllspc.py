@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ShapeError
 from ..estimator import MultiLabelEstimator, SavedState
 from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS, Budget
+from ..estimator.budget import MAX_SECONDS, Budget
 from ..validation import check_thresholds
 from ._least_squares import (BASIS_CONSTRAINTS, binary_posterior, fit_basis, fit_proba_map_within, restore_basis,
                              restore_coef)
@@ -92,7 +92,7 @@ class MLLSPC(MultiLabelEstimator):
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
     max_seconds : float or None, default=None
-        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The model
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.budget.Budget`). The model
         is one solve of the Sylvester equation for all labels at once (the design matrix, ΦᵀΦ, and
         for "eig" two eigendecompositions shared by every label), which has no point to stop at and
         always runs whole; what the bound governs is the prior map (``calibration="prior"``): its

@@ -33,7 +33,7 @@ from ..errors import ShapeError
 from ..estimator import GridSearch, SavedState
 from ..estimator.search_scores import SCORINGS
 from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS
+from ..estimator.budget import MAX_SECONDS
 from ..validation import check_thresholds
 from ._kernel_basis import choose_centres, gaussian_design, median_heuristic, row_norms_squared
 from ._least_squares import binary_posterior
@@ -69,7 +69,7 @@ class MLLSPCCV(GridSearch):
         ``"prior"``: ``predict_proba`` through the map toward the label prior fitted on held-out rows
         (:mod:`mlgp.estimator.prior_map`, ``proba_map_``; docs/probabilities.md); None: its own.
     max_seconds : float or None, default=None
-        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.training.Budget`). The search
+        Wall seconds of ``fit`` from its start (:class:`mlgp.estimator.budget.Budget`). The search
         takes :data:`~mlgp.estimator.search.SEARCH_SHARE` (0.7) of them: the budget is looked at
         before each kernel width and each of its folds (after the first width, which is always
         scored whole); once that share is spent, the width in progress is dropped, the best of the

@@ -54,7 +54,7 @@ def trace_of(name: str, estimator) -> pd.DataFrame:
     """The fitted estimator's ``trace_`` in long form (empty for families without one).
 
     Every family that trains in steps writes its ``trace_`` in the one form of
-    :mod:`mlgp.estimator.training` (``step``, ``elapsed``, ``objective`` per training point, then
+    :mod:`mlgp.estimator.budget` (``step``, ``elapsed``, ``objective`` per training point, then
     ``P@k`` of a validation set among its own columns), so nothing here knows the family.
 
     Parameters

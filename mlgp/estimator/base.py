@@ -235,7 +235,7 @@ class MultiLabelEstimator(MultiOutputMixin, ClassifierMixin, BaseEstimator):
         with ``calibration=None`` are fitted on the rows each fold of
         :func:`~mlgp.estimator.prior_map.held_out_folds` keeps and score the rows it holds out, on
         which the map is fitted (:func:`~mlgp.estimator.prior_map.cross_fitted_map`: within a quarter
-        of ``budget``, a :class:`~mlgp.estimator.training.Budget`, where the family has one). ``X``,
+        of ``budget``, a :class:`~mlgp.estimator.budget.Budget`, where the family has one). ``X``,
         ``Y``: the validated training data; ``fit_kwargs``: the copies' other ``fit`` arguments."""
         from .prior_map import cross_fitted_map
 

@@ -237,7 +237,7 @@ def cross_fitted_map(estimator, X, Y, budget=None, **fit_kwargs) -> "PriorMap | 
     own label prior, and applies the prior of every row of ``Y``.
 
     ``X`` (N, D), ``Y`` (N, K): validated training data; ``fit_kwargs``: the copies' other ``fit``
-    arguments (not per row). ``budget`` (a :class:`~mlgp.estimator.training.Budget`, the family's
+    arguments (not per row). ``budget`` (a :class:`~mlgp.estimator.budget.Budget`, the family's
     own): the copies share one deadline, a quarter of its seconds from now, each given an equal part
     of what is left (a copy still takes its set-up and one step); once it has passed, the folds not
     fitted are left out. None — the probabilities stay the model's own — below ``MIN_ROWS`` rows,
@@ -246,7 +246,7 @@ def cross_fitted_map(estimator, X, Y, budget=None, **fit_kwargs) -> "PriorMap | 
     """
     from sklearn.base import clone
 
-    from .training import Budget
+    from .budget import Budget
 
     seed = getattr(estimator, "random_state", None)
     seed = seed if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0

@@ -15,7 +15,7 @@ one switch: off, nothing is printed. On, the stream (standard error) decides the
   step (the set-up before it), where the loop knows them.
 
 The seconds shown (and the ones that make a line due) are the fit's own: a callable ``elapsed``
-gives the seconds since ``fit`` began (the fit's :class:`~mlgp.estimator.training.Budget`, which
+gives the seconds since ``fit`` began (the fit's :class:`~mlgp.estimator.budget.Budget`, which
 is looked at after every step anyway, so that reporting reads no clock of its own and a test's fake
 clock drives both). No TensorFlow here.
 """

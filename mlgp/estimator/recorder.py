@@ -8,7 +8,7 @@ step to a :class:`StepRecorder`:
 2. the loop works, calling :meth:`~StepRecorder.look` after each of its smaller steps when it has
    any (MLGPF's optimiser steps, online EM's minibatches: the budget is looked at once after each);
 3. :meth:`~StepRecorder.end_step` stops the step's own clock and, unless the step looked already,
-   looks at the :class:`~mlgp.estimator.training.Budget` (once), so the clock is read once per
+   looks at the :class:`~mlgp.estimator.budget.Budget` (once), so the clock is read once per
    step, before the objective is evaluated;
 4. :meth:`~StepRecorder.record` makes the trace row in the loop's column order — the loop's values,
    ``elapsed`` (the budget's seconds at its last look; NaN without a budget) and ``seconds`` (the
@@ -25,7 +25,14 @@ loop's count of its own steps (MLGPF's epoch, EM's iteration, online EM's epoch,
 callback may add columns; a true return stops training.
 
 :func:`checked_validation` is the one check of a validation pair ``(X_val, Y_val)`` for every entry
-that takes one, giving a :class:`HeldOutPair`. No TensorFlow.
+that takes one, giving a :class:`HeldOutPair`.
+
+:func:`common_trace` gives a family's ``trace_`` its one form: every row holds ``step`` (training
+steps so far), ``elapsed`` (seconds since ``fit`` began, at the budget's last look) and
+``objective`` (the family's training objective per training point: MLGPF's ELBO, EM's log
+posterior, the Gibbs draw's log joint), then the family's own columns. :data:`TRACE_COLUMNS` are
+the columns every trace starts with; ``mlgp compare`` reads them without knowing the family.
+No TensorFlow.
 """
 
 from __future__ import annotations
@@ -35,10 +42,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import ArgumentError, ShapeError
-from .training import Budget
+import numpy as np
+import pandas as pd
 
-__all__ = ["DEFAULT_KS", "HeldOutPair", "StepRecorder", "checked_validation", "converged", "validation_precision"]
+from ..errors import ArgumentError, ShapeError
+from .budget import Budget
+
+__all__ = ["DEFAULT_KS", "HeldOutPair", "StepRecorder", "TRACE_COLUMNS", "checked_validation", "common_trace", "converged",
+           "validation_precision"]
 
 #: The cut-offs of the validation ``P@k`` unless a caller names its own: those not above K.
 DEFAULT_KS = (1, 3, 5)
@@ -208,3 +219,25 @@ class StepRecorder:
         import pandas as pd
 
         return pd.DataFrame(self.rows, columns=None if self.rows else list(self.columns))
+
+#: The columns every family's ``trace_`` starts with.
+TRACE_COLUMNS = ("step", "elapsed", "objective")
+
+
+def common_trace(trace: pd.DataFrame, num_points: int, *, step: str | None, total: str) -> pd.DataFrame:
+    """A family's own trace with :data:`TRACE_COLUMNS` first, the one form every ``trace_`` has.
+
+    ``step``: the column counting training steps (``None``: the row number); ``total``: the column
+    holding the objective summed over the ``num_points`` training points (kept), whose per-point
+    value becomes ``objective``. ``elapsed`` is kept where the family recorded it (a budget's
+    seconds at the row's last step), else the running sum of the steps' ``seconds``.
+    """
+    out = trace.copy()
+    out["step"] = out[step].astype(int) if step is not None else np.arange(1, len(out) + 1)
+    values = out[total].astype(float)
+    if total == "objective":
+        out = out.rename(columns={"objective": "log_posterior"})
+    out["objective"] = values / max(int(num_points), 1)
+    if "elapsed" not in out or out["elapsed"].isna().all():
+        out["elapsed"] = out["seconds"].cumsum()
+    return out[list(TRACE_COLUMNS) + [c for c in out.columns if c not in TRACE_COLUMNS]].reset_index(drop=True)

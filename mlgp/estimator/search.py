@@ -18,7 +18,7 @@ mean scores (equal to 12 decimals: the better rank), takes the first best point 
 subclass has a false ``refit`` parameter, fits it on all rows (``best_estimator_``).
 
 The budget: a subclass with a ``max_seconds`` parameter (its constraint
-:data:`~mlgp.estimator.training.MAX_SECONDS`) has one :class:`~mlgp.estimator.training.Budget`,
+:data:`~mlgp.estimator.budget.MAX_SECONDS`) has one :class:`~mlgp.estimator.budget.Budget`,
 started when ``fit`` begins. The candidates are scored a block at a time (``_candidate_blocks``: one
 point each by default; points sharing work, e.g. one kernel width, together), each block on every
 split in turn, and the budget is looked at before every block and every split but those of the first
@@ -57,7 +57,7 @@ from .base import MultiLabelEstimator, ParameterError
 from .held_out_split import HeldOutSplit
 from .saved_state import SavedState
 from .search_scores import SCORINGS, TIMES, TOP_K, plain, results_table
-from .training import Budget
+from .budget import Budget
 
 __all__ = ["SEARCH_SHARE", "GridSearch", "HeldOutSplit"]  # HeldOutSplit: .held_out_split
 

@@ -33,7 +33,7 @@ from scipy.special import betaln
 
 from ..errors import ArgumentError
 from ..estimator.recorder import StepRecorder, checked_validation, converged
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from ..blocks import row_blocks
 from ..parallel import scatter_once
 from .exposure import CovariateExposure
@@ -127,7 +127,7 @@ def batch_em(X, Y, state: EMState, priors: Priors, iterations: int, *, cg_iterat
              m_step: str = "exact") -> tuple[EMState, pd.DataFrame]:
     """Run ``iterations`` EM iterations from ``state`` on CSR X (N, D) and CSR 0/1 Y (N, K), or
     fewer: ``max_seconds`` (wall seconds from the call, or a caller's
-    :class:`~mlgp.estimator.training.Budget`) is looked at after every iteration's E- and M-steps,
+    :class:`~mlgp.estimator.budget.Budget`) is looked at after every iteration's E- and M-steps,
     and the iteration that reaches it is the last.
 
     Returns the final state and a trace (:data:`EM_COLUMNS`: ``iteration``, ``elapsed`` — the

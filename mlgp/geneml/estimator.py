@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..errors import ArgumentError
 from ..estimator import MultiLabelEstimator
 from ..estimator.recorder import checked_validation
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from .em import Priors
 from .estimator_state import GenEMLState
 from .features import FeatureMap
@@ -63,7 +63,7 @@ class GenEML(GenEMLState, MultiLabelEstimator):
         Wall seconds of ``fit``, counted from its start (checks, objectives and ``validation``
         evaluations included), looked at after every step — an EM iteration, an online-EM
         minibatch or final pass, a Gibbs sweep (and the EM iterations of ``gibbs_start="em"``) —
-        the step that reaches it being the last (:class:`mlgp.estimator.training.Budget`).
+        the step that reaches it being the last (:class:`mlgp.estimator.budget.Budget`).
         ``max_iter`` and the sweeps are then upper bounds. With a budget the Gibbs chains run one
         after another; the sweep that spends it ends its chain (kept as a draw when the chain has
         none yet), and a chain cut short is dropped unless it is the first.

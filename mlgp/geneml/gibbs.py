@@ -38,7 +38,7 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 
 from ..estimator.recorder import StepRecorder
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from ..blocks import row_blocks
 from ..errors import ArgumentError, TrainingDivergedError
 from .draws import balance_columns, draw_exposure, draw_gaussians, draw_precisions, scale_labels
@@ -116,7 +116,7 @@ def gibbs(X, Y, state: EMState, priors: Priors, options: GibbsOptions, *, num_ch
     ``watch``: CSR features (P, D) whose Rao-Blackwellised predictions x E[W | U] E[V | U, ω, ξ]ᵀ are kept per
     draw (``samples["watched"]`` (R, C, P, K), for effective sample sizes and R-hat).
     ``progress(iterable)`` wraps each chain's sweeps (sequential chains only). ``budget``: a
-    :class:`~mlgp.estimator.training.Budget` looked at after every sweep; the chains then run one
+    :class:`~mlgp.estimator.budget.Budget` looked at after every sweep; the chains then run one
     after another, the sweep that spends it is the chain's last (kept as a draw when the chain has
     none yet), no further chain starts, and a chain cut short is dropped unless it is the first
     (the chains' draws must line up). ``callback(sweep, state, row)`` after every sweep (the

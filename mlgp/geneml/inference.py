@@ -4,9 +4,9 @@
 ``run(fit: FitRun) -> Result``: the start state (:func:`start_state`, the one place it is drawn;
 the covariate exposure's start by :func:`exposure_covariates`), the loop of :mod:`mlgp.geneml.em`,
 :mod:`mlgp.geneml.online_em` or :mod:`mlgp.geneml.gibbs` under the fit's
-:class:`~mlgp.estimator.training.Budget` (its steps recorded by
+:class:`~mlgp.estimator.budget.Budget` (its steps recorded by
 :class:`mlgp.estimator.recorder.StepRecorder`, with the validation pair's P@k for EM and online EM),
-shown by :func:`progress_bar`, and the trace in the common form of :mod:`mlgp.estimator.training`
+shown by :func:`progress_bar`, and the trace in the common form of :mod:`mlgp.estimator.budget`
 (``step``, ``elapsed``, ``objective`` per training point, then the inference's own columns, the
 total as ``log_posterior``).
 """
@@ -21,7 +21,8 @@ import pandas as pd
 
 from ..errors import ArgumentError, ShapeError
 from ..estimator.recorder import HeldOutPair
-from ..estimator.training import Budget, common_trace
+from ..estimator.budget import Budget
+from ..estimator.recorder import common_trace
 from .em import EMState, Priors, batch_em, choose_m_step
 from .exposure import CovariateExposure, default_covariates
 from .online_em import online_em

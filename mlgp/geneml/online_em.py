@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .. import arguments
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from ..blocks import row_blocks
 from ..data.minibatches import RowMinibatches
 from ..errors import ArgumentError
@@ -65,7 +65,7 @@ def online_em(X, Y, state: EMState, priors: Priors, epochs: int, batch_size: int
     """Run ``epochs`` passes of online EM from ``state``'s W, V and μ (its U is not used; the
     returned state's U is ``None``: the u_n are local to each minibatch), or fewer:
     ``max_seconds`` (wall seconds from the call, or a caller's
-    :class:`~mlgp.estimator.training.Budget`) is looked at after every minibatch step and every
+    :class:`~mlgp.estimator.budget.Budget`) is looked at after every minibatch step and every
     final pass, and the one that reaches it is the last (its epoch is traced, cut short).
 
     Returns the state and a trace with one row per epoch (:data:`ONLINE_COLUMNS`): ``epoch``,

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..errors import ArgumentError, warn
 from ..estimator import N_JOBS
 from ..estimator.prior_map import CALIBRATION
-from ..estimator.training import MAX_SECONDS
+from ..estimator.budget import MAX_SECONDS
 from .em import M_STEPS
 
 __all__ = ["DEFAULT_COMPONENTS", "PARAMETER_CONSTRAINTS", "check_gibbs_moves", "check_m_step", "check_precision_prior",

@@ -36,7 +36,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ArgumentError
-from ..estimator.training import MAX_SECONDS, Budget
+from ..estimator.budget import MAX_SECONDS, Budget
 from ..estimator.prior_map import CALIBRATION
 from ..estimator import MultiLabelEstimator, ParameterError
 from ..floats import float_policy
@@ -84,7 +84,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         compiling the step and the ``validation`` evaluations included): the clock is looked at
         after every optimiser step and training stops after the step that reaches the bound, so a
         fit overruns it by one step and the scoring of the held-out rows that ends the epoch
-        (``epochs`` is then an upper bound; :class:`mlgp.estimator.training.Budget`).
+        (``epochs`` is then an upper bound; :class:`mlgp.estimator.budget.Budget`).
     validation_fraction : float, default=0.1
         Share of the training rows held out (at random, by ``seed``) for early stopping and to
         choose between the trained model and its bias alone (see the module docstring); 0 trains
@@ -150,7 +150,7 @@ class MLGPFClassifier(SavedClassifierState, MultiLabelEstimator):
         epoch's minibatch estimates averaged with weights |B|/N: every row counted once,
         :func:`mlgp.training.fit`), ``elbo_std``, ``kl``, ``expected_log_lik`` and ``batch_size`` (as
         ``fit`` gives them), ``seconds`` (the epoch's steps; the first includes compiling the step)
-        and, with ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it (:mod:`mlgp.estimator.training`).
+        and, with ``validation``, ``P@1``, ``P@3``, ``P@5`` (percent) on it (:mod:`mlgp.estimator.budget`).
     settings_ : MLGPFSettings or None
         The settings trained with, sizes filled in (``None`` for a model wrapped by
         :meth:`from_model` without them).

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..errors import BudgetWarning, warn
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from .build import build_and_train
 from .held_out import MIN_PATIENCE_STEPS, HeldOutStopping, IterateAverage, held_out_lpd, keep_best_or_bias
 

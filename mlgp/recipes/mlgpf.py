@@ -155,7 +155,7 @@ def train_mlgpf(
     max_seconds
         Wall seconds from the start of the classifier's ``fit``, which this call starts once its
         own arguments are checked (checking the data, preprocessing and building the model
-        included), looked at after every optimiser step (:class:`mlgp.estimator.training.Budget`).
+        included), looked at after every optimiser step (:class:`mlgp.estimator.budget.Budget`).
     whiten
         Deprecated (a ``FutureWarning``): ``whiten=True`` is ``q_family="whitened"``, ``whiten=False``
         is ``q_family="cholesky"`` unless ``q_family`` is given. ``q_family=None`` is the same

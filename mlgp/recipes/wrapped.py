@@ -3,7 +3,7 @@ trace form.
 
 :func:`wrapped_classifier` is the body of :meth:`MLGPFClassifier.from_model` (checks, parameters
 from the settings, the fitted attributes); :func:`classifier_trace` gives a training run's per-epoch
-trace the form every ``trace_`` has (:func:`mlgp.estimator.training.common_trace`, then
+trace the form every ``trace_`` has (:func:`mlgp.estimator.recorder.common_trace`, then
 ``elbo_per_point`` and the classifier's columns, in order), led by a set-up row (:data:`SETUP_EPOCH`).
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ArgumentError
-from ..estimator.training import TRACE_COLUMNS, common_trace
+from ..estimator.recorder import TRACE_COLUMNS, common_trace
 from .settings import MLGPFSettings
 
 __all__ = ["SETUP_EPOCH", "classifier_trace", "epoch_rows", "wrapped_classifier"]

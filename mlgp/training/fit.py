@@ -26,7 +26,7 @@ import pandas as pd
 import tensorflow as tf
 from ..estimator.progress import Progress
 from ..estimator.recorder import StepRecorder, checked_validation
-from ..estimator.training import Budget
+from ..estimator.budget import Budget
 from ..errors import ArgumentError, MLGPError, TrainingDivergedError
 from ..fingerprint import data_fingerprint
 from .fit_options import FitOptions, checked_data, checked_options, checked_run
@@ -158,7 +158,7 @@ def fit(
         (:func:`mlgp.recipes.train_mlgpf` does: its settings are checked when built, its data by
         ``mlgpf_from_data``). The model's fit to the data and ``validation`` are checked either way, once.
     max_seconds
-        Wall seconds from the start of this call (or a :class:`mlgp.estimator.training.Budget`
+        Wall seconds from the start of this call (or a :class:`mlgp.estimator.budget.Budget`
         started by the caller): the clock is looked at after every step, and training stops after
         the step that reaches it (the epoch cut short is traced and checkpointed). ``None`` or
         ``inf``: no bound.

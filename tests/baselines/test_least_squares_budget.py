@@ -1,5 +1,5 @@
 """``max_seconds`` in LSPC, ML-LSPC, ML-LSPC-CV and ML-kNN: wall seconds from the start of ``fit``
-(:class:`mlgp.estimator.training.Budget`), on a fake clock that moves 1 s per reading
+(:class:`mlgp.estimator.budget.Budget`), on a fake clock that moves 1 s per reading
 (:mod:`tests._clock`): ML-LSPC-CV's search stops between kernel widths and between folds, keeping
 the best width scored on every fold; ML-kNN counts its likelihoods on the query blocks done; the
 single least-squares solves run whole and their prior map is left out once the budget is spent; bad

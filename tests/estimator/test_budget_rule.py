@@ -1,6 +1,6 @@
-"""One rule of a time budget: every place a budget enters — :class:`~mlgp.estimator.training.Budget`
+"""One rule of a time budget: every place a budget enters — :class:`~mlgp.estimator.budget.Budget`
 (``train_mlgpf``, ``mlgp.training.fit``), the ``max_seconds`` constraint of every family
-(:data:`~mlgp.estimator.training.MAX_SECONDS`), the ``budget`` of
+(:data:`~mlgp.estimator.budget.MAX_SECONDS`), the ``budget`` of
 :func:`mlgp.families.make_estimator` (``mlgp.compare``, ``mlgp fit`` / ``compare`` / ``params``) and
 the ``--budget`` option's text — accepts and refuses the same values: ``None`` and finite reals
 > 0; not inf, NaN, 0, negatives, booleans or non-numbers."""
@@ -24,7 +24,7 @@ RULE = [(None, True), (1, True), (0.5, True), (1e-9, True), (1e300, True), (np.f
 
 
 def _budget(value) -> bool:
-    from mlgp.estimator.training import Budget
+    from mlgp.estimator.budget import Budget
 
     try:
         Budget(value)

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from mlgp.errors import ArgumentError, BudgetWarning, ShapeError
 from mlgp.estimator import GridSearch, HeldOutSplit, MultiLabelEstimator, ParameterError
 from mlgp.estimator.search_scores import SCORINGS
-from mlgp.estimator.training import MAX_SECONDS
+from mlgp.estimator.budget import MAX_SECONDS
 
 
 class SearchProbeRidge(MultiLabelEstimator):

@@ -15,7 +15,7 @@ from _clock import fake_clock
 from mlgp.errors import ArgumentError, ShapeError
 from mlgp.estimator.recorder import (HeldOutPair, StepRecorder, checked_validation, converged,
                                      validation_precision)
-from mlgp.estimator.training import Budget
+from mlgp.estimator.budget import Budget
 from mlgp.scores import topk
 
 COLUMNS = ("iteration", "elapsed", "objective", "seconds")

@@ -1,4 +1,4 @@
-"""Every estimator's ``trace_["objective"]`` is per training point (:func:`mlgp.estimator.training.common_trace`):
+"""Every estimator's ``trace_["objective"]`` is per training point (:func:`mlgp.estimator.recorder.common_trace`):
 GenEML's is its log posterior over N (the total is ``log_posterior``), MLGPFClassifier's its ELBO
 over N (also ``elbo_per_point``; the total is ``elbo``). No consumer of the traces — the notebooks,
 the documentation's examples, the experiment scripts, :mod:`mlgp.comparison` — may divide a

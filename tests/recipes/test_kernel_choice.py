@@ -12,7 +12,7 @@ import pytest
 import mlgp.recipes.kernel_choice as kc
 from mlgp.data.synthetic import default_problem
 from mlgp.errors import BudgetWarning
-from mlgp.estimator.training import Budget
+from mlgp.estimator.budget import Budget
 from mlgp.recipes import MLGPFClassifier
 from mlgp.recipes.kernel_choice import (CANDIDATES, CHOICE_SHARE, DEFAULT_KERNEL, MIN_CANDIDATE_SECONDS, Trial,
                                         candidate_kernels, choice_frame, train_candidates)
@@ -70,7 +70,7 @@ def _fake_trials(monkeypatch, lpds: dict, clock: list, names: list | None = None
         return Trial(kernel, object(), pd.DataFrame({"epoch": [1, 2]}), _Stopping(), False, lpds[kernel], 2.0, s)
 
     monkeypatch.setattr(kc, "_trial", trial)
-    monkeypatch.setattr("mlgp.estimator.training.perf_counter", lambda: clock[0])
+    monkeypatch.setattr("mlgp.estimator.budget.perf_counter", lambda: clock[0])
     return seen
 
 

@@ -281,7 +281,7 @@ def bare_model():
 
 
 def test_from_model_is_a_fitted_estimator_scoring_the_models_mean_utilities(bare_model) -> None:
-    from mlgp.estimator.training import TRACE_COLUMNS
+    from mlgp.estimator.recorder import TRACE_COLUMNS
 
     model, trace, ds = bare_model
     est = MLGPFClassifier.from_model(model)

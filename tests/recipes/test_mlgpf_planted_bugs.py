@@ -22,7 +22,7 @@ import mlgp.recipes.held_out as held_out
 import mlgp.recipes.kernel_choice as kernel_choice_module
 from mlgp.data.synthetic import mlgpf_prior
 from mlgp.estimator import HeldOutSplit
-from mlgp.estimator.training import Budget
+from mlgp.estimator.budget import Budget
 from mlgp.metrics import log_predictive_density
 from mlgp.recipes import MLGPFClassifier
 from mlgp.recipes.held_out import split_rows

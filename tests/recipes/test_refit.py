@@ -14,7 +14,7 @@ import mlgp.recipes.estimator as estimator_module
 import mlgp.recipes.kernel_choice as kernel_choice_module
 from mlgp.data.synthetic import default_problem
 from mlgp.estimator import MultiLabelEstimator, ParameterError
-from mlgp.estimator.training import Budget
+from mlgp.estimator.budget import Budget
 from mlgp.recipes import MLGPFClassifier
 from mlgp.recipes.held_out import REFIT_MAX_ROWS, refit_epochs
 

@@ -2,7 +2,7 @@
 
 :func:`grow_trees` grows the trees not yet grown (each with its own seed), stores each as it
 arrives where a :class:`~mlgp.baselines._fastxml.store.TreeStore` is given, and looks at the fit's
-:class:`~mlgp.estimator.training.Budget` after every tree: the tree that spends it is the last one
+:class:`~mlgp.estimator.budget.Budget` after every tree: the tree that spends it is the last one
 kept (trees still growing then are abandoned), so a fit overruns its budget by at most the trees
 in flight and always has at least one.
 """
@@ -13,7 +13,7 @@ import time
 import warnings
 from typing import Callable
 
-from ...estimator.training import Budget
+from ...estimator.budget import Budget
 from .tree import grow_tree
 
 __all__ = ["grow_trees"]

@@ -1,4 +1,4 @@
-"""What every family that trains in steps shares: one time budget and one trace.
+"""The one time budget of every family that trains in steps: :class:`Budget`.
 
 :class:`Budget` is the meaning of ``max_seconds`` in every family: wall seconds counted from the
 start of ``fit`` (validation, set-up and compilation included), looked at after every training
@@ -7,12 +7,6 @@ the FastXML family), so that a fit overruns its bound by at most one step and al
 one. The clock is read once per look, through this module's ``perf_counter`` (a test replaces it
 with a fake clock).
 
-:func:`common_trace` gives a family's ``trace_`` its one form: every row holds ``step`` (training
-steps so far), ``elapsed`` (seconds since ``fit`` began, at the budget's last look) and
-``objective`` (the family's training objective per training point: MLGPF's ELBO, EM's log
-posterior, the Gibbs draw's log joint), then the family's own columns (``P@k`` of a validation set,
-...). :data:`TRACE_COLUMNS` are the columns every trace starts with; ``mlgp compare`` reads them
-without knowing the family.
 """
 
 from __future__ import annotations
@@ -21,18 +15,14 @@ import math
 from numbers import Real
 from time import perf_counter
 
-import numpy as np
-import pandas as pd
 
 from sklearn.utils._param_validation import Interval
 
 from .. import arguments
 from ..errors import BudgetWarning, warn
 
-__all__ = ["Budget", "MAX_SECONDS", "TRACE_COLUMNS", "common_trace"]
+__all__ = ["Budget", "MAX_SECONDS"]
 
-#: The columns every family's ``trace_`` starts with.
-TRACE_COLUMNS = ("step", "elapsed", "objective")
 
 
 class _Seconds(Interval):
@@ -112,22 +102,3 @@ class Budget:
 
     def __repr__(self) -> str:
         return f"Budget(seconds={self.seconds}, elapsed={self.elapsed:.3g})"
-
-
-def common_trace(trace: pd.DataFrame, num_points: int, *, step: str | None, total: str) -> pd.DataFrame:
-    """A family's own trace with :data:`TRACE_COLUMNS` first, the one form every ``trace_`` has.
-
-    ``step``: the column counting training steps (``None``: the row number); ``total``: the column
-    holding the objective summed over the ``num_points`` training points (kept), whose per-point
-    value becomes ``objective``. ``elapsed`` is kept where the family recorded it (a budget's
-    seconds at the row's last step), else the running sum of the steps' ``seconds``.
-    """
-    out = trace.copy()
-    out["step"] = out[step].astype(int) if step is not None else np.arange(1, len(out) + 1)
-    values = out[total].astype(float)
-    if total == "objective":
-        out = out.rename(columns={"objective": "log_posterior"})
-    out["objective"] = values / max(int(num_points), 1)
-    if "elapsed" not in out or out["elapsed"].isna().all():
-        out["elapsed"] = out["seconds"].cumsum()
-    return out[list(TRACE_COLUMNS) + [c for c in out.columns if c not in TRACE_COLUMNS]].reset_index(drop=True)

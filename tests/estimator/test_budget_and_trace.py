@@ -1,4 +1,4 @@
-"""What every family that trains in steps shares (:mod:`mlgp.estimator.training`): the one time
+"""What every family that trains in steps shares (:mod:`mlgp.estimator.budget`): the one time
 budget :class:`Budget` (checked, counted from when it is made, spent at ``elapsed >= seconds``) and
 the one trace form of :func:`common_trace` (:data:`TRACE_COLUMNS` first, ``objective`` per point)."""
 
@@ -12,7 +12,8 @@ import pytest
 from _clock import fake_clock
 
 from mlgp.errors import ArgumentError
-from mlgp.estimator.training import TRACE_COLUMNS, Budget, common_trace
+from mlgp.estimator.budget import Budget
+from mlgp.estimator.recorder import TRACE_COLUMNS, common_trace
 
 
 # ------------------------------------------------------------------------------- Budget --
@@ -208,7 +209,7 @@ def test_every_budgeted_family_refuses_a_bad_max_seconds_in_its_constraints(fami
 def test_fit_does_not_check_max_seconds_a_second_time(family, monkeypatch) -> None:
     """Each budgeted family's ``fit`` checks ``max_seconds`` once, by its constraints, and makes its
     budget without checking it again."""
-    import mlgp.estimator.training as training
+    import mlgp.estimator.budget as training
     from _clock import random_problem
     from mlgp.families import make_estimator
 
