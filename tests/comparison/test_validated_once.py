@@ -57,7 +57,7 @@ def budget_checks(monkeypatch) -> dict:
     """Counts the checks of a budget: :func:`mlgp.arguments.max_seconds` named ``budget`` (given a
     value) and the ``max_seconds`` constraint of the estimators."""
     import mlgp.arguments
-    from mlgp.estimator import training
+    from mlgp.estimator import budget as training
 
     seen = {"budget": 0, "max_seconds": 0}
     max_seconds, satisfied = mlgp.arguments.max_seconds, training._Seconds.is_satisfied_by
