@@ -269,7 +269,8 @@ def _positives(Y) -> np.ndarray:
 
 def _zero_probabilities(U: np.ndarray, V: np.ndarray, Y, block_rows: int) -> Callable:
     """A function yielding σ(U Vᵀ) by blocks of rows with the positives of ``Y`` set to 0 (what
-    :func:`mlgp.geneml.draws.draw_exposure` sums over), formed afresh at every call."""
+    :func:`mlgp.geneml.draws.draw_exposure` sums over, once per density evaluation): formed once
+    and held when N·K float64 fit in :data:`PSI_CACHE_BYTES`, else afresh at every call."""
     def blocks():
         for s in range(0, Y.shape[0], block_rows):
             probabilities = expit(U[s:s + block_rows] @ V.T)
@@ -277,7 +278,10 @@ def _zero_probabilities(U: np.ndarray, V: np.ndarray, Y, block_rows: int) -> Cal
             probabilities[rows, cols] = 0.0
             yield probabilities
 
-    return blocks
+    if 8 * Y.shape[0] * Y.shape[1] > PSI_CACHE_BYTES:
+        return blocks
+    held = list(blocks())
+    return lambda: iter(held)
 
 
 def _likelihood_of_scale(Y, state: EMState, block_rows: int) -> Callable[[float], float]:

@@ -50,3 +50,24 @@ def test_the_exposure_step_keeps_its_conditional() -> None:
     mu = draw_exposure(lambda: iter(blocks), np.full(K, y.sum()), mu0, alpha, beta, rng)
     assert kstest(mu, cdf).pvalue > 1e-3
     assert np.median(np.abs(mu - mu0)) > 0.02  # it moves
+
+
+def test_the_sweep_draws_the_same_with_the_probabilities_held_or_formed(monkeypatch) -> None:
+    """The exposure step reads σ(ψ) at each density evaluation: held once where it fits
+    (``PSI_CACHE_BYTES``), formed afresh otherwise — the same numbers, so the same draws."""
+    import scipy.sparse as sp
+
+    import mlgp.geneml.gibbs as gibbs_module
+    from mlgp.geneml.em import EMState, Priors
+
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix(rng.standard_normal((30, 5)))
+    Y = sp.csr_matrix((rng.random((30, 6)) < 0.3).astype(float))
+    start = EMState(np.zeros((5, 2)), 0.1 * rng.standard_normal((30, 2)), 0.1 * rng.standard_normal((6, 2)),
+                    np.full(6, 0.9))
+    options = gibbs_module.GibbsOptions(3, 1, block_rows=7, collapse_exposure=True)
+    held, _, _ = gibbs_module.gibbs(X, Y, start, Priors(), options, seed=2)
+    monkeypatch.setattr(gibbs_module, "PSI_CACHE_BYTES", 0)
+    formed, _, _ = gibbs_module.gibbs(X, Y, start, Priors(), options, seed=2)
+    np.testing.assert_array_equal(held["mu"], formed["mu"])
+    assert not np.allclose(held["mu"][0], 0.9)  # the step moved μ

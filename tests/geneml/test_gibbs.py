@@ -9,17 +9,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from joblib import parallel_backend
-from scipy.special import expit
 
 import mlgp.geneml.gibbs as gibbs_module
 from mlgp.geneml.draws import slice_sample
 from mlgp.geneml.em import EMState, Priors
 from mlgp.geneml.gibbs import GibbsDivergedError, GibbsOptions, gibbs
+from _geweke import draw_labels  # noqa: E402 (tests/geneml is on the path)
 
-
-def _draw_labels(state: EMState, rng: np.random.Generator) -> sp.csr_matrix:
-    exposed = rng.random(state.U.shape[:1] + state.V.shape[:1]) < state.mu
-    return sp.csr_matrix((exposed & (rng.random(exposed.shape) < expit(state.U @ state.V.T))).astype(float))
 
 
 @pytest.mark.slow
@@ -36,7 +32,7 @@ def test_geweke_successive_conditionals_keep_the_prior():
                     rng.standard_normal((K, k)) / np.sqrt(p.lambda_v), rng.beta(p.alpha, p.beta, K))
     mu, V, Wd, R, tau = [], [], [], [], []
     for it in range(500):
-        _, trace, state = gibbs(X, _draw_labels(state, rng), state, p, GibbsOptions(1, block_rows=4), seed=it)
+        _, trace, state = gibbs(X, draw_labels(state, rng), state, p, GibbsOptions(1, block_rows=4), seed=it)
         mu.append(state.mu), V.append(state.V), Wd.append(state.W), R.append(state.U - X @ state.W)
         tau.append(trace["tau"].iloc[0])
     mu = np.array(mu)
@@ -62,7 +58,7 @@ def test_geweke_with_the_precisions_hyperprior():
     draws = []
     for it in range(1000):
         p = Priors(lambda_u=lam_u, lambda_v=lam_v, lambda_w=lam_w, alpha=2.0, beta=3.0)
-        samples, _, state = gibbs(X, _draw_labels(state, rng), state, p, GibbsOptions(1, precision_prior=(a, b)), seed=it)
+        samples, _, state = gibbs(X, draw_labels(state, rng), state, p, GibbsOptions(1, precision_prior=(a, b)), seed=it)
         lam_u, lam_w, lam_v = samples["precisions"][0, 0, 0], samples["precisions"][0, 0, 1], samples["precisions"][0, 0, 2:]
         draws.append(samples["precisions"][0, 0])
     draws = np.array(draws)

@@ -8,15 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.special import expit
 
 from mlgp.geneml.em import EMState, Priors
 from mlgp.geneml.gibbs import GibbsOptions, gibbs
+from _geweke import draw_labels  # noqa: E402 (tests/geneml is on the path)
 
-
-def _draw_labels(state: EMState, rng: np.random.Generator) -> sp.csr_matrix:
-    exposed = rng.random(state.U.shape[:1] + state.V.shape[:1]) < state.mu
-    return sp.csr_matrix((exposed & (rng.random(exposed.shape) < expit(state.U @ state.V.T))).astype(float))
 
 
 @pytest.mark.slow
@@ -32,7 +28,7 @@ def test_geweke_with_the_new_moves(balance: bool, collapse: bool) -> None:
     options = GibbsOptions(1, block_rows=4, balance_move=balance, collapse_exposure=collapse)
     mu, V, Wd, R = [], [], [], []
     for it in range(600):
-        _, _, state = gibbs(X, _draw_labels(state, rng), state, p, options, seed=it)
+        _, _, state = gibbs(X, draw_labels(state, rng), state, p, options, seed=it)
         mu.append(state.mu), V.append(state.V), Wd.append(state.W), R.append(state.U - X @ state.W)
     mu = np.array(mu)
     assert abs(mu.mean() - 0.4) < 0.03 and abs(mu.var() / 0.04 - 1) < 0.25

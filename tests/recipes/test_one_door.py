@@ -94,7 +94,7 @@ def test_checkpoint_dir_is_refused_with_what_no_checkpoint_keeps(tmp_path, monke
     clf = MLGPFClassifier(checkpoint_dir=str(tmp_path), epochs=1, **params)
     if refused is None:
         _stop_at_the_build(monkeypatch)
-        with pytest.raises(_Built):
+        with pytest.raises(_Built, match="'num_inducing'"):  # reached the build: nothing refused
             clf.fit(np.eye(12, 4), np.eye(12, 3))
         return
     with pytest.raises(ParameterError, match=f"checkpoint_dir checkpoints one training run .* no checkpoint keeps {refused}"):
@@ -196,7 +196,7 @@ def test_m_meets_n_in_one_check(problem, monkeypatch) -> None:
         monkeypatch.setattr(module, "check_num_inducing",
                             lambda M, N, *a, _seen=calls[name], **k: _seen.append((M, N, k)) or check_num_inducing(M, N, *a, **k))
     _stop_at_the_build(monkeypatch)
-    with pytest.raises(_Built) as built:  # the dataset's M (100) on 40 rows: all of them
+    with pytest.raises(_Built, match="'num_inducing': 40") as built:  # the dataset's M (100) on 40 rows: all of them
         train_mlgpf(problem, max_train=40, num_latent_gps=2, progress=False)
     assert built.value.args[0]["num_inducing"] == 40
     assert calls["recipe"] == [(100, 40, {"given": False})] and calls["classifier"] == [(40, 40, {"given": True})]

@@ -94,5 +94,5 @@ def test_fit_options_are_given_by_name() -> None:
     from mlgp.training.fit_options import FitOptions
 
     assert all(f.kw_only for f in dataclasses.fields(FitOptions))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="positional argument"):
         FitOptions(10, 100)  # noqa: the refusal is the point

@@ -183,7 +183,7 @@ def test_a_bad_validation_pair_is_refused_with_the_same_error_by_every_entry(bad
     pair_gp, pair_geneml = _bad_pairs(problem, sparse_problem)[bad]
     errors = {}
     for name, entry in _entries(problem, sparse_problem).items():
-        with pytest.raises(ValueError) as info:
+        with pytest.raises(ValueError, match="validation") as info:
             entry(pair_gp if name in ("fit", "MLGPFClassifier") else pair_geneml)
         errors[name] = (type(info.value).__name__, re.sub(r"\d+", "#", str(info.value)))
     assert len(set(errors.values())) == 1, errors
